@@ -1,0 +1,42 @@
+# Everyday verbs (STYLE.md). `make demo` and `make test` do all set-up themselves.
+SHELL := /bin/bash
+PRESET ?= default
+BUILD_DIR := build/$(PRESET)
+PY := .venv/bin/python
+JOBS ?= 2
+
+.PHONY: setup build test unit integration demo bench asan format clean
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	@[ -f $(BUILD_DIR)/build.ninja ] || cmake --preset $(PRESET) >/dev/null
+	@cmake --build --preset $(PRESET) -j $(JOBS)
+
+unit: build
+	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+integration: build
+	@$(PY) -m pytest -q tests/integration
+
+test: build
+	@scripts/test.sh $(BUILD_DIR)
+
+demo: build
+	@$(PY) scripts/demo.py --floe $(BUILD_DIR)/src/floe/cli/floe
+
+bench: setup
+	@$(MAKE) --no-print-directory build PRESET=release
+	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe
+
+asan: setup
+	@[ -f build/asan/build.ninja ] || cmake --preset asan >/dev/null
+	@cmake --build --preset asan -j $(JOBS)
+	@cd build/asan && ctest --output-on-failure -j $(JOBS)
+
+format:
+	@git ls-files '*.cc' '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf build

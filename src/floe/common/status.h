@@ -1,0 +1,54 @@
+// Status/Result for all of Floe: aliases of Arrow's, with the domain error kind carried in a
+// StatusDetail so callers react by kind (retry, suspend, skip, HTTP code) rather than by text.
+#pragma once
+
+#include <arrow/result.h>
+#include <arrow/status.h>
+
+#include <memory>
+#include <string>
+
+namespace floe {
+
+using Status = ::arrow::Status;
+template <typename T>
+using Result = ::arrow::Result<T>;
+
+// One kind per caller reaction (STYLE.md "Errors").
+enum class ErrorKind {
+  kNone = 0,
+  kNotFound,       // the thing asked for does not exist
+  kConflict,       // a compare-and-swap or fence lost: definitely not applied
+  kStateUnknown,   // a commit may or may not have been applied
+  kRetriable,      // a systemic outage (broker, registry, storage): retry with backoff
+  kInvalidRecord,  // one record cannot be decoded: on.invalid.record decides
+  kInvalidConfig,  // the user's configuration is wrong: exit status 2
+  kUnauthorized,   // credentials rejected
+  kSuspend,        // the topic cannot advance without an operator (offsets lost, out of range)
+  kInternal,       // any other failure (a bug or an unexpected library error)
+};
+
+const char* ErrorKindName(ErrorKind kind);
+
+// Builds an Arrow status with an attached FloeDetail of the given kind.
+Status MakeError(ErrorKind kind, std::string message);
+ErrorKind KindOf(const Status& st);
+
+inline Status NotFound(std::string m) { return MakeError(ErrorKind::kNotFound, std::move(m)); }
+inline Status Conflict(std::string m) { return MakeError(ErrorKind::kConflict, std::move(m)); }
+inline Status StateUnknown(std::string m) {
+  return MakeError(ErrorKind::kStateUnknown, std::move(m));
+}
+inline Status Retriable(std::string m) { return MakeError(ErrorKind::kRetriable, std::move(m)); }
+inline Status InvalidRecord(std::string m) {
+  return MakeError(ErrorKind::kInvalidRecord, std::move(m));
+}
+inline Status InvalidConfig(std::string m) {
+  return MakeError(ErrorKind::kInvalidConfig, std::move(m));
+}
+inline Status Suspend(std::string m) { return MakeError(ErrorKind::kSuspend, std::move(m)); }
+
+}  // namespace floe
+
+#define FLOE_RETURN_NOT_OK(expr) ARROW_RETURN_NOT_OK(expr)
+#define FLOE_ASSIGN_OR_RAISE(lhs, rexpr) ARROW_ASSIGN_OR_RAISE(lhs, rexpr)

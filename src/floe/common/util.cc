@@ -1,0 +1,60 @@
+#include "floe/common/util.h"
+
+#include <openssl/rand.h>
+
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+
+namespace floe {
+namespace {
+
+void RandomBytes(unsigned char* out, int n) {
+  if (RAND_bytes(out, n) != 1) throw std::runtime_error("RAND_bytes failed");
+}
+
+}  // namespace
+
+std::string HexEncode(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+std::string NewUuid() {
+  unsigned char b[16];
+  RandomBytes(b, 16);
+  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
+  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
+  std::string hex = HexEncode(std::string_view(reinterpret_cast<char*>(b), 16));
+  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
+         hex.substr(16, 4) + "-" + hex.substr(20, 12);
+}
+
+int64_t RandomPositiveInt64() {
+  uint64_t v = 0;
+  while (v == 0) {
+    RandomBytes(reinterpret_cast<unsigned char*>(&v), sizeof(v));
+    v &= 0x7fffffffffffffffULL;
+  }
+  return static_cast<int64_t>(v);
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int64_t MonotonicMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace floe

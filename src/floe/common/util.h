@@ -1,0 +1,20 @@
+// Small utilities shared by every module: ids, clocks, hex.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace floe {
+
+// Random (version 4) UUID in canonical lower-case form, from a CSPRNG.
+std::string NewUuid();
+// Random positive int64 (Iceberg snapshot ids, REFERENCE.md).
+int64_t RandomPositiveInt64();
+// Wall clock in milliseconds since the epoch.
+int64_t NowMs();
+// Monotonic clock in milliseconds (for intervals and timeouts).
+int64_t MonotonicMs();
+std::string HexEncode(std::string_view bytes);
+
+}  // namespace floe

@@ -1,0 +1,21 @@
+#include "floe/common/util.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+namespace floe {
+
+TEST(UtilTest, UuidIsCanonicalV4) {
+  std::regex re("^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(std::regex_match(NewUuid(), re));
+  EXPECT_NE(NewUuid(), NewUuid());
+}
+
+TEST(UtilTest, SnapshotIdsArePositive) {
+  for (int i = 0; i < 1000; ++i) EXPECT_GT(RandomPositiveInt64(), 0);
+}
+
+TEST(UtilTest, Hex) { EXPECT_EQ(HexEncode(std::string("\x00\xff\x10", 3)), "00ff10"); }
+
+}  // namespace floe

@@ -1,0 +1,89 @@
+// Iceberg schema model (Iceberg spec "Schemas and Data Types"): primitive and nested types
+// with field ids. Plain value types, no JSON (see schema_json.h) and no Arrow (see
+// floe/schema/arrow.h), so every module can include it cheaply.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace floe::iceberg {
+
+enum class TypeId {
+  kBoolean,
+  kInt,
+  kLong,
+  kFloat,
+  kDouble,
+  kDecimal,
+  kDate,
+  kTime,
+  kTimestamp,    // without zone (Delta timestamp_ntz)
+  kTimestampTz,  // with zone, adjusted to UTC
+  kString,
+  kUuid,
+  kFixed,
+  kBinary,
+  kStruct,
+  kList,
+  kMap,
+};
+
+struct Type;
+using TypePtr = std::shared_ptr<const Type>;
+
+struct NestedField {
+  int id = 0;
+  std::string name;
+  bool required = false;
+  TypePtr type;
+  std::string doc;  // empty = no doc
+};
+
+// One struct for every type keeps the model small; which members are meaningful depends on
+// `id`: precision/scale for decimal, length for fixed, fields for struct, element for list,
+// key/value for map (their `name` is "element"/"key"/"value").
+struct Type {
+  TypeId id = TypeId::kBoolean;
+  int precision = 0;
+  int scale = 0;
+  int length = 0;
+  std::vector<NestedField> fields;
+  std::vector<NestedField> children;  // list: [element]; map: [key, value]
+
+  bool is_primitive() const {
+    return id != TypeId::kStruct && id != TypeId::kList && id != TypeId::kMap;
+  }
+  const NestedField& element() const { return children.at(0); }
+  const NestedField& key() const { return children.at(0); }
+  const NestedField& value() const { return children.at(1); }
+
+  static TypePtr Primitive(TypeId id);
+  static TypePtr Decimal(int precision, int scale);
+  static TypePtr Fixed(int length);
+  static TypePtr Struct(std::vector<NestedField> fields);
+  static TypePtr List(int element_id, bool element_required, TypePtr element);
+  static TypePtr Map(int key_id, TypePtr key, int value_id, bool value_required, TypePtr value);
+};
+
+bool TypesEqual(const Type& a, const Type& b);  // deep, including field ids and names
+// Iceberg's primitive type string: "long", "decimal(10,2)", "fixed[16]", "timestamptz", ...
+std::string PrimitiveTypeString(const Type& t);
+
+struct Schema {
+  int schema_id = 0;
+  std::vector<NestedField> fields;
+  std::vector<int> identifier_field_ids;
+
+  // Highest field id anywhere in the schema (Iceberg `last-column-id` candidate).
+  int HighestFieldId() const;
+  // Finds a field by id anywhere in the tree; nullptr if absent.
+  const NestedField* FindField(int id) const;
+  const NestedField* FindTopLevel(const std::string& name) const;
+};
+
+bool SchemasEqual(const Schema& a, const Schema& b);  // ignores schema_id
+
+}  // namespace floe::iceberg
