@@ -1,0 +1,241 @@
+#include <sqlite3.h>
+
+#include <mutex>
+
+#include "floe/catalog/pointer_store.h"
+
+namespace floe::catalog {
+
+std::string TableIdent::NamespaceString() const {
+  std::string out;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    if (i) out += '.';
+    out += ns[i];
+  }
+  return out;
+}
+
+std::string TableIdent::ToString() const { return NamespaceString() + "." + name; }
+
+namespace {
+
+Status ValidateName(const std::string& part, const char* what) {
+  if (part.empty()) return Status::Invalid(what, " must not be empty");
+  if (part.size() > 255) return Status::Invalid(what, " '", part.substr(0, 32), "...' is longer than 255 bytes");
+  if (part == "." || part == "..") return Status::Invalid(what, " '", part, "' is not allowed");
+  for (unsigned char c : part) {
+    if (c < 0x20 || c == 0x7f || c == '.' || c == '/' || c == '\\') {
+      return Status::Invalid(what, " '", part, "' contains a forbidden character ('.', '/', '\\' or a control character)");
+    }
+  }
+  return Status::OK();
+}
+
+class SqliteStore : public PointerStore {
+ public:
+  SqliteStore(sqlite3* db, std::string catalog_name)
+      : db_(db), catalog_(std::move(catalog_name)) {}
+  ~SqliteStore() override { sqlite3_close(db_); }
+
+  Status Init() {
+    FLOE_RETURN_NOT_OK(Exec("PRAGMA journal_mode=WAL"));
+    FLOE_RETURN_NOT_OK(Exec(
+        "CREATE TABLE IF NOT EXISTS iceberg_tables ("
+        "catalog_name VARCHAR(255) NOT NULL, table_namespace VARCHAR(255) NOT NULL, "
+        "table_name VARCHAR(255) NOT NULL, metadata_location VARCHAR(1000), "
+        "previous_metadata_location VARCHAR(1000), iceberg_type VARCHAR(5), "
+        "PRIMARY KEY (catalog_name, table_namespace, table_name))"));
+    FLOE_RETURN_NOT_OK(Exec(
+        "CREATE TABLE IF NOT EXISTS iceberg_namespace_properties ("
+        "catalog_name VARCHAR(255) NOT NULL, namespace VARCHAR(255) NOT NULL, "
+        "property_key VARCHAR(255) NOT NULL, property_value VARCHAR(1000) NOT NULL, "
+        "PRIMARY KEY (catalog_name, namespace, property_key))"));
+    // A catalog created by an older pyiceberg (schema v0) lacks iceberg_type.
+    if (!Exec("SELECT iceberg_type FROM iceberg_tables LIMIT 0").ok()) {
+      FLOE_RETURN_NOT_OK(Exec("ALTER TABLE iceberg_tables ADD COLUMN iceberg_type VARCHAR(5)"));
+    }
+    return Status::OK();
+  }
+
+  Result<std::string> Get(const TableIdent& ident) override {
+    std::lock_guard lock(mu_);
+    Stmt st(db_, "SELECT metadata_location FROM iceberg_tables WHERE catalog_name=? AND "
+                 "table_namespace=? AND table_name=? AND (iceberg_type='TABLE' OR iceberg_type IS NULL)");
+    FLOE_RETURN_NOT_OK(st.status);
+    st.Bind(1, catalog_).Bind(2, ident.NamespaceString()).Bind(3, ident.name);
+    int rc = st.Step();
+    if (rc == SQLITE_ROW) {
+      const unsigned char* loc = sqlite3_column_text(st.stmt, 0);
+      if (loc == nullptr) return NotFound("table " + ident.ToString() + " has no metadata location");
+      return std::string(reinterpret_cast<const char*>(loc));
+    }
+    if (rc == SQLITE_DONE) return NotFound("table " + ident.ToString() + " does not exist");
+    return Error("load pointer of " + ident.ToString());
+  }
+
+  Status Create(const TableIdent& ident, const std::string& location) override {
+    FLOE_RETURN_NOT_OK(ValidateIdent(ident));
+    std::lock_guard lock(mu_);
+    Stmt st(db_, "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+                 "metadata_location, previous_metadata_location, iceberg_type) "
+                 "VALUES (?, ?, ?, ?, NULL, 'TABLE')");
+    FLOE_RETURN_NOT_OK(st.status);
+    st.Bind(1, catalog_).Bind(2, ident.NamespaceString()).Bind(3, ident.name).Bind(4, location);
+    int rc = st.Step();
+    if (rc == SQLITE_DONE) return Status::OK();
+    if (sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_PRIMARYKEY) {
+      return Conflict("table " + ident.ToString() + " already exists");
+    }
+    return Error("create table " + ident.ToString());
+  }
+
+  Status Swap(const TableIdent& ident, const std::string& expected,
+              const std::string& desired) override {
+    std::lock_guard lock(mu_);
+    Stmt st(db_, "UPDATE iceberg_tables SET metadata_location=?, previous_metadata_location=? "
+                 "WHERE catalog_name=? AND table_namespace=? AND table_name=? AND "
+                 "metadata_location=?");
+    FLOE_RETURN_NOT_OK(st.status);
+    st.Bind(1, desired).Bind(2, expected).Bind(3, catalog_).Bind(4, ident.NamespaceString());
+    st.Bind(5, ident.name).Bind(6, expected);
+    int rc = st.Step();
+    if (rc == SQLITE_DONE) {
+      if (sqlite3_changes(db_) == 1) return Status::OK();
+      return Conflict("table " + ident.ToString() + " was changed by another writer");
+    }
+    if (rc == SQLITE_BUSY) {
+      // Busy after the timeout: the statement did not run, so nothing was applied.
+      return Retriable("catalog busy while committing " + ident.ToString());
+    }
+    // An autocommit statement that failed is rolled back by SQLite, but an I/O error during
+    // the commit itself leaves the outcome unknown to us: the caller reloads and checks.
+    return StateUnknown("pointer swap of " + ident.ToString() + " failed: " + sqlite3_errmsg(db_));
+  }
+
+  Status Drop(const TableIdent& ident) override {
+    std::lock_guard lock(mu_);
+    Stmt st(db_, "DELETE FROM iceberg_tables WHERE catalog_name=? AND table_namespace=? AND "
+                 "table_name=?");
+    FLOE_RETURN_NOT_OK(st.status);
+    st.Bind(1, catalog_).Bind(2, ident.NamespaceString()).Bind(3, ident.name);
+    if (st.Step() != SQLITE_DONE) return Error("drop table " + ident.ToString());
+    if (sqlite3_changes(db_) == 0) return NotFound("table " + ident.ToString() + " does not exist");
+    return Status::OK();
+  }
+
+  Result<std::vector<TableIdent>> ListTables(const std::vector<std::string>& ns) override {
+    std::lock_guard lock(mu_);
+    TableIdent probe{ns, ""};
+    Stmt st(db_, "SELECT table_name FROM iceberg_tables WHERE catalog_name=? AND "
+                 "table_namespace=? ORDER BY table_name");
+    FLOE_RETURN_NOT_OK(st.status);
+    st.Bind(1, catalog_).Bind(2, probe.NamespaceString());
+    std::vector<TableIdent> out;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) {
+      out.push_back(TableIdent{ns, reinterpret_cast<const char*>(sqlite3_column_text(st.stmt, 0))});
+    }
+    if (rc != SQLITE_DONE) return Error("list tables");
+    return out;
+  }
+
+  Status CreateNamespace(const std::vector<std::string>& ns,
+                         const std::map<std::string, std::string>& props) override {
+    for (const auto& level : ns) FLOE_RETURN_NOT_OK(ValidateName(level, "namespace level"));
+    std::lock_guard lock(mu_);
+    TableIdent probe{ns, ""};
+    auto all = props;
+    all.emplace("exists", "true");
+    for (const auto& [k, v] : all) {
+      Stmt st(db_, "INSERT OR IGNORE INTO iceberg_namespace_properties (catalog_name, "
+                   "namespace, property_key, property_value) VALUES (?, ?, ?, ?)");
+      FLOE_RETURN_NOT_OK(st.status);
+      st.Bind(1, catalog_).Bind(2, probe.NamespaceString()).Bind(3, k).Bind(4, v);
+      if (st.Step() != SQLITE_DONE) return Error("create namespace " + probe.NamespaceString());
+    }
+    return Status::OK();
+  }
+
+  Result<bool> NamespaceExists(const std::vector<std::string>& ns) override {
+    std::lock_guard lock(mu_);
+    TableIdent probe{ns, ""};
+    Stmt st(db_, "SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name=? AND "
+                 "namespace=? LIMIT 1");
+    FLOE_RETURN_NOT_OK(st.status);
+    st.Bind(1, catalog_).Bind(2, probe.NamespaceString());
+    int rc = st.Step();
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    return Error("namespace lookup");
+  }
+
+ private:
+  // RAII prepared statement; binds are chained, text is copied (SQLITE_TRANSIENT).
+  struct Stmt {
+    Stmt(sqlite3* db, const char* sql) {
+      if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) != SQLITE_OK) {
+        status = Retriable(std::string("catalog: prepare failed: ") + sqlite3_errmsg(db));
+      }
+    }
+    ~Stmt() { sqlite3_finalize(stmt); }
+    Stmt& Bind(int i, const std::string& v) {
+      sqlite3_bind_text(stmt, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+      return *this;
+    }
+    int Step() { return sqlite3_step(stmt); }
+    sqlite3_stmt* stmt = nullptr;
+    Status status;
+  };
+
+  Status Exec(const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "unknown error";
+      sqlite3_free(err);
+      return Retriable(std::string("catalog: ") + msg + " (" + sql + ")");
+    }
+    return Status::OK();
+  }
+
+  Status Error(const std::string& what) {
+    int code = sqlite3_errcode(db_);
+    std::string msg = "catalog: " + what + ": " + sqlite3_errmsg(db_);
+    if (code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_IOERR ||
+        code == SQLITE_FULL || code == SQLITE_CANTOPEN) {
+      return Retriable(msg);
+    }
+    return Status::Invalid(msg);
+  }
+
+  std::mutex mu_;
+  sqlite3* db_;
+  std::string catalog_;
+};
+
+}  // namespace
+
+Status ValidateIdent(const TableIdent& ident) {
+  if (ident.ns.empty()) return Status::Invalid("a table needs a namespace");
+  for (const auto& level : ident.ns) FLOE_RETURN_NOT_OK(ValidateName(level, "namespace level"));
+  return ValidateName(ident.name, "table name");
+}
+
+Result<std::unique_ptr<PointerStore>> OpenSqliteStore(const std::string& path,
+                                                      const std::string& catalog_name) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return Retriable("cannot open SQLite catalog " + path + ": " + msg);
+  }
+  // pyiceberg may write the same file: wait for its locks rather than failing.
+  sqlite3_busy_timeout(db, 10000);
+  auto store = std::make_unique<SqliteStore>(db, catalog_name);
+  FLOE_RETURN_NOT_OK(store->Init());
+  return std::unique_ptr<PointerStore>(std::move(store));
+}
+
+}  // namespace floe::catalog
