@@ -1,0 +1,256 @@
+#include "floe/kafka/consumer.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <cstring>
+
+#include "floe/common/log.h"
+#include "floe/common/util.h"
+
+namespace floe::kafka {
+namespace {
+
+rd_kafka_t* Rk(void* p) { return static_cast<rd_kafka_t*>(p); }
+
+Status KafkaError(const std::string& what, rd_kafka_resp_err_t err) {
+  std::string msg = what + ": " + rd_kafka_err2str(err);
+  switch (err) {
+    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+      return NotFound(msg);
+    case RD_KAFKA_RESP_ERR__AUTHENTICATION:
+    case RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED:
+    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+      return MakeError(ErrorKind::kUnauthorized, msg);
+    default:
+      return Retriable(msg);
+  }
+}
+
+}  // namespace
+
+size_t Record::HeaderCount() const {
+  rd_kafka_headers_t* hdrs = nullptr;
+  if (rd_kafka_message_headers(static_cast<rd_kafka_message_t*>(native), &hdrs) !=
+      RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return 0;
+  }
+  return rd_kafka_header_cnt(hdrs);
+}
+
+Header Record::GetHeader(size_t i) const {
+  Header h;
+  rd_kafka_headers_t* hdrs = nullptr;
+  if (rd_kafka_message_headers(static_cast<rd_kafka_message_t*>(native), &hdrs) !=
+      RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return h;
+  }
+  const char* name = nullptr;
+  const void* val = nullptr;
+  size_t size = 0;
+  if (rd_kafka_header_get_all(hdrs, i, &name, &val, &size) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    h.key = name;
+    h.value = static_cast<const uint8_t*>(val);
+    h.value_len = val ? size : 0;
+  }
+  return h;
+}
+
+bool Record::FindHeader(std::string_view name, Header* out) const {
+  rd_kafka_headers_t* hdrs = nullptr;
+  if (rd_kafka_message_headers(static_cast<rd_kafka_message_t*>(native), &hdrs) !=
+      RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return false;
+  }
+  std::string k(name);
+  const void* val = nullptr;
+  size_t size = 0;
+  if (rd_kafka_header_get_last(hdrs, k.c_str(), &val, &size) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return false;
+  }
+  out->key = name;
+  out->value = static_cast<const uint8_t*>(val);
+  out->value_len = val ? size : 0;
+  return true;
+}
+
+void Batch::Clear() {
+  for (auto& r : records_) rd_kafka_message_destroy(static_cast<rd_kafka_message_t*>(r.native));
+  records_.clear();
+}
+
+Result<std::unique_ptr<Consumer>> Consumer::Make(const std::map<std::string, std::string>& props) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char err[512];
+  auto set = [&](const std::string& k, const std::string& v) -> Status {
+    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
+      return InvalidConfig("kafka." + k + ": " + err);
+    }
+    return Status::OK();
+  };
+  std::map<std::string, std::string> all = props;
+  all.emplace("group.id", "floe");
+  all.emplace("client.id", "floe");
+  all["isolation.level"] = "read_committed";
+  all["enable.auto.commit"] = "false";
+  all["enable.auto.offset.store"] = "false";
+  all["auto.offset.reset"] = "error";
+  all["enable.partition.eof"] = "false";
+  for (const auto& [k, v] : all) {
+    Status st = set(k, v);
+    if (!st.ok()) {
+      rd_kafka_conf_destroy(conf);
+      return st;
+    }
+  }
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+  if (rk == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    return InvalidConfig(std::string("kafka: cannot create consumer: ") + err);
+  }
+  rd_kafka_poll_set_consumer(rk);
+  return std::unique_ptr<Consumer>(new Consumer(rk));
+}
+
+Consumer::~Consumer() {
+  rd_kafka_t* rk = Rk(rk_);
+  // Explicit assignment, no group membership to leave: close is quick.
+  rd_kafka_assign(rk, nullptr);
+  rd_kafka_consumer_close(rk);
+  rd_kafka_destroy(rk);
+}
+
+Result<std::map<std::string, int>> Consumer::ListTopics(int timeout_ms) {
+  const rd_kafka_metadata_t* md = nullptr;
+  auto err = rd_kafka_metadata(Rk(rk_), 1, nullptr, &md, timeout_ms);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError("list topics", err);
+  std::map<std::string, int> out;
+  for (int i = 0; i < md->topic_cnt; ++i) {
+    const auto& t = md->topics[i];
+    if (t.err == RD_KAFKA_RESP_ERR_NO_ERROR) out[t.topic] = t.partition_cnt;
+  }
+  rd_kafka_metadata_destroy(md);
+  return out;
+}
+
+Result<std::string> Consumer::ClusterId(int timeout_ms) {
+  char* id = rd_kafka_clusterid(Rk(rk_), timeout_ms);
+  if (id == nullptr) return Retriable("kafka: cluster id not available (broker unreachable?)");
+  std::string out(id);
+  rd_kafka_mem_free(Rk(rk_), id);
+  return out;
+}
+
+Result<Watermarks> Consumer::QueryWatermarks(const TopicPartition& tp, int timeout_ms) {
+  Watermarks w;
+  auto err = rd_kafka_query_watermark_offsets(Rk(rk_), tp.topic.c_str(), tp.partition, &w.low,
+                                              &w.high, timeout_ms);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return KafkaError("watermarks of " + tp.topic + "/" + std::to_string(tp.partition), err);
+  }
+  return w;
+}
+
+Status Consumer::Assign(const std::map<TopicPartition, int64_t>& start_offsets) {
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(start_offsets.size()));
+  assigned_.clear();
+  for (const auto& [tp, off] : start_offsets) {
+    rd_kafka_topic_partition_list_add(list, tp.topic.c_str(), tp.partition)->offset = off;
+    assigned_.push_back(tp);
+    if (!topic_names_.count(tp.topic)) {
+      topic_names_[tp.topic] = std::make_unique<std::string>(tp.topic);
+    }
+  }
+  auto err = rd_kafka_assign(Rk(rk_), list);
+  rd_kafka_topic_partition_list_destroy(list);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError("assign", err);
+  return Status::OK();
+}
+
+Status Consumer::Poll(int timeout_ms, size_t max_records, Batch* batch,
+                      std::vector<PartitionError>* errors) {
+  int64_t deadline = MonotonicMs() + timeout_ms;
+  int wait = timeout_ms;
+  while (batch->records_.size() < max_records) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(Rk(rk_), wait);
+    if (m == nullptr) break;
+    if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      PartitionError pe;
+      if (m->rkt) pe.tp.topic = rd_kafka_topic_name(m->rkt);
+      pe.tp.partition = m->partition;
+      pe.offset = m->offset;
+      pe.message = rd_kafka_message_errstr(m);
+      pe.out_of_range = m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
+                        m->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE;
+      rd_kafka_resp_err_t err = m->err;
+      rd_kafka_message_destroy(m);
+      if (pe.tp.topic.empty() && !pe.out_of_range) {
+        // Client-wide errors (broker down, all brokers unreachable): systemic, retried by the
+        // caller. librdkafka keeps reconnecting on its own.
+        if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT) {
+          FLOE_LOG_WARN("kafka: {}", pe.message);
+          continue;
+        }
+        return KafkaError("kafka consumer", err);
+      }
+      errors->push_back(std::move(pe));
+      continue;
+    }
+    Record r;
+    auto it = topic_names_.find(rd_kafka_topic_name(m->rkt));
+    if (it == topic_names_.end()) {  // not assigned any more: drop (it will be re-fetched)
+      rd_kafka_message_destroy(m);
+      continue;
+    }
+    r.topic = it->second.get();
+    r.partition = m->partition;
+    r.offset = m->offset;
+    rd_kafka_timestamp_type_t tstype;
+    r.timestamp_ms = rd_kafka_message_timestamp(m, &tstype);
+    r.key = static_cast<const uint8_t*>(m->key);
+    r.key_len = m->key ? m->key_len : 0;
+    r.value = static_cast<const uint8_t*>(m->payload);
+    r.value_len = m->payload ? m->len : 0;
+    r.native = m;
+    batch->records_.push_back(r);
+    wait = static_cast<int>(std::max<int64_t>(0, deadline - MonotonicMs()));
+    if (wait == 0) break;
+  }
+  return Status::OK();
+}
+
+Result<std::map<TopicPartition, int64_t>> Consumer::Positions() {
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(assigned_.size()));
+  for (const auto& tp : assigned_) rd_kafka_topic_partition_list_add(list, tp.topic.c_str(), tp.partition);
+  auto err = rd_kafka_position(Rk(rk_), list);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    rd_kafka_topic_partition_list_destroy(list);
+    return KafkaError("positions", err);
+  }
+  std::map<TopicPartition, int64_t> out;
+  for (int i = 0; i < list->cnt; ++i) {
+    const auto& e = list->elems[i];
+    out[TopicPartition{e.topic, e.partition}] = e.offset >= 0 ? e.offset : -1;
+  }
+  rd_kafka_topic_partition_list_destroy(list);
+  return out;
+}
+
+Status Consumer::CommitForMonitoring(const std::map<TopicPartition, int64_t>& positions) {
+  if (positions.empty()) return Status::OK();
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(positions.size()));
+  for (const auto& [tp, off] : positions) {
+    rd_kafka_topic_partition_list_add(list, tp.topic.c_str(), tp.partition)->offset = off;
+  }
+  auto err = rd_kafka_commit(Rk(rk_), list, 1 /*async*/);
+  rd_kafka_topic_partition_list_destroy(list);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError("commit (monitoring)", err);
+  return Status::OK();
+}
+
+}  // namespace floe::kafka

@@ -1,0 +1,114 @@
+// The one wrapper around librdkafka's C API (ARCHITECTURE.md §1 Fetch). Floe assigns
+// partitions explicitly and seeks them to the positions recorded in the table: the table, not
+// the consumer group, owns offsets. read_committed, no auto commit, auto.offset.reset=error.
+//
+// Threading: one Consumer is used by one thread (the pipeline's fetch loop).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "floe/common/status.h"
+
+namespace floe::kafka {
+
+struct Header {
+  std::string_view key;
+  const uint8_t* value = nullptr;  // nullptr for a null header value
+  size_t value_len = 0;
+};
+
+// A fetched record: views into librdkafka's buffer, valid until the owning Batch is cleared.
+struct Record {
+  const std::string* topic = nullptr;
+  int32_t partition = 0;
+  int64_t offset = 0;
+  int64_t timestamp_ms = -1;  // -1 when the broker gave none
+  const uint8_t* key = nullptr;
+  size_t key_len = 0;
+  const uint8_t* value = nullptr;  // nullptr for a tombstone
+  size_t value_len = 0;
+  void* native = nullptr;  // rd_kafka_message_t*
+
+  // Headers are parsed lazily (most records are decoded without them).
+  size_t HeaderCount() const;
+  Header GetHeader(size_t i) const;
+  // Finds the last header with this key; false if absent.
+  bool FindHeader(std::string_view name, Header* out) const;
+};
+
+// Records from one Poll. Owns the librdkafka messages; Clear() releases them.
+class Batch {
+ public:
+  Batch() = default;
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+  ~Batch() { Clear(); }
+  void Clear();
+  const std::vector<Record>& records() const { return records_; }
+  bool empty() const { return records_.empty(); }
+
+ private:
+  friend class Consumer;
+  std::vector<Record> records_;
+};
+
+struct TopicPartition {
+  std::string topic;
+  int32_t partition = 0;
+  bool operator<(const TopicPartition& o) const {
+    return topic < o.topic || (topic == o.topic && partition < o.partition);
+  }
+  bool operator==(const TopicPartition& o) const {
+    return topic == o.topic && partition == o.partition;
+  }
+};
+
+struct Watermarks {
+  int64_t low = 0;   // log start offset
+  int64_t high = 0;  // high watermark (or last stable offset under read_committed)
+};
+
+// A partition-level failure reported by the consumer (e.g. offset out of range).
+struct PartitionError {
+  TopicPartition tp;
+  int64_t offset = -1;
+  std::string message;
+  bool out_of_range = false;
+};
+
+class Consumer {
+ public:
+  // `props` are the user's librdkafka properties; Floe's own (isolation.level,
+  // enable.auto.commit, auto.offset.reset, enable.partition.eof) are set on top.
+  static Result<std::unique_ptr<Consumer>> Make(const std::map<std::string, std::string>& props);
+  ~Consumer();
+
+  // Topic names and partition counts (internal topics included; callers filter).
+  Result<std::map<std::string, int>> ListTopics(int timeout_ms);
+  Result<std::string> ClusterId(int timeout_ms);
+  Result<Watermarks> QueryWatermarks(const TopicPartition& tp, int timeout_ms);
+
+  // Replaces the assignment: every partition starts at the given offset.
+  Status Assign(const std::map<TopicPartition, int64_t>& start_offsets);
+  // Fetches up to max_records within timeout_ms (returns early when records stop coming).
+  // Partition-level errors are appended to `errors`; a systemic failure returns an error.
+  Status Poll(int timeout_ms, size_t max_records, Batch* batch,
+              std::vector<PartitionError>* errors);
+  // The consumer's next position per assigned partition (-1 when unknown).
+  Result<std::map<TopicPartition, int64_t>> Positions();
+  // Commits group offsets for monitoring only (never read back by Floe).
+  Status CommitForMonitoring(const std::map<TopicPartition, int64_t>& positions);
+
+ private:
+  explicit Consumer(void* rk) : rk_(rk) {}
+  void* rk_;  // rd_kafka_t*
+  std::vector<TopicPartition> assigned_;
+  std::map<std::string, std::unique_ptr<std::string>> topic_names_;  // stable topic pointers
+};
+
+}  // namespace floe::kafka

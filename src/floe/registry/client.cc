@@ -1,0 +1,125 @@
+#include "floe/registry/client.h"
+
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+namespace floe::registry {
+namespace {
+
+class HttpRegistryClient : public SchemaSource {
+ public:
+  HttpRegistryClient(ClientOptions options, std::unique_ptr<httplib::Client> http)
+      : options_(std::move(options)), http_(std::move(http)) {}
+
+  Result<std::shared_ptr<const RegisteredSchema>> ById(int id) override {
+    {
+      std::lock_guard lock(mu_);
+      auto it = by_id_.find(id);
+      if (it != by_id_.end()) return it->second;
+    }
+    FLOE_ASSIGN_OR_RAISE(auto s, Fetch("/schemas/ids/" + std::to_string(id), "schema id " + std::to_string(id)));
+    s->id = id;
+    std::lock_guard lock(mu_);
+    by_id_[id] = s;
+    return std::shared_ptr<const RegisteredSchema>(s);
+  }
+
+  Result<std::shared_ptr<const RegisteredSchema>> ByGuid(const std::string& guid) override {
+    {
+      std::lock_guard lock(mu_);
+      auto it = by_guid_.find(guid);
+      if (it != by_guid_.end()) return it->second;
+    }
+    FLOE_ASSIGN_OR_RAISE(auto s, Fetch("/schemas/guids/" + guid, "schema guid " + guid));
+    std::lock_guard lock(mu_);
+    by_guid_[guid] = s;
+    return std::shared_ptr<const RegisteredSchema>(s);
+  }
+
+ private:
+  Result<std::shared_ptr<RegisteredSchema>> Fetch(const std::string& path, const std::string& what) {
+    std::unique_lock lock(http_mu_);
+    httplib::Result res =
+        http_->Get(path.c_str(), {{"Accept", "application/vnd.schemaregistry.v1+json"}});
+    lock.unlock();
+    if (!res) {
+      return Retriable("schema registry " + options_.url + " unreachable fetching " + what + ": " +
+                       httplib::to_string(res.error()));
+    }
+    const int status = res->status;
+    if (status == 401 || status == 403) {
+      return MakeError(ErrorKind::kUnauthorized, "schema registry refused credentials (HTTP " +
+                                                     std::to_string(status) + ") fetching " + what);
+    }
+    if (status == 404) {
+      int code = 0;
+      auto body = nlohmann::json::parse(res->body, nullptr, false);
+      if (body.is_object() && body.contains("error_code") && body["error_code"].is_number_integer()) {
+        code = body["error_code"].get<int>();
+      }
+      // Only the registry's own "schema not found" is a fact about the record; a bare 404
+      // (wrong URL, proxy) is a systemic problem.
+      if (code == 40403) return NotFound("schema registry has no " + what + " (40403)");
+      return Retriable("schema registry answered 404 without error code 40403 for " + what +
+                       ": check registry.url");
+    }
+    if (status != 200) {
+      return Retriable("schema registry HTTP " + std::to_string(status) + " fetching " + what);
+    }
+    auto body = nlohmann::json::parse(res->body, nullptr, false);
+    if (!body.is_object() || !body.contains("schema") || !body["schema"].is_string()) {
+      return Retriable("schema registry returned a malformed body for " + what);
+    }
+    auto s = std::make_shared<RegisteredSchema>();
+    s->schema = body["schema"].get<std::string>();
+    if (body.contains("schemaType") && body["schemaType"].is_string()) {
+      s->schema_type = body["schemaType"].get<std::string>();
+    }
+    if (body.contains("id") && body["id"].is_number_integer()) s->id = body["id"].get<int>();
+    if (body.contains("references") && body["references"].is_array()) {
+      for (const auto& r : body["references"]) {
+        if (!r.is_object()) continue;
+        SchemaReference ref;
+        ref.name = r.value("name", "");
+        ref.subject = r.value("subject", "");
+        ref.version = r.value("version", 0);
+        s->references.push_back(std::move(ref));
+      }
+    }
+    return s;
+  }
+
+  ClientOptions options_;
+  std::mutex http_mu_;  // httplib::Client is not safe for concurrent requests
+  std::unique_ptr<httplib::Client> http_;
+  std::mutex mu_;
+  std::map<int, std::shared_ptr<const RegisteredSchema>> by_id_;
+  std::map<std::string, std::shared_ptr<const RegisteredSchema>> by_guid_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SchemaSource>> MakeRegistryClient(const ClientOptions& options) {
+  if (options.url.rfind("http://", 0) != 0 && options.url.rfind("https://", 0) != 0) {
+    return InvalidConfig("registry.url must start with http:// or https://, got '" + options.url + "'");
+  }
+  std::string base = options.url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  auto http = std::make_unique<httplib::Client>(base);
+  if (!http->is_valid()) return InvalidConfig("registry.url '" + options.url + "' is not a valid URL");
+  http->set_connection_timeout(std::chrono::milliseconds(options.timeout_ms));
+  http->set_read_timeout(std::chrono::milliseconds(options.timeout_ms));
+  http->set_keep_alive(true);
+  if (!options.basic_auth_user_info.empty()) {
+    auto colon = options.basic_auth_user_info.find(':');
+    if (colon == std::string::npos) {
+      return InvalidConfig("registry.basic.auth.user.info must be 'user:password'");
+    }
+    http->set_basic_auth(options.basic_auth_user_info.substr(0, colon),
+                         options.basic_auth_user_info.substr(colon + 1));
+  }
+  return std::unique_ptr<SchemaSource>(new HttpRegistryClient(options, std::move(http)));
+}
+
+}  // namespace floe::registry

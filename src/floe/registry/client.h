@@ -1,0 +1,48 @@
+// Schema Registry client (Confluent REST API) with a cache that never expires: schema ids and
+// GUIDs are immutable, so each is fetched once per process.
+//
+// Threading: thread-safe; lookups of different ids may run concurrently.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "floe/common/status.h"
+
+namespace floe::registry {
+
+struct SchemaReference {
+  std::string name;
+  std::string subject;
+  int version = 0;
+};
+
+struct RegisteredSchema {
+  int id = -1;
+  std::string schema_type = "AVRO";  // AVRO | PROTOBUF | JSON (absent in the API = AVRO)
+  std::string schema;                 // the schema text
+  std::vector<SchemaReference> references;
+};
+
+// What the pipeline needs from a registry; fakes implement it in unit tests.
+class SchemaSource {
+ public:
+  virtual ~SchemaSource() = default;
+  // kNotFound when a healthy registry says the id does not exist (40403); kRetriable when the
+  // registry cannot be reached or fails (5xx); kUnauthorized on 401/403.
+  virtual Result<std::shared_ptr<const RegisteredSchema>> ById(int id) = 0;
+  virtual Result<std::shared_ptr<const RegisteredSchema>> ByGuid(const std::string& guid) = 0;
+};
+
+struct ClientOptions {
+  std::string url;                  // e.g. http://127.0.0.1:8081
+  std::string basic_auth_user_info; // "user:password" or empty
+  int timeout_ms = 10000;
+};
+
+Result<std::unique_ptr<SchemaSource>> MakeRegistryClient(const ClientOptions& options);
+
+}  // namespace floe::registry
