@@ -52,7 +52,8 @@ fi
 for tool in kafka jvm-reader; do
   pom=tools/$tool/pom.xml
   [ -f "$pom" ] || continue
-  key=$(cat "$pom" tools/$tool/src/main/java/*.java 2>/dev/null | sha256sum | cut -c1-16)
+  key=$( (cat "$pom"; find "tools/$tool/src" -name '*.java' -print0 2>/dev/null | sort -z |
+    xargs -0 -r cat) | sha256sum | cut -c1-16)
   if ! done_already "$tool" "$key"; then
     step "resolving $tool jars with Maven"
     rm -rf "tools/$tool/lib"
