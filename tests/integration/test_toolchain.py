@@ -14,15 +14,6 @@ import pyarrow.parquet as pq
 from conftest import BUILD_DIR
 
 
-def field_ids(schema):
-    """Maps each Parquet column path (including list/map children) to its field id."""
-    out = {}
-    for i in range(len(schema)):
-        col = schema.column(i)
-        out[col.path] = None
-    return out
-
-
 def test_parquet_field_ids_on_nested_columns(tmp_path):
     path = tmp_path / "check.parquet"
     exe = BUILD_DIR / "tools" / "toolchain_check" / "toolchain_check"
@@ -45,12 +36,15 @@ def test_parquet_field_ids_on_nested_columns(tmp_path):
     assert table.column("m").to_pylist()[2] == [("k2", 2)]
 
 
-def test_openssl_symbols_bind_to_debian_libcrypto():
+def test_openssl_symbols_bind_to_debian_libcrypto(tmp_path):
+    # The floe binary links librdkafka, libssl (through cpp-httplib) and the wheel together.
     exe = BUILD_DIR / "src" / "floe" / "cli" / "floe"
+    args = [str(exe), "--version"]
     if not exe.exists():
         exe = BUILD_DIR / "tools" / "toolchain_check" / "toolchain_check"
+        args = [str(exe), str(tmp_path / "x.parquet")]
     env = dict(os.environ, LD_DEBUG="bindings", LD_BIND_NOW="1")
-    proc = subprocess.run([str(exe), "--version"], env=env, capture_output=True, text=True)
+    proc = subprocess.run(args, env=env, capture_output=True, text=True, cwd=tmp_path)
     # A Debian library (librdkafka, libssl, libstdc++...) must never resolve a symbol into
     # the wheel's libraries: that would mean libparquet's private OpenSSL replaced Debian's.
     bindings = [line for line in proc.stderr.splitlines() if "binding file" in line]
