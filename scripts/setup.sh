@@ -52,8 +52,9 @@ fi
 for tool in kafka jvm-reader; do
   pom=tools/$tool/pom.xml
   [ -f "$pom" ] || continue
-  key=$( (cat "$pom"; find "tools/$tool/src" -name '*.java' -print0 2>/dev/null | sort -z |
-    xargs -0 -r cat) | sha256sum | cut -c1-16)
+  key=$( (cat "$pom"; if [ -d "tools/$tool/src" ]; then
+    find "tools/$tool/src" -name '*.java' -print0 | sort -z | xargs -0 cat; fi) |
+    sha256sum | cut -c1-16)
   if ! done_already "$tool" "$key"; then
     step "resolving $tool jars with Maven"
     rm -rf "tools/$tool/lib"
