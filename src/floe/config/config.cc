@@ -1,0 +1,996 @@
+#include "floe/config/config.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+#include "floe/config/interpolate.h"
+#include "floe/config/keys.h"
+
+namespace floe::config {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---- enum names (the registry's choices map onto these; keys_test checks both agree)
+// ----
+
+template <typename E>
+struct Named {
+  E value;
+  std::string_view name;
+};
+
+constexpr Named<TableFormat> kTableFormats[] = {{TableFormat::kIceberg, "iceberg"},
+                                                {TableFormat::kDelta, "delta"}};
+constexpr Named<InvalidRecordPolicy> kInvalidRecordPolicies[] = {
+    {InvalidRecordPolicy::kSuspend, "suspend"},
+    {InvalidRecordPolicy::kSkip, "skip"},
+    {InvalidRecordPolicy::kDlq, "dlq"}};
+constexpr Named<KeyFormat> kKeyFormats[] = {{KeyFormat::kBinary, "binary"},
+                                            {KeyFormat::kString, "string"},
+                                            {KeyFormat::kRegistry, "registry"}};
+constexpr Named<ValueFormat> kValueFormats[] = {{ValueFormat::kRegistry, "registry"},
+                                                {ValueFormat::kBinary, "binary"},
+                                                {ValueFormat::kJson, "json"}};
+constexpr Named<CatalogType> kCatalogTypes[] = {{CatalogType::kSqlite, "sqlite"},
+                                                {CatalogType::kPostgresql, "postgresql"}};
+
+template <typename E, size_t N>
+std::optional<E> FromName(const Named<E> (&names)[N], std::string_view s) {
+  for (const auto& n : names) {
+    if (n.name == s) return n.value;
+  }
+  return std::nullopt;
+}
+
+template <typename E, size_t N>
+std::string_view NameOf(const Named<E> (&names)[N], E v) {
+  for (const auto& n : names) {
+    if (n.value == v) return n.name;
+  }
+  return "?";
+}
+
+// ---- small helpers
+// ---------------------------------------------------------------------
+
+constexpr size_t kMaxTableNameLength = 128;
+constexpr size_t kMaxTopicNameLength = 249;  // Kafka's limit
+
+bool IsTableChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+bool IsTableIdentifier(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!IsTableChar(c)) return false;
+  }
+  return true;
+}
+
+bool IsKafkaTopicName(std::string_view s) {
+  if (s.empty() || s.size() > kMaxTopicNameLength || s == "." || s == "..") return false;
+  for (char c : s) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::vector<std::string> Split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t pos = s.find(sep, start);
+    out.emplace_back(s.substr(start, pos == std::string_view::npos ? pos : pos - start));
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return out;
+}
+
+std::string Join(std::string_view where, std::string_view name) {
+  if (where.empty()) return std::string(name);
+  return fmt::format("{}.{}", where, name);
+}
+
+// A YAML node with the 1-based line of its key (what a user looks for), -1 when unknown.
+struct Located {
+  YAML::Node node;
+  int line = -1;
+};
+
+int LineOf(const YAML::Node& node) {
+  const YAML::Mark mark = node.Mark();
+  return mark.is_null() ? -1 : mark.line + 1;
+}
+
+// The validated keys of one YAML mapping.
+struct Fields {
+  std::string where;  // "" (top level), "registry", "topics[2]"
+  // Absent keys take the registry default; false for topics entries (absent = inherit).
+  bool use_defaults = true;
+  std::vector<std::pair<std::string, Located>> items;  // file order
+
+  const Located* Find(std::string_view name) const {
+    for (const auto& [key, value] : items) {
+      if (key == name) return &value;
+    }
+    return nullptr;
+  }
+  std::string PathOf(std::string_view name) const { return Join(where, name); }
+};
+
+// A scalar after ${env:} interpolation (or a registry default).
+struct Scalar {
+  std::string text;
+  int line = -1;
+};
+
+// ---- the parser
+// ------------------------------------------------------------------------
+
+class Parser {
+ public:
+  Parser(std::string source, fs::path base_dir)
+      : source_(std::move(source)), base_dir_(std::move(base_dir)) {}
+
+  Result<Config> Parse(const std::string& text);
+
+ private:
+  Status Fail(int line, std::string_view key, std::string_view message) const {
+    std::string where;
+    if (!source_.empty() && line > 0) {
+      where = fmt::format("{}:{}: ", source_, line);
+    } else if (!source_.empty()) {
+      where = fmt::format("{}: ", source_);
+    } else if (line > 0) {
+      where = fmt::format("line {}: ", line);
+    }
+    if (key.empty()) return InvalidConfig(fmt::format("{}{}", where, message));
+    return InvalidConfig(fmt::format("{}{}: {}", where, key, message));
+  }
+
+  static std::string Describe(const YAML::Node& node, bool secret) {
+    switch (node.Type()) {
+      case YAML::NodeType::Null:
+        return "nothing (null)";
+      case YAML::NodeType::Scalar:
+        return secret ? "a string (value not shown)" : fmt::format("'{}'", node.Scalar());
+      case YAML::NodeType::Sequence:
+        return "a list";
+      case YAML::NodeType::Map:
+        return "a mapping";
+      case YAML::NodeType::Undefined:
+        break;
+    }
+    return "nothing";
+  }
+
+  // Known key names of a section; topics entries also take the per-topic defaults keys.
+  static std::vector<std::string> KnownNames(std::string_view section) {
+    std::vector<std::string> names;
+    for (const KeyInfo* k : SectionKeys(section)) names.emplace_back(k->name);
+    if (section == "topics[]") {
+      for (const KeyInfo* k : SectionKeys("defaults")) {
+        if (k->per_topic) names.emplace_back(k->name);
+      }
+    }
+    return names;
+  }
+
+  static const KeyInfo* Lookup(std::string_view section, std::string_view name) {
+    if (const KeyInfo* k = FindKey(section, name)) return k;
+    if (section == "topics[]") {
+      const KeyInfo* k = FindKey("defaults", name);
+      if (k != nullptr && k->per_topic) return k;
+    }
+    return nullptr;
+  }
+
+  Status UnknownKey(std::string_view section, const Fields& fields,
+                    const std::string& name, int line) const;
+  // Checks a mapping's keys against `section` (nullopt section: any key, for kafka).
+  Result<Fields> ReadMapping(const Located& map, std::optional<std::string_view> section,
+                             const std::string& where, std::string_view expected) const;
+
+  Result<std::optional<Scalar>> GetScalar(const Fields& f, const KeyInfo& k) const;
+  Result<Scalar> InterpolateScalar(const YAML::Node& node, int line,
+                                   const std::string& path) const;
+  Result<std::optional<std::string>> GetString(const Fields& f, const KeyInfo& k) const;
+  Result<std::optional<int64_t>> GetInt(const Fields& f, const KeyInfo& k) const;
+  Result<std::string> CheckChoice(const KeyInfo& k, const std::string& path,
+                                  const Scalar& value) const;
+  Result<std::optional<std::string>> GetEnum(const Fields& f, const KeyInfo& k) const;
+  Result<std::optional<std::vector<Scalar>>> GetList(const Fields& f,
+                                                     const KeyInfo& k) const;
+  Result<std::optional<std::string>> GetPath(const Fields& f, const KeyInfo& k) const;
+  Result<std::string> ResolvePath(const std::string& path, const Scalar& value) const;
+
+  template <typename E, size_t N>
+  Result<std::optional<E>> GetEnumAs(const Fields& f, const KeyInfo& k,
+                                     const Named<E> (&names)[N]) const {
+    FLOE_ASSIGN_OR_RAISE(auto text, GetEnum(f, k));
+    if (!text) return std::optional<E>();
+    std::optional<E> v = FromName(names, *text);
+    if (!v) return Status::Invalid("enum value without a C++ counterpart: ", *text);
+    return v;
+  }
+
+  Status ParseKafka(const Located* node, Config* config) const;
+  Status ParseRegistry(const Located* node, Config* config) const;
+  Status ParseCatalog(const Located* node, Config* config) const;
+  Status ParseRest(const Located* node, Config* config) const;
+  Result<TopicOverrides> ParseTopicSettings(const Fields& f) const;
+  Status ParseTopics(const Located* node, Config* config) const;
+  Status CheckNamespace(const std::string& path, const Scalar& value) const;
+
+  std::string source_;
+  fs::path base_dir_;
+};
+
+Status Parser::UnknownKey(std::string_view section, const Fields& fields,
+                          const std::string& name, int line) const {
+  const std::string path = fields.PathOf(name);
+  std::optional<std::string> close = ClosestMatch(name, KnownNames(section));
+  if (close) {
+    return Fail(line, path,
+                fmt::format("unknown key; did you mean '{}'?", fields.PathOf(*close)));
+  }
+  // A full path written flat at the top level ("registry.url: ..."), or a key of another
+  // section ("commit.interval.ms" at the top level).
+  for (const KeyInfo& k : AllKeys()) {
+    if (section.empty() && !k.section.empty() && k.Path() == name) {
+      return Fail(line, path,
+                  fmt::format("unknown key; write it nested: {}: {{{}: ...}}", k.section,
+                              k.name));
+    }
+  }
+  for (const KeyInfo& k : AllKeys()) {
+    if (k.name == name && k.section != section && k.section != "topics[]") {
+      std::string home = k.section.empty()
+                             ? std::string("it is a top-level key")
+                             : fmt::format("it belongs under '{}'", k.section);
+      return Fail(line, path,
+                  fmt::format("unknown key; did you mean '{}'? ({})", k.Path(), home));
+    }
+  }
+  std::vector<std::string> names = KnownNames(section);
+  return Fail(
+      line, path,
+      fmt::format("unknown key; the keys allowed here are: {}", fmt::join(names, ", ")));
+}
+
+Result<Fields> Parser::ReadMapping(const Located& map,
+                                   std::optional<std::string_view> section,
+                                   const std::string& where,
+                                   std::string_view expected) const {
+  Fields fields;
+  fields.where = where;
+  if (map.node.IsNull()) return fields;  // `registry:` with nothing under it
+  if (!map.node.IsMap()) {
+    return Fail(map.line, where,
+                fmt::format("expected {}, got {}", expected, Describe(map.node, false)));
+  }
+  for (auto it = map.node.begin(); it != map.node.end(); ++it) {
+    const int line = LineOf(it->first);
+    if (!it->first.IsScalar()) {
+      return Fail(line, where, "keys must be plain strings");
+    }
+    const std::string name = it->first.Scalar();
+    if (const Located* first = fields.Find(name)) {
+      return Fail(line, fields.PathOf(name),
+                  fmt::format("duplicate key (first set on line {})", first->line));
+    }
+    if (section) {
+      const KeyInfo* k = Lookup(*section, name);
+      if (k == nullptr) return UnknownKey(*section, fields, name, line);
+      if (k->since.empty()) return Fail(line, fields.PathOf(name), "not supported yet");
+    }
+    fields.items.emplace_back(name, Located{it->second, line});
+  }
+  return fields;
+}
+
+Result<Scalar> Parser::InterpolateScalar(const YAML::Node& node, int line,
+                                         const std::string& path) const {
+  Result<std::string> text = InterpolateEnv(node.Scalar());
+  if (!text.ok()) return Fail(line, path, text.status().message());
+  return Scalar{std::move(text).ValueOrDie(), line};
+}
+
+Result<std::optional<Scalar>> Parser::GetScalar(const Fields& f, const KeyInfo& k) const {
+  const std::string path = f.PathOf(k.name);
+  const Located* loc = f.Find(k.name);
+  if (loc == nullptr) {
+    if (!f.use_defaults || k.default_text.empty() || k.derived_default) {
+      return std::optional<Scalar>();
+    }
+    return std::optional<Scalar>(Scalar{std::string(k.default_text), -1});
+  }
+  if (!loc->node.IsScalar()) {
+    std::string expected = k.TypeText();
+    expected = (expected.starts_with("integer") ? "an " : "a ") + expected;
+    if (k.type == KeyType::kEnum) expected = "one of " + k.SupportedChoicesText();
+    return Fail(
+        loc->line, path,
+        fmt::format("expected {}, got {}", expected, Describe(loc->node, k.secret)));
+  }
+  FLOE_ASSIGN_OR_RAISE(Scalar s, InterpolateScalar(loc->node, loc->line, path));
+  return std::optional<Scalar>(std::move(s));
+}
+
+Result<std::optional<std::string>> Parser::GetString(const Fields& f,
+                                                     const KeyInfo& k) const {
+  FLOE_ASSIGN_OR_RAISE(auto s, GetScalar(f, k));
+  if (!s) return std::optional<std::string>();
+  if (s->text.empty()) return Fail(s->line, f.PathOf(k.name), "must not be empty");
+  return std::optional<std::string>(std::move(s->text));
+}
+
+Result<std::optional<int64_t>> Parser::GetInt(const Fields& f, const KeyInfo& k) const {
+  FLOE_ASSIGN_OR_RAISE(auto s, GetScalar(f, k));
+  if (!s) return std::optional<int64_t>();
+  const std::string path = f.PathOf(k.name);
+  const std::string range = k.RangeText();
+  const std::string unit = k.TypeText();  // "integer (milliseconds)"
+  const std::string& text = s->text;
+  int64_t value = 0;
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(begin, end, value);
+  const bool digits_only =
+      !text.empty() && text.find_first_not_of("-0123456789") == std::string::npos;
+  if (ec == std::errc::result_out_of_range && digits_only) {
+    return Fail(s->line, path,
+                fmt::format("{} is out of range; allowed {}", text,
+                            range.empty() ? "a 64-bit integer" : range));
+  }
+  if (ec != std::errc() || ptr != end) {
+    std::string allowed = range.empty() ? "" : fmt::format("; allowed {}", range);
+    std::string hint;
+    if (!text.empty() && std::isdigit(static_cast<unsigned char>(text[0])) &&
+        unit.ends_with(")")) {
+      hint = " (write a plain number: the unit is in the key's suffix)";
+    }
+    return Fail(s->line, path,
+                fmt::format("expected an {}{}, got '{}'{}", unit, allowed, text, hint));
+  }
+  if (value < k.min || value > k.max) {
+    return Fail(s->line, path,
+                fmt::format("{} is out of range; allowed {}", value, range));
+  }
+  return std::optional<int64_t>(value);
+}
+
+Result<std::string> Parser::CheckChoice(const KeyInfo& k, const std::string& path,
+                                        const Scalar& value) const {
+  for (const Choice& c : k.choices) {
+    if (c.value != value.text) continue;
+    if (!c.supported) {
+      return Fail(value.line, path,
+                  fmt::format("'{}' is not supported yet; supported: {}", value.text,
+                              k.SupportedChoicesText()));
+    }
+    return value.text;
+  }
+  std::vector<std::string> names;
+  for (const Choice& c : k.choices) names.emplace_back(c.value);
+  std::optional<std::string> close = ClosestMatch(value.text, names);
+  std::string hint = close ? fmt::format(" (did you mean '{}'?)", *close) : "";
+  return Fail(value.line, path,
+              fmt::format("'{}' is not a valid value{}; allowed: {}", value.text, hint,
+                          k.SupportedChoicesText()));
+}
+
+Result<std::optional<std::string>> Parser::GetEnum(const Fields& f,
+                                                   const KeyInfo& k) const {
+  FLOE_ASSIGN_OR_RAISE(auto s, GetScalar(f, k));
+  if (!s) return std::optional<std::string>();
+  FLOE_ASSIGN_OR_RAISE(std::string v, CheckChoice(k, f.PathOf(k.name), *s));
+  return std::optional<std::string>(std::move(v));
+}
+
+Result<std::optional<std::vector<Scalar>>> Parser::GetList(const Fields& f,
+                                                           const KeyInfo& k) const {
+  const std::string path = f.PathOf(k.name);
+  const Located* loc = f.Find(k.name);
+  std::vector<Scalar> out;
+  if (loc == nullptr) {
+    if (!f.use_defaults || k.default_text.empty()) {
+      return std::optional<std::vector<Scalar>>();
+    }
+    // Defaults of list keys are flow lists of plain words ("[iceberg]", "[]").
+    YAML::Node node = YAML::Load(std::string(k.default_text));
+    for (const auto& item : node) out.push_back(Scalar{item.Scalar(), -1});
+    return std::optional<std::vector<Scalar>>(std::move(out));
+  }
+  if (!loc->node.IsSequence()) {
+    std::string example =
+        k.choices.empty() ? "[a, b]" : fmt::format("[{}]", k.choices.front().value);
+    return Fail(loc->line, path,
+                fmt::format("expected a list such as {}, got {}", example,
+                            Describe(loc->node, k.secret)));
+  }
+  size_t index = 0;
+  for (const auto& item : loc->node) {
+    const std::string item_path = fmt::format("{}[{}]", path, index++);
+    int line = LineOf(item);
+    if (line < 0) line = loc->line;
+    if (!item.IsScalar()) {
+      return Fail(line, item_path,
+                  fmt::format("expected a string, got {}", Describe(item, k.secret)));
+    }
+    FLOE_ASSIGN_OR_RAISE(Scalar s, InterpolateScalar(item, line, item_path));
+    out.push_back(std::move(s));
+  }
+  return std::optional<std::vector<Scalar>>(std::move(out));
+}
+
+Result<std::string> Parser::ResolvePath(const std::string& path,
+                                        const Scalar& value) const {
+  std::string text = value.text;
+  if (text.empty()) return Fail(value.line, path, "must not be empty");
+  const size_t scheme_end = text.find("://");
+  if (scheme_end != std::string::npos) {
+    const std::string scheme = text.substr(0, scheme_end);
+    if (scheme == "s3" || scheme == "s3a") {
+      if (path == "warehouse") {
+        return Fail(value.line, path,
+                    "S3 warehouses are not supported yet; use a local directory");
+      }
+      return Fail(value.line, path, "S3 is not supported yet; use a local path");
+    }
+    if (scheme != "file") {
+      return Fail(value.line, path,
+                  fmt::format("'{}': only local paths are supported (scheme '{}' is not)",
+                              text, scheme));
+    }
+    text = text.substr(scheme_end + 3);
+    if (!text.starts_with("/")) {
+      return Fail(value.line, path,
+                  fmt::format("'{}': a file URI needs an absolute path (file:///dir)",
+                              value.text));
+    }
+  }
+  if (text.starts_with("~")) {
+    return Fail(value.line, path,
+                fmt::format("'{}': '~' is not expanded; use ${{env:HOME}}/... or an "
+                            "absolute path",
+                            value.text));
+  }
+  fs::path p(text);
+  if (p.is_relative()) p = base_dir_ / p;
+  std::string normal = p.lexically_normal().string();
+  while (normal.size() > 1 && normal.ends_with("/")) normal.pop_back();
+  return normal;
+}
+
+Result<std::optional<std::string>> Parser::GetPath(const Fields& f,
+                                                   const KeyInfo& k) const {
+  FLOE_ASSIGN_OR_RAISE(auto s, GetScalar(f, k));
+  if (!s) return std::optional<std::string>();
+  FLOE_ASSIGN_OR_RAISE(std::string p, ResolvePath(f.PathOf(k.name), *s));
+  return std::optional<std::string>(std::move(p));
+}
+
+Status Parser::CheckNamespace(const std::string& path, const Scalar& value) const {
+  if (value.text.empty()) return Fail(value.line, path, "must not be empty");
+  for (const std::string& level : Split(value.text, '.')) {
+    if (level.empty()) {
+      return Fail(
+          value.line, path,
+          fmt::format("'{}' has an empty level; separate levels with a single '.' "
+                      "(e.g. kafka or raw.events)",
+                      value.text));
+    }
+    if (!IsTableIdentifier(level)) {
+      return Fail(
+          value.line, path,
+          fmt::format("'{}': level '{}' must match [a-z0-9_]+ (lower-case letters, "
+                      "digits, '_'); levels are separated by '.'",
+                      value.text, level));
+    }
+  }
+  return Status::OK();
+}
+
+Status Parser::ParseKafka(const Located* node, Config* config) const {
+  Located empty;
+  FLOE_ASSIGN_OR_RAISE(Fields f, ReadMapping(node ? *node : empty, std::nullopt, "kafka",
+                                             "a mapping of librdkafka properties"));
+  for (const auto& [name, loc] : f.items) {
+    const std::string path = f.PathOf(name);
+    for (const OwnedKafkaProperty& owned : OwnedKafkaProperties()) {
+      if (name == owned.name) {
+        return Fail(loc.line, path,
+                    fmt::format("Floe sets this property itself ({}={}: {}); remove it",
+                                owned.name, owned.value, owned.reason));
+      }
+    }
+    if (!loc.node.IsScalar()) {
+      return Fail(loc.line, path,
+                  fmt::format("expected a value (librdkafka properties are flat, e.g. "
+                              "bootstrap.servers: host:9092), got {}",
+                              Describe(loc.node, true)));
+    }
+    FLOE_ASSIGN_OR_RAISE(Scalar s, InterpolateScalar(loc.node, loc.line, path));
+    config->kafka[name] = std::move(s.text);
+  }
+  const KeyInfo& servers = *FindKey("kafka", "bootstrap.servers");
+  FLOE_ASSIGN_OR_RAISE(auto bootstrap, GetString(f, servers));
+  if (!bootstrap) {
+    std::vector<std::string> names;
+    for (const auto& item : f.items) names.push_back(item.first);
+    std::optional<std::string> typo = ClosestMatch(servers.name, names);
+    std::string hint = typo ? fmt::format(" (is 'kafka.{}' a typo?)", *typo) : "";
+    return Fail(node ? node->line : -1, "kafka.bootstrap.servers",
+                fmt::format("required key is missing{}; set the broker list, e.g. kafka: "
+                            "{{bootstrap.servers: 127.0.0.1:9092}}",
+                            hint));
+  }
+  FLOE_ASSIGN_OR_RAISE(auto group, GetString(f, *FindKey("kafka", "group.id")));
+  config->kafka["group.id"] = *group;
+  return Status::OK();
+}
+
+Status Parser::ParseRegistry(const Located* node, Config* config) const {
+  Located empty;
+  FLOE_ASSIGN_OR_RAISE(Fields f,
+                       ReadMapping(node ? *node : empty, "registry", "registry",
+                                   "a mapping such as {url: http://host:8081}"));
+  RegistrySettings& r = config->registry;
+  FLOE_ASSIGN_OR_RAISE(auto url, GetScalar(f, *FindKey("registry", "url")));
+  if (url) {
+    if (!url->text.starts_with("http://") && !url->text.starts_with("https://")) {
+      return Fail(url->line, "registry.url",
+                  fmt::format("'{}' is not an http:// or https:// URL", url->text));
+    }
+    std::string text = url->text;
+    while (text.ends_with("/")) text.pop_back();
+    if (text == "http:/" || text == "https:/" || text.ends_with("://")) {
+      return Fail(url->line, "registry.url", fmt::format("'{}' has no host", url->text));
+    }
+    r.url = std::move(text);
+  }
+  const KeyInfo& auth_key = *FindKey("registry", "basic.auth.user.info");
+  FLOE_ASSIGN_OR_RAISE(auto auth, GetScalar(f, auth_key));
+  if (auth) {
+    if (auth->text.find(':') == std::string::npos) {
+      return Fail(auth->line, "registry.basic.auth.user.info",
+                  "expected USER:PASSWORD (value not shown)");
+    }
+    r.basic_auth_user_info = std::move(auth->text);
+  }
+  FLOE_ASSIGN_OR_RAISE(auto timeout,
+                       GetInt(f, *FindKey("registry", "request.timeout.ms")));
+  r.request_timeout_ms = *timeout;
+  return Status::OK();
+}
+
+Status Parser::ParseCatalog(const Located* node, Config* config) const {
+  Located empty;
+  FLOE_ASSIGN_OR_RAISE(Fields f, ReadMapping(node ? *node : empty, "catalog", "catalog",
+                                             "a mapping such as {type: sqlite}"));
+  CatalogSettings& c = config->catalog;
+  FLOE_ASSIGN_OR_RAISE(auto type,
+                       GetEnumAs(f, *FindKey("catalog", "type"), kCatalogTypes));
+  c.type = *type;
+  FLOE_ASSIGN_OR_RAISE(auto uri, GetPath(f, *FindKey("catalog", "uri")));
+  c.uri = uri ? *uri : (fs::path(config->warehouse) / "catalog.db").string();
+  FLOE_ASSIGN_OR_RAISE(auto name, GetString(f, *FindKey("catalog", "name")));
+  c.name = *name;
+  return Status::OK();
+}
+
+Status Parser::ParseRest(const Located* node, Config* config) const {
+  Located empty;
+  FLOE_ASSIGN_OR_RAISE(Fields f,
+                       ReadMapping(node ? *node : empty, "rest", "rest",
+                                   "a mapping such as {listen: 127.0.0.1:8181}"));
+  RestSettings& r = config->rest;
+  FLOE_ASSIGN_OR_RAISE(auto listen, GetScalar(f, *FindKey("rest", "listen")));
+  auto bad = [&](std::string_view why) {
+    return Fail(
+        listen->line, "rest.listen",
+        fmt::format("expected HOST:PORT such as 127.0.0.1:8181 or [::1]:8181, got "
+                    "'{}' ({})",
+                    listen->text, why));
+  };
+  const std::string& text = listen->text;
+  std::string host;
+  std::string port;
+  if (text.starts_with("[")) {
+    size_t close = text.find(']');
+    if (close == std::string::npos || close + 1 >= text.size() ||
+        text[close + 1] != ':') {
+      return bad("an IPv6 address is written [address]:port");
+    }
+    host = text.substr(1, close - 1);
+    port = text.substr(close + 2);
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon == std::string::npos) return bad("no port");
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+    if (host.find(':') != std::string::npos)
+      return bad("write IPv6 addresses in brackets");
+  }
+  if (host.empty()) return bad("no host");
+  int port_number = -1;
+  auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), port_number);
+  if (port.empty() || ec != std::errc() || ptr != port.data() + port.size() ||
+      port_number < 0 || port_number > 65535) {
+    return bad("the port must be 0..65535");
+  }
+  r.listen = text;
+  r.listen_host = host;
+  r.listen_port = port_number;
+
+  FLOE_ASSIGN_OR_RAISE(auto tokens, GetList(f, *FindKey("rest", "auth.tokens")));
+  for (size_t i = 0; i < tokens->size(); ++i) {
+    if ((*tokens)[i].text.empty()) {
+      return Fail((*tokens)[i].line, fmt::format("rest.auth.tokens[{}]", i),
+                  "must not be empty");
+    }
+    r.auth_tokens.push_back(std::move((*tokens)[i].text));
+  }
+  return Status::OK();
+}
+
+Result<TopicOverrides> Parser::ParseTopicSettings(const Fields& f) const {
+  TopicOverrides o;
+  const KeyInfo& ns_key = *FindKey("defaults", "namespace");
+  FLOE_ASSIGN_OR_RAISE(auto ns, GetScalar(f, ns_key));
+  if (ns) {
+    FLOE_RETURN_NOT_OK(CheckNamespace(f.PathOf(ns_key.name), *ns));
+    o.table_namespace = ns->text;
+  }
+
+  const KeyInfo& formats_key = *FindKey("defaults", "formats");
+  FLOE_ASSIGN_OR_RAISE(auto formats, GetList(f, formats_key));
+  if (formats) {
+    const std::string path = f.PathOf(formats_key.name);
+    if (formats->empty()) {
+      return Fail(f.Find(formats_key.name)->line, path,
+                  fmt::format("must name at least one format; allowed: {}",
+                              formats_key.SupportedChoicesText()));
+    }
+    std::vector<TableFormat> list;
+    for (const Scalar& s : *formats) {
+      FLOE_ASSIGN_OR_RAISE(std::string v, CheckChoice(formats_key, path, s));
+      TableFormat format = *FromName(kTableFormats, v);
+      if (std::find(list.begin(), list.end(), format) != list.end()) {
+        return Fail(s.line, path, fmt::format("'{}' is listed twice", v));
+      }
+      list.push_back(format);
+    }
+    o.formats = std::move(list);
+  }
+
+  FLOE_ASSIGN_OR_RAISE(o.commit_interval_ms,
+                       GetInt(f, *FindKey("defaults", "commit.interval.ms")));
+  FLOE_ASSIGN_OR_RAISE(o.target_file_size_bytes,
+                       GetInt(f, *FindKey("defaults", "target.file.size.bytes")));
+  FLOE_ASSIGN_OR_RAISE(
+      o.on_invalid_record,
+      GetEnumAs(f, *FindKey("defaults", "on.invalid.record"), kInvalidRecordPolicies));
+  FLOE_ASSIGN_OR_RAISE(o.key_format,
+                       GetEnumAs(f, *FindKey("defaults", "key.format"), kKeyFormats));
+  FLOE_ASSIGN_OR_RAISE(o.value_format,
+                       GetEnumAs(f, *FindKey("defaults", "value.format"), kValueFormats));
+  return o;
+}
+
+Status Parser::ParseTopics(const Located* node, Config* config) const {
+  if (node == nullptr || node->node.IsNull()) return Status::OK();
+  if (!node->node.IsSequence()) {
+    return Fail(node->line, "topics",
+                fmt::format("expected a list of entries such as [{{name: orders}}, "
+                            "{{pattern: 'events\\..*'}}], got {}",
+                            Describe(node->node, false)));
+  }
+  std::map<std::string, std::string> named;  // topic name -> entry path
+  size_t index = 0;
+  for (const auto& item : node->node) {
+    const std::string where = fmt::format("topics[{}]", index++);
+    int line = LineOf(item);
+    if (line < 0) line = node->line;
+    FLOE_ASSIGN_OR_RAISE(
+        Fields f,
+        ReadMapping(Located{item, line}, "topics[]", where,
+                    "a mapping such as {name: orders} or {pattern: 'events\\..*'}"));
+    if (item.IsNull()) {
+      return Fail(line, where, "empty entry; give it a name or a pattern");
+    }
+    f.use_defaults = false;
+    TopicEntry entry;
+    const Located* name_loc = f.Find("name");
+    const Located* pattern_loc = f.Find("pattern");
+    if (name_loc != nullptr && pattern_loc != nullptr) {
+      return Fail(
+          pattern_loc->line, where,
+          "set either 'name' (one topic) or 'pattern' (a regular expression), not "
+          "both");
+    }
+    if (name_loc == nullptr && pattern_loc == nullptr) {
+      return Fail(line, where,
+                  "needs 'name' (one topic) or 'pattern' (a regular expression)");
+    }
+    if (name_loc != nullptr) {
+      FLOE_ASSIGN_OR_RAISE(auto name, GetScalar(f, *FindKey("topics[]", "name")));
+      if (!IsKafkaTopicName(name->text)) {
+        return Fail(name->line, f.PathOf("name"),
+                    fmt::format("'{}' is not a valid Kafka topic name (1 to 249 of "
+                                "a-z A-Z 0-9 . _ -)",
+                                name->text));
+      }
+      auto [it, inserted] = named.emplace(name->text, where);
+      if (!inserted) {
+        return Fail(
+            name->line, f.PathOf("name"),
+            fmt::format("topic '{}' is already listed at {}; only the first entry "
+                        "would ever apply",
+                        name->text, it->second));
+      }
+      entry.name = std::move(name->text);
+    } else {
+      FLOE_ASSIGN_OR_RAISE(auto pattern, GetScalar(f, *FindKey("topics[]", "pattern")));
+      if (pattern->text.empty()) {
+        return Fail(pattern->line, f.PathOf("pattern"), "must not be empty");
+      }
+      try {
+        entry.regex =
+            std::make_shared<const std::regex>(pattern->text, std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        return Fail(pattern->line, f.PathOf("pattern"),
+                    fmt::format("'{}' is not a valid ECMAScript regular expression: {}",
+                                pattern->text, e.what()));
+      }
+      entry.pattern = std::move(pattern->text);
+    }
+    if (const Located* table_loc = f.Find("table")) {
+      if (entry.name.empty()) {
+        return Fail(
+            table_loc->line, f.PathOf("table"),
+            "only allowed with 'name': a pattern matches many topics, whose tables "
+            "are named after each topic");
+      }
+      FLOE_ASSIGN_OR_RAISE(auto table, GetScalar(f, *FindKey("topics[]", "table")));
+      if (!IsTableIdentifier(table->text) || table->text.size() > kMaxTableNameLength) {
+        return Fail(table->line, f.PathOf("table"),
+                    fmt::format("'{}' must match [a-z0-9_]+ (lower-case letters, digits, "
+                                "'_') and be at most {} characters",
+                                table->text, kMaxTableNameLength));
+      }
+      entry.table = std::move(table->text);
+    }
+    FLOE_ASSIGN_OR_RAISE(entry.overrides, ParseTopicSettings(f));
+    config->topics.push_back(std::move(entry));
+  }
+  return Status::OK();
+}
+
+Result<Config> Parser::Parse(const std::string& text) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    int line = e.mark.is_null() ? -1 : e.mark.line + 1;
+    std::string col =
+        e.mark.is_null() ? "" : fmt::format(", column {}", e.mark.column + 1);
+    return Fail(line, "", fmt::format("YAML syntax error{}: {}", col, e.msg));
+  }
+  if (docs.size() > 1) {
+    return Fail(-1, "", fmt::format("expected one YAML document, found {}", docs.size()));
+  }
+  if (docs.empty() || docs[0].IsNull()) {
+    return Fail(-1, "",
+                "the config is empty; at least kafka.bootstrap.servers, registry.url and "
+                "warehouse are required (see docs/configuration.md)");
+  }
+  FLOE_ASSIGN_OR_RAISE(Fields root,
+                       ReadMapping(Located{docs[0], LineOf(docs[0])}, "", "",
+                                   "a mapping of keys (kafka, registry, ...)"));
+  Config config;
+  config.base_dir = base_dir_.string();
+
+  FLOE_RETURN_NOT_OK(ParseKafka(root.Find("kafka"), &config));
+  FLOE_RETURN_NOT_OK(ParseRegistry(root.Find("registry"), &config));
+
+  const KeyInfo& warehouse_key = *FindKey("", "warehouse");
+  FLOE_ASSIGN_OR_RAISE(auto warehouse, GetPath(root, warehouse_key));
+  if (!warehouse) {
+    return Fail(-1, "warehouse",
+                "required key is missing; set it to a local directory, e.g. warehouse: "
+                "./warehouse");
+  }
+  config.warehouse = *warehouse;
+
+  FLOE_RETURN_NOT_OK(ParseCatalog(root.Find("catalog"), &config));
+  FLOE_RETURN_NOT_OK(ParseRest(root.Find("rest"), &config));
+  FLOE_ASSIGN_OR_RAISE(auto budget, GetInt(root, *FindKey("", "memory.budget.bytes")));
+  config.memory_budget_bytes = *budget;
+  FLOE_ASSIGN_OR_RAISE(auto level, GetEnum(root, *FindKey("", "log.level")));
+  config.log_level = *level;
+
+  // defaults: every key filled from the registry where the file does not set it.
+  Located empty;
+  const Located* defaults_loc = root.Find("defaults");
+  FLOE_ASSIGN_OR_RAISE(
+      Fields df, ReadMapping(defaults_loc ? *defaults_loc : empty, "defaults", "defaults",
+                             "a mapping of topic settings"));
+  FLOE_ASSIGN_OR_RAISE(TopicOverrides d, ParseTopicSettings(df));
+  TopicSettings& ds = config.defaults;
+  ds.table_namespace = *d.table_namespace;
+  ds.formats = *d.formats;
+  ds.commit_interval_ms = *d.commit_interval_ms;
+  ds.target_file_size_bytes = *d.target_file_size_bytes;
+  ds.on_invalid_record = *d.on_invalid_record;
+  ds.key_format = *d.key_format;
+  ds.value_format = *d.value_format;
+
+  FLOE_RETURN_NOT_OK(ParseTopics(root.Find("topics"), &config));
+
+  // registry.url is required as soon as one entry decodes with the registry.
+  if (config.registry.url.empty()) {
+    for (size_t i = 0; i < config.topics.size(); ++i) {
+      const TopicOverrides& o = config.topics[i].overrides;
+      ValueFormat vf = o.value_format.value_or(ds.value_format);
+      KeyFormat kf = o.key_format.value_or(ds.key_format);
+      if (vf == ValueFormat::kRegistry || kf == KeyFormat::kRegistry) {
+        return Fail(-1, "registry.url",
+                    fmt::format("required key is missing: topics[{}] uses the Schema "
+                                "Registry (value.format: registry); set e.g. registry: "
+                                "{{url: http://127.0.0.1:8081}}",
+                                i));
+      }
+    }
+  }
+
+  // Entries naming one topic each are known now: their tables must not collide.
+  std::vector<std::string> names;
+  for (const TopicEntry& e : config.topics) {
+    if (!e.name.empty()) names.push_back(e.name);
+  }
+  Status collisions = CheckTableCollisions(config, names);
+  if (!collisions.ok()) return Fail(-1, "topics", collisions.message());
+  return config;
+}
+
+Result<Config> ParseWithSource(const std::string& text, const std::string& base_dir,
+                               const std::string& source) {
+  std::error_code ec;
+  fs::path base = base_dir.empty() ? fs::current_path(ec) : fs::absolute(base_dir, ec);
+  if (ec) {
+    return InvalidConfig(fmt::format("cannot resolve the config directory '{}': {}",
+                                     base_dir, ec.message()));
+  }
+  return Parser(source, base.lexically_normal()).Parse(text);
+}
+
+}  // namespace
+
+std::string_view ToString(TableFormat v) { return NameOf(kTableFormats, v); }
+std::string_view ToString(InvalidRecordPolicy v) {
+  return NameOf(kInvalidRecordPolicies, v);
+}
+std::string_view ToString(KeyFormat v) { return NameOf(kKeyFormats, v); }
+std::string_view ToString(ValueFormat v) { return NameOf(kValueFormats, v); }
+std::string_view ToString(CatalogType v) { return NameOf(kCatalogTypes, v); }
+
+std::vector<std::string> TopicSettings::NamespaceLevels() const {
+  return Split(table_namespace, '.');
+}
+
+Result<Config> LoadConfig(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    return InvalidConfig(
+        fmt::format("cannot read config file '{}': {}", path,
+                    fs::exists(path, ec) ? "not a regular file" : "no such file"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in.good() && !in.eof()) {
+    return InvalidConfig(fmt::format("cannot read config file '{}'", path));
+  }
+  fs::path dir = fs::absolute(path, ec).parent_path();
+  if (ec) {
+    return InvalidConfig(fmt::format("cannot resolve '{}': {}", path, ec.message()));
+  }
+  return ParseWithSource(text.str(), dir.string(), path);
+}
+
+Result<Config> ParseConfig(const std::string& yaml_text, const std::string& base_dir) {
+  return ParseWithSource(yaml_text, base_dir, "");
+}
+
+bool IsInternalTopic(std::string_view topic) {
+  return topic.starts_with("__") || topic.starts_with("_schemas");
+}
+
+uint64_t Fnv1a64(std::string_view bytes) {
+  uint64_t hash = 14695981039346656037ULL;
+  for (unsigned char c : bytes) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  return hash;
+}
+
+std::string DefaultTableName(std::string_view topic) {
+  std::string mapped;
+  mapped.reserve(topic.size());
+  for (char c : topic) {
+    char lower = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    mapped += IsTableChar(lower) ? lower : '_';
+  }
+  if (mapped == topic && mapped.size() <= kMaxTableNameLength && !mapped.empty()) {
+    return mapped;
+  }
+  const std::string suffix = fmt::format("_{:016x}", Fnv1a64(topic)).substr(0, 9);
+  if (mapped.size() > kMaxTableNameLength - suffix.size()) {
+    mapped.resize(kMaxTableNameLength - suffix.size());
+  }
+  return mapped + suffix;
+}
+
+std::optional<TopicSettings> ResolveTopic(const Config& config,
+                                          const std::string& topic) {
+  for (const TopicEntry& entry : config.topics) {
+    bool match = false;
+    if (!entry.name.empty()) {
+      match = entry.name == topic;
+    } else if (entry.regex && !IsInternalTopic(topic)) {
+      match = std::regex_match(topic, *entry.regex);
+    }
+    if (!match) continue;
+    TopicSettings s = config.defaults;
+    const TopicOverrides& o = entry.overrides;
+    if (o.table_namespace) s.table_namespace = *o.table_namespace;
+    if (o.formats) s.formats = *o.formats;
+    if (o.commit_interval_ms) s.commit_interval_ms = *o.commit_interval_ms;
+    if (o.target_file_size_bytes) s.target_file_size_bytes = *o.target_file_size_bytes;
+    if (o.on_invalid_record) s.on_invalid_record = *o.on_invalid_record;
+    if (o.key_format) s.key_format = *o.key_format;
+    if (o.value_format) s.value_format = *o.value_format;
+    s.topic = topic;
+    s.table = entry.table ? *entry.table : DefaultTableName(topic);
+    return s;
+  }
+  return std::nullopt;
+}
+
+Status CheckTableCollisions(const Config& config,
+                            const std::vector<std::string>& topics) {
+  std::map<std::string, std::string> owner;  // namespace.table -> topic
+  for (const std::string& topic : topics) {
+    std::optional<TopicSettings> s = ResolveTopic(config, topic);
+    if (!s) continue;
+    auto [it, inserted] = owner.emplace(s->QualifiedTable(), topic);
+    if (!inserted && it->second != topic) {
+      return InvalidConfig(
+          fmt::format("topics '{}' and '{}' both map to table {}; give one of them its "
+                      "own 'table' (a "
+                      "topics entry with its name) or another 'namespace'",
+                      it->second, topic, it->first));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace floe::config

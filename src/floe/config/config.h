@@ -1,0 +1,144 @@
+// The configuration of `floe run --config FILE`: the YAML model, its parser and
+// validation, and the per-topic resolution (which entry applies, which namespace.table it
+// writes). Every key, default and range lives in the key registry (keys.h);
+// docs/configuration.md is generated from it. Every error is an InvalidConfig status
+// (exit status 2) naming the key.
+//
+// A Config is an immutable value after parsing; share it freely between threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "floe/common/status.h"
+
+namespace floe::config {
+
+// The enums carry every value the key registry knows, including those it still rejects as
+// "not supported yet" (so the model does not change when support lands); the parser only
+// produces supported values.
+enum class TableFormat { kIceberg, kDelta };
+enum class InvalidRecordPolicy { kSuspend, kSkip, kDlq };
+enum class KeyFormat { kBinary, kString, kRegistry };
+enum class ValueFormat { kRegistry, kBinary, kJson };
+enum class CatalogType { kSqlite, kPostgresql };
+
+std::string_view ToString(TableFormat v);
+std::string_view ToString(InvalidRecordPolicy v);
+std::string_view ToString(KeyFormat v);
+std::string_view ToString(ValueFormat v);
+std::string_view ToString(CatalogType v);
+
+// The settings of one topic: `defaults`, then the first matching `topics` entry over
+// them.
+struct TopicSettings {
+  // Dotted levels, each [a-z0-9_]+ ("kafka", "raw.events").
+  std::string table_namespace;
+  std::vector<TableFormat> formats;
+  int64_t commit_interval_ms = 0;
+  int64_t target_file_size_bytes = 0;
+  InvalidRecordPolicy on_invalid_record = InvalidRecordPolicy::kSuspend;
+  KeyFormat key_format = KeyFormat::kBinary;
+  ValueFormat value_format = ValueFormat::kRegistry;
+
+  // Filled by ResolveTopic only (empty in Config::defaults).
+  std::string topic;
+  std::string table;  // [a-z0-9_]{1,128}
+
+  std::vector<std::string> NamespaceLevels() const;
+  // "kafka.orders"
+  std::string QualifiedTable() const { return table_namespace + "." + table; }
+};
+
+// What a `topics` entry overrides; unset fields come from `defaults`.
+struct TopicOverrides {
+  std::optional<std::string> table_namespace;
+  std::optional<std::vector<TableFormat>> formats;
+  std::optional<int64_t> commit_interval_ms;
+  std::optional<int64_t> target_file_size_bytes;
+  std::optional<InvalidRecordPolicy> on_invalid_record;
+  std::optional<KeyFormat> key_format;
+  std::optional<ValueFormat> value_format;
+};
+
+struct TopicEntry {
+  // Exactly one of `name` and `pattern` is non-empty.
+  std::string name;
+  std::string pattern;                      // ECMAScript regex, full match
+  std::shared_ptr<const std::regex> regex;  // compiled `pattern`; null for name entries
+  std::optional<std::string> table;         // only with `name`
+  TopicOverrides overrides;
+};
+
+struct RegistrySettings {
+  std::string url;  // "" only when no topic needs the registry; no trailing '/'
+  std::optional<std::string> basic_auth_user_info;  // "user:pass" (secret)
+  int64_t request_timeout_ms = 0;
+};
+
+struct CatalogSettings {
+  CatalogType type = CatalogType::kSqlite;
+  std::string uri;  // absolute path of the SQLite file
+  std::string name;
+};
+
+struct RestSettings {
+  std::string listen;       // as configured, "127.0.0.1:8181"
+  std::string listen_host;  // "127.0.0.1", "::1" (no brackets)
+  int listen_port = 0;
+  std::vector<std::string> auth_tokens;  // secrets
+};
+
+struct Config {
+  // librdkafka properties, verbatim (values as written, after ${env:} interpolation).
+  // Always holds bootstrap.servers and group.id; never the properties Floe owns.
+  std::map<std::string, std::string> kafka;
+  RegistrySettings registry;
+  std::string warehouse;  // absolute local path, lexically normal, no trailing '/'
+  CatalogSettings catalog;
+  RestSettings rest;
+  int64_t memory_budget_bytes = 0;
+  std::string log_level;  // trace|debug|info|warn|error
+  TopicSettings defaults;
+  std::vector<TopicEntry> topics;  // in file order: the first match wins
+  std::string base_dir;  // absolute directory relative paths were resolved against
+};
+
+// Reads and parses the file; relative paths resolve against the file's directory.
+// Messages start with "<path>:<line>: ".
+Result<Config> LoadConfig(const std::string& path);
+
+// Parses YAML text; relative paths resolve against `base_dir` (made absolute against the
+// working directory if relative). Messages start with "line <n>: " where a line is known.
+Result<Config> ParseConfig(const std::string& yaml_text, const std::string& base_dir);
+
+// The settings for `topic`: the first `topics` entry whose name equals it or whose
+// pattern fully matches it (patterns never match internal topics), merged over
+// `defaults`, with `topic` and `table` filled in. nullopt: no entry matches; the topic is
+// not ingested.
+std::optional<TopicSettings> ResolveTopic(const Config& config, const std::string& topic);
+
+// Error naming both topics when two of `topics` resolve to the same namespace.table.
+// Topics no entry matches are ignored.
+Status CheckTableCollisions(const Config& config, const std::vector<std::string>& topics);
+
+// Kafka-internal topics ("__consumer_offsets", "_schemas", ...) that patterns never
+// match.
+bool IsInternalTopic(std::string_view topic);
+
+// The table name for a topic without an explicit `table`: lower-cased, every character
+// outside [a-z0-9_] replaced by '_'; if that changed the name (or it had to be cut to 128
+// characters), '_' + the first 8 hex digits of the FNV-1a 64 hash of the original topic
+// is appended, so "a.b" and "a_b" never collide.
+std::string DefaultTableName(std::string_view topic);
+
+// FNV-1a 64-bit hash (stable across platforms and releases: table names depend on it).
+uint64_t Fnv1a64(std::string_view bytes);
+
+}  // namespace floe::config
