@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,18 @@ struct DataFile {
   std::map<int, std::string> lower_bounds;
   std::map<int, std::string> upper_bounds;
   std::vector<int64_t> split_offsets;  // ascending row-group start offsets
+
+  // Fields Floe leaves at their defaults for its own files but keeps for files other
+  // writers added, so rewriting their manifest entries (merge) loses nothing.
+  int content = 0;  // 134: 0 data, 1 position deletes, 2 equality deletes
+  // 102: the partition tuple, one value per field of the manifest's partition spec, each in
+  // single-value binary encoding (Appendix D); nullopt is a null value. Empty when
+  // unpartitioned.
+  std::vector<std::optional<std::string>> partition;
+  std::optional<std::string> key_metadata;          // 131
+  std::vector<int> equality_ids;                    // 135
+  std::optional<int> sort_order_id;                 // 140
+  std::optional<std::string> referenced_data_file;  // 143
 };
 
 }  // namespace floe::iceberg

@@ -1,0 +1,1216 @@
+// The compiled Avro decoder. Avro specification 1.11, "Binary Encoding".
+//
+// Make() turns (writer schema, table schema) into a Program: a flat vector of Ops in
+// pre-order (a parent's index is below its children's; the children of one op are
+// contiguous). Each op says how its value is encoded (Wire) and what to do with it (Sink:
+// which builder type to append to, and how to convert). Decode() walks the program three
+// times over one record:
+//
+//   1. Validate: walks the bytes with every check, counting per op how many values and
+//      how many data bytes its builder will receive. Nothing is written.
+//   2. Reserve: reserves exactly that capacity in each builder (the only place that can
+//      allocate, and it does not change any builder's contents).
+//   3. Append: walks the bytes again without checks and appends with UnsafeAppend.
+//
+// So an invalid record never leaves partial rows behind, and the append phase cannot fail
+// for lack of memory. Recursion depth is bounded by the schema depth
+// (kMaxAvroSchemaDepth, types are never recursive).
+#include "floe/decode/avro_decoder.h"
+
+#include <arrow/array/builder_binary.h>
+#include <arrow/array/builder_decimal.h>
+#include <arrow/array/builder_nested.h>
+#include <arrow/array/builder_primitive.h>
+#include <arrow/array/builder_time.h>
+#include <arrow/type.h>
+#include <arrow/util/decimal.h>
+#include <arrow/util/utf8.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <string_view>
+
+#include "floe/schema/arrow.h"
+#include "floe/schema/table_schema.h"
+
+namespace floe::decode {
+
+using iceberg::NestedField;
+using iceberg::Type;
+using iceberg::TypeId;
+using schema::AvroLogicalType;
+using schema::AvroNode;
+using schema::AvroType;
+
+namespace {
+
+// How a value is laid out in the Avro binary encoding.
+enum class Wire : uint8_t {
+  kNull,     // zero bytes
+  kAbsent,   // zero bytes: a table field the writer schema lacks
+  kBoolean,  // one byte, 0 or 1
+  kInt,      // zig-zag varint within 32 bits
+  kLong,     // zig-zag varint
+  kFloat,    // 4 bytes little-endian
+  kDouble,   // 8 bytes little-endian
+  kBytes,    // long length + bytes
+  kString,   // long length + UTF-8 bytes
+  kFixed,    // `size` bytes
+  kEnum,     // int index into the symbols
+  kRecord,   // the fields in order
+  kArray,    // blocks: long count (negative: then a long byte size), items; 0 ends
+  kMap,      // blocks like arrays, each entry a string key and a value
+  kUnion,    // long branch index, then that branch ([null, T] only)
+};
+
+// What the append phase does with the value.
+enum class Sink : uint8_t {
+  kNone,             // writer data that is not in the table: skipped
+  kRoot,             // the top-level record; its children are the columns
+  kBoolean,          // BooleanBuilder
+  kInt32,            // Int32Builder
+  kDate32,           // Date32Builder
+  kInt64,            // Int64Builder, value × multiplier
+  kTime64,           // Time64Builder (µs), value × multiplier
+  kTimestamp,        // TimestampBuilder (µs), value × multiplier
+  kFloat,            // FloatBuilder
+  kDouble,           // DoubleBuilder (from a float or a double)
+  kBinary,           // BinaryBuilder or StringBuilder (from bytes, string or fixed)
+  kEnumString,       // StringBuilder, the symbol of the index
+  kFixedSizeBinary,  // FixedSizeBinaryBuilder (from a fixed of the same size)
+  kDecimal,          // Decimal128Builder (from bytes or fixed)
+  kStruct,           // StructBuilder; children are the table struct's fields
+  kList,             // ListBuilder; child 0 is the element
+  kMap,              // MapBuilder; child 0 the key, child 1 the value
+  kOptional,         // union [null, T]: null or child 0 (which shares this op's builder)
+  kNull,             // always null (absent field, or writer type null)
+};
+
+// How an op's builder is found from its parent's builder.
+enum class Link : uint8_t {
+  kNone,         // skipped: no builder
+  kColumn,       // columns[link_index]
+  kStructField,  // StructBuilder::field_builder(link_index)
+  kListValue,    // ListBuilder::value_builder()
+  kMapKey,       // MapBuilder::key_builder()
+  kMapItem,      // MapBuilder::item_builder()
+  kSame,         // the parent's builder (the value of an optional)
+};
+
+struct Op {
+  Wire wire = Wire::kNull;
+  Sink sink = Sink::kNone;
+  Link link = Link::kNone;
+  bool check = false;         // content checks (UTF-8, decimal, enum, ...) are needed
+  bool table_struct = false;  // the table type is a struct (its nulls fill children)
+  uint8_t null_branch = 0;    // kUnion
+  int32_t link_index = -1;    // kColumn, kStructField
+  int32_t size = 0;           // kFixed: bytes; kEnum: number of symbols
+  int32_t precision = 0;      // kDecimal: the writer's precision
+  int64_t multiplier = 1;     // kInt64, kTime64, kTimestamp
+  int64_t min_size = 0;       // fewest bytes a value of this op can take
+  uint32_t parent = 0;
+  uint32_t owner = 0;  // the op whose builder and counters this op uses
+  uint32_t first_child = 0;
+  uint32_t num_children = 0;
+  uint32_t first_symbol = 0;  // kEnum: index into Program::symbols
+};
+
+enum class Reason : uint8_t {
+  kTruncated,
+  kVarintTooLong,
+  kVarintOverflow,
+  kIntRange,
+  kNegativeLength,
+  kLengthBeyondEnd,
+  kBadBoolean,
+  kUnionIndex,
+  kEnumIndex,
+  kDecimalTooLong,
+  kDecimalPrecision,
+  kTimestampOverflow,
+  kUtf8,
+  kBlockCount,
+  kBlockTooBig,
+  kBlockSize,
+  kTooManyItems,
+  kTrailing,
+};
+
+struct ErrorInfo {
+  const uint8_t* at = nullptr;
+  uint32_t op = 0;
+  Reason reason = Reason::kTruncated;
+  int64_t a = 0;
+  int64_t b = 0;
+};
+
+// Zero-byte items (null, fixed(0), records of those) cost no input, so their count is
+// bounded separately: at most this many per record.
+constexpr int64_t kMaxZeroSizeItemsPerRecord = 1 << 16;
+
+inline int64_t ZigZag(uint64_t v) {
+  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+}
+
+// Reads a varint that validation has already checked.
+inline int64_t ReadLongUnchecked(const uint8_t*& p) {
+  uint64_t v = 0;
+  int shift = 0;
+  while (true) {
+    uint8_t b = *p++;
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (b < 0x80) return ZigZag(v);
+    shift += 7;
+  }
+}
+
+inline uint64_t LoadBigEndian64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | p[i];
+  return v;
+}
+
+// Big-endian two's complement of `len` bytes (any leading bytes past 16 are sign
+// extension, checked by validation) → Decimal128.
+inline ::arrow::Decimal128 DecimalFromBigEndian(const uint8_t* d, int64_t len) {
+  if (len > 16) {
+    d += len - 16;
+    len = 16;
+  }
+  uint8_t buf[16];
+  const uint8_t fill = (len > 0 && (d[0] & 0x80) != 0) ? 0xff : 0x00;
+  std::memset(buf, fill, static_cast<size_t>(16 - len));
+  if (len > 0) std::memcpy(buf + 16 - len, d, static_cast<size_t>(len));
+  return ::arrow::Decimal128(static_cast<int64_t>(LoadBigEndian64(buf)),
+                             LoadBigEndian64(buf + 8));
+}
+
+std::string TableTypeName(const Type& t) { return iceberg::PrimitiveTypeString(t); }
+
+}  // namespace
+
+struct AvroDecoder::Program {
+  std::vector<Op> ops;               // ops[0] is the root
+  std::vector<std::string> paths;    // per op, for messages
+  std::vector<std::string> symbols;  // enum symbols of all enum ops
+  std::vector<uint32_t> owners;      // ops with their own builder (reserve phase)
+  // Per-record scratch, sized at Make time.
+  std::vector<::arrow::ArrayBuilder*> builders;
+  std::vector<int64_t> counts;  // values to append, per owner op
+  std::vector<int64_t> bytes;   // data bytes to append, per owner op (binary sinks)
+  int64_t zero_size_items = 0;
+  // Columns whose builder types were checked against the table schema.
+  std::vector<int> used_columns;
+  std::vector<std::shared_ptr<::arrow::DataType>> column_types;  // by column index
+  std::vector<::arrow::ArrayBuilder*> checked_columns;           // by column index
+};
+
+namespace {
+
+using Program = AvroDecoder::Program;
+
+// ---------------------------------------------------------------------------------------
+// Compilation
+
+class Compiler {
+ public:
+  explicit Compiler(Program* p) : p_(p) {}
+
+  // Appends `n` ops (children of `parent`) and returns the first index.
+  uint32_t Alloc(uint32_t parent, uint32_t n) {
+    auto first = static_cast<uint32_t>(p_->ops.size());
+    p_->ops.resize(p_->ops.size() + n);
+    p_->paths.resize(p_->ops.size());
+    p_->ops[parent].first_child = first;
+    p_->ops[parent].num_children = n;
+    for (uint32_t i = first; i < first + n; ++i) p_->ops[i].parent = parent;
+    return first;
+  }
+
+  Status Root(const AvroNode& writer, const iceberg::Schema& table,
+              const AvroDecoderOptions& options) {
+    if (writer.type != AvroType::kRecord) {
+      return Status::Invalid("the Avro value schema must be a record, not ",
+                             schema::AvroTypeName(writer));
+    }
+    p_->ops.emplace_back();
+    p_->paths.emplace_back("");
+    p_->ops[0].wire = Wire::kRecord;
+    p_->ops[0].sink = Sink::kRoot;
+    auto skipped = [&](const std::string& name) {
+      if (name == schema::kKafkaColumn) return true;
+      return std::find(options.skip_columns.begin(), options.skip_columns.end(), name) !=
+             options.skip_columns.end();
+    };
+    std::vector<int> column_of(writer.fields.size(), -1);
+    std::vector<bool> matched(table.fields.size(), false);
+    for (size_t w = 0; w < writer.fields.size(); ++w) {
+      for (size_t t = 0; t < table.fields.size(); ++t) {
+        if (table.fields[t].name == writer.fields[w].name &&
+            !skipped(table.fields[t].name)) {
+          column_of[w] = static_cast<int>(t);
+          matched[t] = true;
+        }
+      }
+    }
+    std::vector<int> absent;
+    for (size_t t = 0; t < table.fields.size(); ++t) {
+      if (!matched[t] && !skipped(table.fields[t].name))
+        absent.push_back(static_cast<int>(t));
+    }
+    const uint32_t n = static_cast<uint32_t>(writer.fields.size() + absent.size());
+    const uint32_t first = Alloc(0, n);
+    for (size_t w = 0; w < writer.fields.size(); ++w) {
+      const uint32_t c = first + static_cast<uint32_t>(w);
+      const auto& wf = writer.fields[w];
+      p_->paths[c] = wf.name;
+      if (column_of[w] >= 0) {
+        p_->ops[c].link = Link::kColumn;
+        p_->ops[c].link_index = column_of[w];
+        p_->used_columns.push_back(column_of[w]);
+        FLOE_RETURN_NOT_OK(Value(c, *wf.type, table.fields[column_of[w]], 1));
+      } else {
+        FLOE_RETURN_NOT_OK(Skip(c, *wf.type, 1));
+      }
+    }
+    for (size_t a = 0; a < absent.size(); ++a) {
+      const uint32_t c = first + static_cast<uint32_t>(writer.fields.size() + a);
+      const auto& tf = table.fields[absent[a]];
+      p_->paths[c] = tf.name;
+      p_->ops[c].link = Link::kColumn;
+      p_->ops[c].link_index = absent[a];
+      p_->used_columns.push_back(absent[a]);
+      FLOE_RETURN_NOT_OK(Absent(c, tf, /*check_required=*/true, 1));
+    }
+    Finish();
+    return Status::OK();
+  }
+
+ private:
+  Status Mismatch(uint32_t op, const AvroNode& w, const Type& t) {
+    return Status::Invalid(
+        "Avro field '", p_->paths[op], "' of type ", schema::AvroTypeName(w),
+        " cannot be decoded into the table column of type ", TableTypeName(t));
+  }
+
+  Status CheckDepth(uint32_t op, int depth) {
+    // Each schema level can take two ops (an optional and its value).
+    if (depth > 2 * schema::kMaxAvroSchemaDepth + 2) {
+      return Status::Invalid("Avro field '", p_->paths[op], "': nesting too deep");
+    }
+    return Status::OK();
+  }
+
+  // A writer value decoded into table field `tf` (whose builder is this op's).
+  Status Value(uint32_t op, const AvroNode& w, const NestedField& tf, int depth) {
+    FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
+    if (w.type == AvroType::kUnion) {
+      if (tf.required) {
+        return Status::Invalid("Avro field '", p_->paths[op],
+                               "' is nullable but the table column is required");
+      }
+      p_->ops[op].wire = Wire::kUnion;
+      p_->ops[op].sink = Sink::kOptional;
+      p_->ops[op].null_branch = static_cast<uint8_t>(w.NullBranch());
+      p_->ops[op].table_struct = tf.type->id == TypeId::kStruct;
+      const uint32_t child = Alloc(op, 1);
+      p_->paths[child] = p_->paths[op];
+      p_->ops[child].link = Link::kSame;
+      return NonUnion(child, w.NonNullBranch(), *tf.type, depth + 1);
+    }
+    if (w.type == AvroType::kNull) {
+      if (tf.required) {
+        return Status::Invalid("Avro field '", p_->paths[op],
+                               "' has type null but the table column is required");
+      }
+      FLOE_RETURN_NOT_OK(Absent(op, tf, /*check_required=*/false, depth));
+      p_->ops[op].wire = Wire::kNull;
+      return Status::OK();
+    }
+    return NonUnion(op, w, *tf.type, depth);
+  }
+
+  Status NonUnion(uint32_t op, const AvroNode& w, const Type& t, int depth) {
+    Op& o = p_->ops[op];
+    o.check = true;
+    const TypeId tid = t.id;
+    auto sink = [&](Sink s, int64_t multiplier = 1) {
+      p_->ops[op].sink = s;
+      p_->ops[op].multiplier = multiplier;
+      return Status::OK();
+    };
+    switch (w.type) {
+      case AvroType::kBoolean:
+        o.wire = Wire::kBoolean;
+        if (tid == TypeId::kBoolean) return sink(Sink::kBoolean);
+        break;
+      case AvroType::kInt:
+        o.wire = Wire::kInt;
+        switch (w.logical_type) {
+          case AvroLogicalType::kDate:
+            if (tid == TypeId::kDate) return sink(Sink::kDate32);
+            break;
+          case AvroLogicalType::kTimeMillis:
+            if (tid == TypeId::kLong) return sink(Sink::kInt64, 1000);
+            if (tid == TypeId::kTime) return sink(Sink::kTime64, 1000);
+            break;
+          default:
+            if (tid == TypeId::kInt) return sink(Sink::kInt32);
+            if (tid == TypeId::kLong) return sink(Sink::kInt64);  // Iceberg int → long
+            break;
+        }
+        break;
+      case AvroType::kLong:
+        o.wire = Wire::kLong;
+        switch (w.logical_type) {
+          case AvroLogicalType::kTimeMicros:
+            if (tid == TypeId::kLong) return sink(Sink::kInt64);
+            if (tid == TypeId::kTime) return sink(Sink::kTime64);
+            break;
+          case AvroLogicalType::kTimestampMillis:
+            if (tid == TypeId::kTimestampTz) return sink(Sink::kTimestamp, 1000);
+            break;
+          case AvroLogicalType::kTimestampMicros:
+            if (tid == TypeId::kTimestampTz) return sink(Sink::kTimestamp);
+            break;
+          case AvroLogicalType::kLocalTimestampMillis:
+            if (tid == TypeId::kTimestamp) return sink(Sink::kTimestamp, 1000);
+            break;
+          case AvroLogicalType::kLocalTimestampMicros:
+            if (tid == TypeId::kTimestamp) return sink(Sink::kTimestamp);
+            break;
+          default:
+            if (tid == TypeId::kLong) return sink(Sink::kInt64);
+            break;
+        }
+        break;
+      case AvroType::kFloat:
+        o.wire = Wire::kFloat;
+        if (tid == TypeId::kFloat) return sink(Sink::kFloat);
+        if (tid == TypeId::kDouble) return sink(Sink::kDouble);  // Iceberg float → double
+        break;
+      case AvroType::kDouble:
+        o.wire = Wire::kDouble;
+        if (tid == TypeId::kDouble) return sink(Sink::kDouble);
+        break;
+      case AvroType::kBytes:
+      case AvroType::kFixed:
+        o.wire = w.type == AvroType::kBytes ? Wire::kBytes : Wire::kFixed;
+        o.size = w.size;
+        if (w.logical_type == AvroLogicalType::kDecimal) {
+          if (tid == TypeId::kDecimal && t.scale == w.scale &&
+              t.precision >= w.precision) {
+            o.precision = w.precision;
+            return sink(Sink::kDecimal);
+          }
+          break;
+        }
+        if (tid == TypeId::kBinary) return sink(Sink::kBinary);
+        if (tid == TypeId::kFixed && w.type == AvroType::kFixed && t.length == w.size) {
+          return sink(Sink::kFixedSizeBinary);
+        }
+        break;
+      case AvroType::kString:
+        o.wire = Wire::kString;
+        if (tid == TypeId::kString) return sink(Sink::kBinary);
+        break;
+      case AvroType::kEnum:
+        o.wire = Wire::kEnum;
+        if (tid == TypeId::kString) {
+          o.size = static_cast<int32_t>(w.symbols.size());
+          o.first_symbol = static_cast<uint32_t>(p_->symbols.size());
+          p_->symbols.insert(p_->symbols.end(), w.symbols.begin(), w.symbols.end());
+          return sink(Sink::kEnumString);
+        }
+        break;
+      case AvroType::kRecord:
+        o.wire = Wire::kRecord;
+        if (tid == TypeId::kStruct) return Record(op, w, t, depth);
+        break;
+      case AvroType::kArray:
+        o.wire = Wire::kArray;
+        if (tid == TypeId::kList) {
+          o.sink = Sink::kList;
+          const uint32_t item = Alloc(op, 1);
+          p_->paths[item] = p_->paths[op] + "[]";
+          p_->ops[item].link = Link::kListValue;
+          return Value(item, *w.items, t.element(), depth + 1);
+        }
+        break;
+      case AvroType::kMap:
+        o.wire = Wire::kMap;
+        if (tid == TypeId::kMap && t.key().type->id == TypeId::kString) {
+          o.sink = Sink::kMap;
+          const uint32_t key = Alloc(op, 2);
+          const uint32_t value = key + 1;
+          p_->paths[key] = p_->paths[op] + "{key}";
+          p_->paths[value] = p_->paths[op] + "{}";
+          p_->ops[key].link = Link::kMapKey;
+          p_->ops[key].wire = Wire::kString;
+          p_->ops[key].sink = Sink::kBinary;
+          p_->ops[key].check = true;
+          p_->ops[value].link = Link::kMapItem;
+          return Value(value, *w.values, t.value(), depth + 1);
+        }
+        break;
+      case AvroType::kNull:
+      case AvroType::kUnion: break;  // handled by Value()
+    }
+    return Mismatch(op, w, t);
+  }
+
+  Status Record(uint32_t op, const AvroNode& w, const Type& t, int depth) {
+    p_->ops[op].sink = Sink::kStruct;
+    p_->ops[op].table_struct = true;
+    std::vector<int> index_of(w.fields.size(), -1);
+    std::vector<bool> matched(t.fields.size(), false);
+    for (size_t i = 0; i < w.fields.size(); ++i) {
+      for (size_t j = 0; j < t.fields.size(); ++j) {
+        if (t.fields[j].name == w.fields[i].name) {
+          index_of[i] = static_cast<int>(j);
+          matched[j] = true;
+        }
+      }
+    }
+    std::vector<int> absent;
+    for (size_t j = 0; j < t.fields.size(); ++j) {
+      if (!matched[j]) absent.push_back(static_cast<int>(j));
+    }
+    const uint32_t first =
+        Alloc(op, static_cast<uint32_t>(w.fields.size() + absent.size()));
+    for (size_t i = 0; i < w.fields.size(); ++i) {
+      const uint32_t c = first + static_cast<uint32_t>(i);
+      p_->paths[c] = p_->paths[op] + "." + w.fields[i].name;
+      if (index_of[i] >= 0) {
+        p_->ops[c].link = Link::kStructField;
+        p_->ops[c].link_index = index_of[i];
+        FLOE_RETURN_NOT_OK(Value(c, *w.fields[i].type, t.fields[index_of[i]], depth + 1));
+      } else {
+        FLOE_RETURN_NOT_OK(Skip(c, *w.fields[i].type, depth + 1));
+      }
+    }
+    for (size_t a = 0; a < absent.size(); ++a) {
+      const uint32_t c = first + static_cast<uint32_t>(w.fields.size() + a);
+      p_->paths[c] = p_->paths[op] + "." + t.fields[absent[a]].name;
+      p_->ops[c].link = Link::kStructField;
+      p_->ops[c].link_index = absent[a];
+      FLOE_RETURN_NOT_OK(
+          Absent(c, t.fields[absent[a]], /*check_required=*/true, depth + 1));
+    }
+    return Status::OK();
+  }
+
+  // A table field that receives a null on every record. A struct gets child ops for its
+  // fields so that the empty values Arrow appends to them are counted (reserve phase).
+  Status Absent(uint32_t op, const NestedField& tf, bool check_required, int depth) {
+    FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
+    if (check_required && tf.required) {
+      return Status::Invalid(
+          "table column '", p_->paths[op],
+          "' is required but the Avro writer schema has no such field");
+    }
+    p_->ops[op].wire = Wire::kAbsent;
+    p_->ops[op].sink = Sink::kNull;
+    if (tf.type->id != TypeId::kStruct) return Status::OK();
+    p_->ops[op].table_struct = true;
+    const auto& fields = tf.type->fields;
+    const uint32_t first = Alloc(op, static_cast<uint32_t>(fields.size()));
+    for (size_t j = 0; j < fields.size(); ++j) {
+      const uint32_t c = first + static_cast<uint32_t>(j);
+      p_->paths[c] = p_->paths[op] + "." + fields[j].name;
+      p_->ops[c].link = Link::kStructField;
+      p_->ops[c].link_index = static_cast<int32_t>(j);
+      FLOE_RETURN_NOT_OK(Absent(c, fields[j], /*check_required=*/false, depth + 1));
+    }
+    return Status::OK();
+  }
+
+  // Writer data with no table field: walked and validated structurally, never appended.
+  Status Skip(uint32_t op, const AvroNode& w, int depth) {
+    FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
+    Op& o = p_->ops[op];
+    o.sink = Sink::kNone;
+    o.link = Link::kNone;
+    switch (w.type) {
+      case AvroType::kNull: o.wire = Wire::kNull; return Status::OK();
+      case AvroType::kBoolean: o.wire = Wire::kBoolean; return Status::OK();
+      case AvroType::kInt: o.wire = Wire::kInt; return Status::OK();
+      case AvroType::kLong: o.wire = Wire::kLong; return Status::OK();
+      case AvroType::kFloat: o.wire = Wire::kFloat; return Status::OK();
+      case AvroType::kDouble: o.wire = Wire::kDouble; return Status::OK();
+      case AvroType::kBytes: o.wire = Wire::kBytes; return Status::OK();
+      case AvroType::kString: o.wire = Wire::kString; return Status::OK();
+      case AvroType::kEnum:
+        o.wire = Wire::kEnum;
+        o.size = static_cast<int32_t>(w.symbols.size());
+        return Status::OK();
+      case AvroType::kFixed:
+        o.wire = Wire::kFixed;
+        o.size = w.size;
+        return Status::OK();
+      case AvroType::kRecord: {
+        o.wire = Wire::kRecord;
+        const uint32_t first = Alloc(op, static_cast<uint32_t>(w.fields.size()));
+        for (size_t i = 0; i < w.fields.size(); ++i) {
+          const uint32_t c = first + static_cast<uint32_t>(i);
+          p_->paths[c] = p_->paths[op] + "." + w.fields[i].name;
+          FLOE_RETURN_NOT_OK(Skip(c, *w.fields[i].type, depth + 1));
+        }
+        return Status::OK();
+      }
+      case AvroType::kArray: {
+        o.wire = Wire::kArray;
+        const uint32_t item = Alloc(op, 1);
+        p_->paths[item] = p_->paths[op] + "[]";
+        return Skip(item, *w.items, depth + 1);
+      }
+      case AvroType::kMap: {
+        o.wire = Wire::kMap;
+        const uint32_t key = Alloc(op, 2);
+        p_->paths[key] = p_->paths[op] + "{key}";
+        p_->paths[key + 1] = p_->paths[op] + "{}";
+        p_->ops[key].wire = Wire::kString;
+        return Skip(key + 1, *w.values, depth + 1);
+      }
+      case AvroType::kUnion: {
+        o.wire = Wire::kUnion;
+        o.null_branch = static_cast<uint8_t>(w.NullBranch());
+        const uint32_t child = Alloc(op, 1);
+        p_->paths[child] = p_->paths[op];
+        return Skip(child, w.NonNullBranch(), depth + 1);
+      }
+    }
+    return Status::Invalid("Avro field '", p_->paths[op], "': unsupported type");
+  }
+
+  // Owners, minimum sizes and scratch space, once all ops exist.
+  void Finish() {
+    auto& ops = p_->ops;
+    for (uint32_t i = 0; i < ops.size(); ++i) {
+      ops[i].owner = ops[i].link == Link::kSame ? ops[ops[i].parent].owner : i;
+      if (ops[i].link != Link::kNone && ops[i].link != Link::kSame)
+        p_->owners.push_back(i);
+    }
+    // Children come after their parents: compute minimum sizes bottom-up.
+    for (size_t k = ops.size(); k-- > 0;) {
+      Op& o = ops[k];
+      switch (o.wire) {
+        case Wire::kNull:
+        case Wire::kAbsent: o.min_size = 0; break;
+        case Wire::kFloat: o.min_size = 4; break;
+        case Wire::kDouble: o.min_size = 8; break;
+        case Wire::kFixed: o.min_size = o.size; break;
+        case Wire::kRecord:
+          o.min_size = 0;
+          for (uint32_t c = 0; c < o.num_children; ++c) {
+            o.min_size += ops[o.first_child + c].min_size;
+          }
+          break;
+        default: o.min_size = 1; break;  // a varint or a length
+      }
+    }
+    p_->builders.assign(ops.size(), nullptr);
+    p_->counts.assign(ops.size(), 0);
+    p_->bytes.assign(ops.size(), 0);
+  }
+
+  Program* p_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Phase 1: validation and counting
+
+class Validator {
+ public:
+  Validator(Program* p, const uint8_t* data, size_t size)
+      : p_(*p), ops_(p->ops.data()), begin_(data), pos_(data), end_(data + size) {}
+
+  bool Run() {
+    const Op& root = ops_[0];
+    for (uint32_t c = 0; c < root.num_children; ++c) {
+      if (!Value(root.first_child + c)) return false;
+    }
+    if (pos_ != end_) return Fail(pos_, 0, Reason::kTrailing, end_ - pos_);
+    return true;
+  }
+
+  const ErrorInfo& error() const { return err_; }
+  const uint8_t* begin() const { return begin_; }
+
+ private:
+  bool Fail(const uint8_t* at, uint32_t op, Reason r, int64_t a = 0, int64_t b = 0) {
+    err_ = ErrorInfo{at, op, r, a, b};
+    return false;
+  }
+
+  int64_t Remaining() const { return end_ - pos_; }
+
+  bool Varint(uint32_t op, int64_t* out) {
+    const uint8_t* start = pos_;
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      if (pos_ == end_) return Fail(start, op, Reason::kTruncated, 1, 0);
+      const uint8_t b = *pos_++;
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (b < 0x80) {
+        if (shift == 63 && b > 1) return Fail(start, op, Reason::kVarintOverflow);
+        *out = ZigZag(v);
+        return true;
+      }
+    }
+    return Fail(start, op, Reason::kVarintTooLong);
+  }
+
+  bool Need(uint32_t op, int64_t n) {
+    if (Remaining() < n) return Fail(pos_, op, Reason::kTruncated, n, Remaining());
+    return true;
+  }
+
+  // A length prefix: non-negative and within the remaining bytes.
+  bool Length(uint32_t op, int64_t* len) {
+    const uint8_t* start = pos_;
+    if (!Varint(op, len)) return false;
+    if (*len < 0) return Fail(start, op, Reason::kNegativeLength, *len);
+    if (*len > Remaining())
+      return Fail(start, op, Reason::kLengthBeyondEnd, *len, Remaining());
+    return true;
+  }
+
+  void CountEmpty(uint32_t op) {
+    const Op& v =
+        ops_[op].sink == Sink::kOptional ? ops_[ops_[op].first_child] : ops_[op];
+    for (uint32_t c = v.first_child; c < v.first_child + v.num_children; ++c) {
+      if (ops_[c].link != Link::kStructField) continue;
+      ++p_.counts[c];
+      if (ops_[c].table_struct) CountEmpty(c);
+    }
+  }
+
+  bool Decimal(uint32_t op, const uint8_t* at, const uint8_t* data, int64_t len) {
+    if (len > 16) {
+      // Longer encodings are accepted when the extra leading bytes only extend the sign.
+      const uint8_t fill = (data[len - 16] & 0x80) != 0 ? 0xff : 0x00;
+      for (int64_t i = 0; i < len - 16; ++i) {
+        if (data[i] != fill) return Fail(at, op, Reason::kDecimalTooLong, len);
+      }
+    }
+    const int precision = ops_[op].precision;
+    if (!DecimalFromBigEndian(data, len).FitsInPrecision(precision)) {
+      return Fail(at, op, Reason::kDecimalPrecision, precision);
+    }
+    return true;
+  }
+
+  bool Value(uint32_t i) {
+    const Op& op = ops_[i];
+    const uint8_t* at = pos_;
+    switch (op.wire) {
+      case Wire::kNull:
+      case Wire::kAbsent:
+        if (op.sink == Sink::kNull) {
+          ++p_.counts[op.owner];
+          if (op.table_struct) CountEmpty(i);
+        }
+        return true;
+      case Wire::kBoolean:
+        if (!Need(i, 1)) return false;
+        if (op.check && *pos_ > 1) return Fail(at, i, Reason::kBadBoolean, *pos_);
+        ++pos_;
+        break;
+      case Wire::kInt: {
+        int64_t v;
+        if (!Varint(i, &v)) return false;
+        if (v < std::numeric_limits<int32_t>::min() ||
+            v > std::numeric_limits<int32_t>::max()) {
+          return Fail(at, i, Reason::kIntRange, v);
+        }
+        break;
+      }
+      case Wire::kLong: {
+        int64_t v;
+        if (!Varint(i, &v)) return false;
+        int64_t scaled;
+        if (op.multiplier != 1 && __builtin_mul_overflow(v, op.multiplier, &scaled)) {
+          return Fail(at, i, Reason::kTimestampOverflow, v);
+        }
+        break;
+      }
+      case Wire::kFloat:
+        if (!Need(i, 4)) return false;
+        pos_ += 4;
+        break;
+      case Wire::kDouble:
+        if (!Need(i, 8)) return false;
+        pos_ += 8;
+        break;
+      case Wire::kBytes:
+      case Wire::kString: {
+        int64_t len;
+        if (!Length(i, &len)) return false;
+        const uint8_t* data = pos_;
+        pos_ += len;
+        if (!op.check) return true;
+        if (op.wire == Wire::kString && !::arrow::util::ValidateUTF8(data, len)) {
+          return Fail(at, i, Reason::kUtf8);
+        }
+        if (op.sink == Sink::kDecimal && !Decimal(i, at, data, len)) return false;
+        p_.bytes[op.owner] += len;
+        break;
+      }
+      case Wire::kFixed: {
+        if (!Need(i, op.size)) return false;
+        const uint8_t* data = pos_;
+        pos_ += op.size;
+        if (!op.check) return true;
+        if (op.sink == Sink::kDecimal && !Decimal(i, at, data, op.size)) return false;
+        p_.bytes[op.owner] += op.size;
+        break;
+      }
+      case Wire::kEnum: {
+        int64_t v;
+        if (!Varint(i, &v)) return false;
+        if (!op.check) return true;
+        if (v < 0 || v >= op.size) return Fail(at, i, Reason::kEnumIndex, v, op.size);
+        p_.bytes[op.owner] +=
+            static_cast<int64_t>(p_.symbols[op.first_symbol + v].size());
+        break;
+      }
+      case Wire::kRecord:
+        for (uint32_t c = 0; c < op.num_children; ++c) {
+          if (!Value(op.first_child + c)) return false;
+        }
+        break;
+      case Wire::kArray:
+      case Wire::kMap:
+        if (!Blocks(i)) return false;
+        break;
+      case Wire::kUnion: {
+        int64_t v;
+        if (!Varint(i, &v)) return false;
+        if (v < 0 || v > 1) return Fail(at, i, Reason::kUnionIndex, v, 2);
+        if (v == op.null_branch) {
+          if (op.sink == Sink::kOptional) {
+            ++p_.counts[op.owner];
+            if (op.table_struct) CountEmpty(i);
+          }
+          return true;
+        }
+        return Value(op.first_child);  // counts the value itself
+      }
+    }
+    if (op.sink != Sink::kNone) ++p_.counts[op.owner];
+    return true;
+  }
+
+  // Array and map blocks (spec "Complex Types / Arrays"): a count, and for a negative
+  // count its absolute value followed by the block's byte size.
+  bool Blocks(uint32_t i) {
+    const Op& op = ops_[i];
+    const bool is_map = op.wire == Wire::kMap;
+    const uint32_t item = is_map ? op.first_child + 1 : op.first_child;
+    const int64_t item_min =
+        is_map ? 1 + ops_[item].min_size : ops_[item].min_size;  // key length ≥ 1 byte
+    while (true) {
+      const uint8_t* at = pos_;
+      int64_t count;
+      if (!Varint(i, &count)) return false;
+      if (count == 0) return true;
+      int64_t declared = -1;
+      if (count < 0) {
+        if (count == std::numeric_limits<int64_t>::min()) {
+          return Fail(at, i, Reason::kBlockCount, count);
+        }
+        count = -count;
+        if (!Length(i, &declared)) return false;
+      }
+      if (item_min > 0) {
+        if (count > Remaining() / item_min) {
+          return Fail(at, i, Reason::kBlockTooBig, count, Remaining());
+        }
+      } else {
+        p_.zero_size_items += count;
+        if (count > kMaxZeroSizeItemsPerRecord ||
+            p_.zero_size_items > kMaxZeroSizeItemsPerRecord) {
+          return Fail(at, i, Reason::kTooManyItems, kMaxZeroSizeItemsPerRecord);
+        }
+      }
+      const uint8_t* items_start = pos_;
+      for (int64_t k = 0; k < count; ++k) {
+        if (is_map) {
+          if (!Value(op.first_child)) return false;
+        }
+        if (!Value(item)) return false;
+      }
+      if (declared >= 0 && pos_ - items_start != declared) {
+        return Fail(at, i, Reason::kBlockSize, declared, pos_ - items_start);
+      }
+    }
+  }
+
+  Program& p_;
+  const Op* ops_;
+  const uint8_t* begin_;
+  const uint8_t* pos_;
+  const uint8_t* end_;
+  ErrorInfo err_;
+};
+
+std::string ReasonText(const Program& p, const ErrorInfo& e) {
+  const std::string a = std::to_string(e.a);
+  const std::string b = std::to_string(e.b);
+  switch (e.reason) {
+    case Reason::kTruncated:
+      return "truncated: the value needs " + a + " more byte(s), " + b + " remain";
+    case Reason::kVarintTooLong: return "varint longer than 10 bytes";
+    case Reason::kVarintOverflow: return "varint overflows 64 bits";
+    case Reason::kIntRange: return "int value " + a + " is outside the 32-bit range";
+    case Reason::kNegativeLength: return "negative length " + a;
+    case Reason::kLengthBeyondEnd:
+      return "length " + a + " exceeds the " + b + " remaining bytes";
+    case Reason::kBadBoolean: return "boolean byte " + a + " is neither 0 nor 1";
+    case Reason::kUnionIndex: return "union branch index " + a + " is not 0 or 1";
+    case Reason::kEnumIndex:
+      return "enum index " + a + " is outside the " + b + " symbols";
+    case Reason::kDecimalTooLong:
+      return "decimal of " + a + " bytes does not fit 16 bytes (128 bits)";
+    case Reason::kDecimalPrecision:
+      return "decimal value has more digits than its precision " + a;
+    case Reason::kTimestampOverflow:
+      return "millisecond value " + a + " overflows int64 microseconds";
+    case Reason::kUtf8: return "string is not valid UTF-8";
+    case Reason::kBlockCount: return "invalid block count " + a;
+    case Reason::kBlockTooBig:
+      return "block of " + a + " items cannot fit in the " + b + " remaining bytes";
+    case Reason::kBlockSize:
+      return "block byte size " + a + " does not match its items (" + b + " bytes)";
+    case Reason::kTooManyItems:
+      return "more than " + a + " zero-byte items in one record";
+    case Reason::kTrailing: return a + " trailing byte(s) after the record";
+  }
+  (void)p;
+  return "invalid";
+}
+
+// ---------------------------------------------------------------------------------------
+// Phase 3: append (the bytes are known to be valid)
+
+class Appender {
+ public:
+  Appender(const Program& p, const uint8_t* data)
+      : p_(p), ops_(p.ops.data()), pos_(data) {}
+
+  Status Run() {
+    const Op& root = ops_[0];
+    for (uint32_t c = 0; c < root.num_children; ++c) {
+      FLOE_RETURN_NOT_OK(Value(root.first_child + c));
+    }
+    return Status::OK();
+  }
+
+ private:
+  template <typename B>
+  B* As(uint32_t i) const {
+    return static_cast<B*>(p_.builders[i]);
+  }
+
+  std::string_view Span(const Op& op) {
+    int64_t len = op.wire == Wire::kFixed ? op.size : ReadLongUnchecked(pos_);
+    std::string_view s(reinterpret_cast<const char*>(pos_), static_cast<size_t>(len));
+    pos_ += len;
+    return s;
+  }
+
+  int64_t Scaled(const Op& op) {
+    // kInt and kLong share the zig-zag varint encoding; validation checked the product.
+    return ReadLongUnchecked(pos_) * op.multiplier;
+  }
+
+  Status Value(uint32_t i) {
+    const Op& op = ops_[i];
+    switch (op.sink) {
+      case Sink::kNone:
+      case Sink::kRoot: Skip(i); return Status::OK();
+      case Sink::kBoolean:
+        As<::arrow::BooleanBuilder>(i)->UnsafeAppend(*pos_++ != 0);
+        return Status::OK();
+      case Sink::kInt32:
+        As<::arrow::Int32Builder>(i)->UnsafeAppend(
+            static_cast<int32_t>(ReadLongUnchecked(pos_)));
+        return Status::OK();
+      case Sink::kDate32:
+        As<::arrow::Date32Builder>(i)->UnsafeAppend(
+            static_cast<int32_t>(ReadLongUnchecked(pos_)));
+        return Status::OK();
+      case Sink::kInt64:
+        As<::arrow::Int64Builder>(i)->UnsafeAppend(Scaled(op));
+        return Status::OK();
+      case Sink::kTime64:
+        As<::arrow::Time64Builder>(i)->UnsafeAppend(Scaled(op));
+        return Status::OK();
+      case Sink::kTimestamp:
+        As<::arrow::TimestampBuilder>(i)->UnsafeAppend(Scaled(op));
+        return Status::OK();
+      case Sink::kFloat: {
+        float f;
+        std::memcpy(&f, pos_, 4);
+        pos_ += 4;
+        As<::arrow::FloatBuilder>(i)->UnsafeAppend(f);
+        return Status::OK();
+      }
+      case Sink::kDouble: {
+        double d;
+        if (op.wire == Wire::kFloat) {
+          float f;
+          std::memcpy(&f, pos_, 4);
+          pos_ += 4;
+          d = f;
+        } else {
+          std::memcpy(&d, pos_, 8);
+          pos_ += 8;
+        }
+        As<::arrow::DoubleBuilder>(i)->UnsafeAppend(d);
+        return Status::OK();
+      }
+      case Sink::kBinary: {
+        std::string_view s = Span(op);
+        // StringBuilder derives from BinaryBuilder.
+        As<::arrow::BinaryBuilder>(i)->UnsafeAppend(s.data(),
+                                                    static_cast<int32_t>(s.size()));
+        return Status::OK();
+      }
+      case Sink::kEnumString: {
+        const std::string& sym = p_.symbols[op.first_symbol + ReadLongUnchecked(pos_)];
+        As<::arrow::StringBuilder>(i)->UnsafeAppend(sym.data(),
+                                                    static_cast<int32_t>(sym.size()));
+        return Status::OK();
+      }
+      case Sink::kFixedSizeBinary:
+        As<::arrow::FixedSizeBinaryBuilder>(i)->UnsafeAppend(pos_);
+        pos_ += op.size;
+        return Status::OK();
+      case Sink::kDecimal: {
+        std::string_view s = Span(op);
+        As<::arrow::Decimal128Builder>(i)->UnsafeAppend(DecimalFromBigEndian(
+            reinterpret_cast<const uint8_t*>(s.data()), static_cast<int64_t>(s.size())));
+        return Status::OK();
+      }
+      case Sink::kStruct:
+        FLOE_RETURN_NOT_OK(As<::arrow::StructBuilder>(i)->Append());
+        for (uint32_t c = 0; c < op.num_children; ++c) {
+          FLOE_RETURN_NOT_OK(Value(op.first_child + c));
+        }
+        return Status::OK();
+      case Sink::kList:
+        FLOE_RETURN_NOT_OK(As<::arrow::ListBuilder>(i)->Append());
+        return Blocks(op, op.first_child, /*is_map=*/false);
+      case Sink::kMap:
+        FLOE_RETURN_NOT_OK(As<::arrow::MapBuilder>(i)->Append());
+        return Blocks(op, op.first_child + 1, /*is_map=*/true);
+      case Sink::kOptional:
+        if (ReadLongUnchecked(pos_) == op.null_branch)
+          return p_.builders[i]->AppendNull();
+        return Value(op.first_child);
+      case Sink::kNull:
+        // For a struct, Arrow appends empty values to the children (counted at
+        // validation).
+        return p_.builders[i]->AppendNull();
+    }
+    return Status::OK();
+  }
+
+  Status Blocks(const Op& op, uint32_t item, bool is_map) {
+    while (true) {
+      int64_t count = ReadLongUnchecked(pos_);
+      if (count == 0) return Status::OK();
+      if (count < 0) {
+        count = -count;
+        ReadLongUnchecked(pos_);  // byte size
+      }
+      for (int64_t k = 0; k < count; ++k) {
+        if (is_map) FLOE_RETURN_NOT_OK(Value(op.first_child));
+        FLOE_RETURN_NOT_OK(Value(item));
+      }
+    }
+  }
+
+  void SkipVarint() {
+    while (*pos_++ >= 0x80) {
+    }
+  }
+
+  void Skip(uint32_t i) {
+    const Op& op = ops_[i];
+    switch (op.wire) {
+      case Wire::kNull:
+      case Wire::kAbsent: return;
+      case Wire::kBoolean: ++pos_; return;
+      case Wire::kInt:
+      case Wire::kLong:
+      case Wire::kEnum: SkipVarint(); return;
+      case Wire::kFloat: pos_ += 4; return;
+      case Wire::kDouble: pos_ += 8; return;
+      case Wire::kBytes:
+      case Wire::kString: pos_ += ReadLongUnchecked(pos_); return;
+      case Wire::kFixed: pos_ += op.size; return;
+      case Wire::kRecord:
+        for (uint32_t c = 0; c < op.num_children; ++c) Skip(op.first_child + c);
+        return;
+      case Wire::kArray:
+      case Wire::kMap: {
+        const bool is_map = op.wire == Wire::kMap;
+        while (true) {
+          int64_t count = ReadLongUnchecked(pos_);
+          if (count == 0) return;
+          if (count < 0) {
+            // Validation checked that the declared size matches the items exactly.
+            pos_ += ReadLongUnchecked(pos_);
+            continue;
+          }
+          for (int64_t k = 0; k < count; ++k) {
+            if (is_map) Skip(op.first_child);
+            Skip(is_map ? op.first_child + 1 : op.first_child);
+          }
+        }
+      }
+      case Wire::kUnion:
+        if (ReadLongUnchecked(pos_) != op.null_branch) Skip(op.first_child);
+        return;
+    }
+  }
+
+  const Program& p_;
+  const Op* ops_;
+  const uint8_t* pos_;
+};
+
+// Finds every op's builder from the columns (cheap pointer loads, every call, so that
+// replaced builders are never used stale) and checks the column types when a column
+// builder is seen for the first time.
+Status Bind(Program& p, ::arrow::ArrayBuilder* const* columns) {
+  for (int col : p.used_columns) {
+    ::arrow::ArrayBuilder* b = columns[col];
+    if (b == p.checked_columns[col]) continue;
+    if (b == nullptr) return Status::Invalid("AvroDecoder: no builder for column ", col);
+    if (!b->type()->Equals(*p.column_types[col], /*check_metadata=*/false)) {
+      return Status::Invalid("AvroDecoder: the builder of column ", col, " has type ",
+                             b->type()->ToString(), " but the table schema needs ",
+                             p.column_types[col]->ToString());
+    }
+    p.checked_columns[col] = b;
+  }
+  auto& builders = p.builders;
+  const auto& ops = p.ops;
+  for (size_t i = 1; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    ::arrow::ArrayBuilder* parent = builders[op.parent];
+    switch (op.link) {
+      case Link::kNone: builders[i] = nullptr; break;
+      case Link::kColumn: builders[i] = columns[op.link_index]; break;
+      case Link::kStructField:
+        builders[i] =
+            static_cast<::arrow::StructBuilder*>(parent)->field_builder(op.link_index);
+        break;
+      case Link::kListValue:
+        builders[i] = static_cast<::arrow::ListBuilder*>(parent)->value_builder();
+        break;
+      case Link::kMapKey:
+        builders[i] = static_cast<::arrow::MapBuilder*>(parent)->key_builder();
+        break;
+      case Link::kMapItem:
+        builders[i] = static_cast<::arrow::MapBuilder*>(parent)->item_builder();
+        break;
+      case Link::kSame: builders[i] = parent; break;
+    }
+  }
+  return Status::OK();
+}
+
+// Phase 2: reserve exactly what the append phase will use. Changes capacities only.
+Status Reserve(Program& p) {
+  for (uint32_t o : p.owners) {
+    const int64_t n = p.counts[o];
+    if (n == 0) continue;
+    ::arrow::ArrayBuilder* b = p.builders[o];
+    FLOE_RETURN_NOT_OK(b->Reserve(n));
+    const Op& op = p.ops[o];
+    const Op& value = op.sink == Sink::kOptional ? p.ops[op.first_child] : op;
+    switch (value.sink) {
+      case Sink::kBinary:
+      case Sink::kEnumString:
+        FLOE_RETURN_NOT_OK(
+            static_cast<::arrow::BinaryBuilder*>(b)->ReserveData(p.bytes[o]));
+        break;
+      case Sink::kMap: {
+        // MapBuilder appends the entries struct lazily (on its next Append).
+        auto* map = static_cast<::arrow::MapBuilder*>(b);
+        const int64_t lag = map->key_builder()->length() - map->value_builder()->length();
+        FLOE_RETURN_NOT_OK(
+            map->value_builder()->Reserve(lag + p.counts[value.first_child]));
+        break;
+      }
+      default: break;
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+AvroDecoder::AvroDecoder(std::unique_ptr<Program> program)
+    : program_(std::move(program)) {}
+AvroDecoder::~AvroDecoder() = default;
+
+size_t AvroDecoder::program_size() const { return program_->ops.size(); }
+
+Result<std::unique_ptr<AvroDecoder>> AvroDecoder::Make(
+    const schema::AvroSchema& writer, const iceberg::Schema& table,
+    const AvroDecoderOptions& options) {
+  ::arrow::util::InitializeUTF8();
+  auto program = std::make_unique<Program>();
+  FLOE_ASSIGN_OR_RAISE(auto arrow_schema, schema::ToArrowSchema(table));
+  program->column_types.resize(table.fields.size());
+  for (size_t i = 0; i < table.fields.size(); ++i) {
+    program->column_types[i] = arrow_schema->field(static_cast<int>(i))->type();
+  }
+  program->checked_columns.assign(table.fields.size(), nullptr);
+  Compiler compiler(program.get());
+  FLOE_RETURN_NOT_OK(compiler.Root(writer.root(), table, options));
+  return std::unique_ptr<AvroDecoder>(new AvroDecoder(std::move(program)));
+}
+
+Status AvroDecoder::Decode(const uint8_t* data, size_t size,
+                           ::arrow::ArrayBuilder* const* columns) {
+  Program& p = *program_;
+  FLOE_RETURN_NOT_OK(Bind(p, columns));
+  std::fill(p.counts.begin(), p.counts.end(), 0);
+  std::fill(p.bytes.begin(), p.bytes.end(), 0);
+  p.zero_size_items = 0;
+  if (size > static_cast<size_t>(std::numeric_limits<int64_t>::max())) {
+    return InvalidRecord("Avro record of " + std::to_string(size) +
+                         " bytes is too large");
+  }
+  static const uint8_t kEmpty = 0;
+  if (data == nullptr)
+    data = &kEmpty;  // size is 0 then; keeps pointer arithmetic defined
+  Validator v(&p, data, size);
+  if (!v.Run()) {
+    const ErrorInfo& e = v.error();
+    const std::string& path = p.paths[e.op];
+    return InvalidRecord(
+        (path.empty() ? std::string("Avro record") : "Avro field '" + path + "'") +
+        " at byte " + std::to_string(e.at - data) + ": " + ReasonText(p, e));
+  }
+  FLOE_RETURN_NOT_OK(Reserve(p));
+  Status st = Appender(p, data).Run();
+  if (!st.ok()) {
+    return st.WithMessage(
+        "Avro decoder: appending a validated record failed (the builders "
+        "may now be inconsistent): ",
+        st.message());
+  }
+  return Status::OK();
+}
+
+}  // namespace floe::decode

@@ -1,0 +1,69 @@
+// Committer: the one commit path per table (ARCHITECTURE.md §1, §2). It loads a table's
+// current state, checks the position fence, writes the Iceberg snapshot and swaps the catalog
+// pointer with compare-and-swap, retrying on conflict and resolving unknown outcomes by
+// looking for its own positions.
+//
+// Threading: used by the pipeline thread only.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "floe/catalog/pointer_store.h"
+#include "floe/common/status.h"
+#include "floe/iceberg/data_file.h"
+#include "floe/iceberg/schema.h"
+#include "floe/pipeline/positions.h"
+
+namespace floe::storage {
+class FileIO;
+}
+
+namespace floe::pipeline {
+
+// What the pipeline needs to know about a table when it starts reading a topic.
+struct TableState {
+  bool exists = false;
+  std::string location;               // file:///.../<table>-<uuid>
+  std::optional<iceberg::Schema> schema;  // current schema
+  int last_column_id = 0;
+  // Recorded positions: the property, else the newest ancestor's summary.
+  std::optional<Positions> positions;
+  std::string cluster_id;             // floe.kafka.cluster-id, empty if never set
+  bool has_data_files = false;        // any snapshot at all
+};
+
+struct CommitRequest {
+  catalog::TableIdent ident;
+  iceberg::Schema schema;              // the schema the files were written with
+  std::vector<iceberg::DataFile> files;
+  // The fence: for each partition in this batch, the position the batch started at
+  // (absent = the table must have no position for it).
+  std::map<std::string, std::map<int32_t, std::optional<int64_t>>> expected;
+  Positions new_positions;             // positions after this batch (merged into the table's)
+  std::string cluster_id;
+};
+
+class Committer {
+ public:
+  Committer(catalog::PointerStore* store, storage::FileIO* io, std::string warehouse_uri)
+      : store_(store), io_(io), warehouse_uri_(std::move(warehouse_uri)) {}
+
+  Result<TableState> Load(const catalog::TableIdent& ident);
+  // Creates the table (namespace too) with this schema if it does not exist yet; returns the
+  // table's location either way.
+  Result<TableState> CreateIfAbsent(const catalog::TableIdent& ident,
+                                    const iceberg::Schema& schema);
+  // kConflict when the fence fails (another writer moved the positions): the batch must be
+  // discarded and the partitions re-read from the table's positions.
+  Status Commit(const CommitRequest& request);
+
+ private:
+  catalog::PointerStore* store_;
+  storage::FileIO* io_;
+  std::string warehouse_uri_;
+};
+
+}  // namespace floe::pipeline

@@ -1,0 +1,483 @@
+#include "floe/pipeline/pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "floe/catalog/pointer_store.h"
+#include "floe/common/log.h"
+#include "floe/common/util.h"
+#include "floe/decode/avro_decoder.h"
+#include "floe/kafka/consumer.h"
+#include "floe/pipeline/committer.h"
+#include "floe/pipeline/table_writer.h"
+#include "floe/registry/client.h"
+#include "floe/registry/framing.h"
+#include "floe/schema/avro_schema.h"
+#include "floe/schema/avro_to_iceberg.h"
+#include "floe/schema/table_schema.h"
+#include "floe/storage/file_io.h"
+
+namespace floe::pipeline {
+namespace {
+
+constexpr int kPollMs = 100;
+constexpr size_t kPollMaxRecords = 20000;
+constexpr int kMetadataTimeoutMs = 10000;
+constexpr int64_t kRediscoverMs = 30000;
+
+struct PartitionState {
+  int64_t start = 0;         // a: where this batch started (seek position or previous b)
+  bool start_recorded = false;  // false: the table had no position for this partition
+  int64_t next = -1;         // last processed offset + 1 (-1: nothing processed this batch)
+};
+
+struct TopicState {
+  config::TopicSettings settings;
+  catalog::TableIdent ident;
+  TableState table;
+  std::unique_ptr<TableWriter> writer;
+  std::map<int, std::unique_ptr<decode::AvroDecoder>> decoders;  // by schema id
+  std::map<std::string, int> guid_ids;
+  std::map<int32_t, PartitionState> partitions;
+  int partition_count = 0;
+  bool suspended = false;
+  std::string suspend_reason;
+  int64_t last_commit_ms = 0;
+  int64_t skipped = 0;
+  int64_t committed_records = 0;
+};
+
+class PipelineImpl : public Pipeline {
+ public:
+  explicit PipelineImpl(const config::Config& config) : config_(config) {}
+
+  Status Init() {
+    FLOE_ASSIGN_OR_RAISE(consumer_, kafka::Consumer::Make(config_.kafka));
+    registry::ClientOptions ro;
+    ro.url = config_.registry.url;
+    ro.basic_auth_user_info = config_.registry.basic_auth_user_info.value_or("");
+    ro.timeout_ms = static_cast<int>(config_.registry.request_timeout_ms);
+    FLOE_ASSIGN_OR_RAISE(registry_, registry::MakeRegistryClient(ro));
+    FLOE_ASSIGN_OR_RAISE(store_, catalog::OpenSqliteStore(config_.catalog.uri, config_.catalog.name));
+    warehouse_uri_ = storage::PathToFileUri(config_.warehouse);
+    io_ = storage::MakeLocalFileIO(warehouse_uri_);
+    committer_ = std::make_unique<Committer>(store_.get(), io_.get(), warehouse_uri_);
+    return Status::OK();
+  }
+
+  Status Run(std::atomic<bool>& stop) override {
+    FLOE_RETURN_NOT_OK(WithRetry(stop, "discover topics", [&] { return Discover(); }));
+    kafka::Batch batch;
+    std::vector<kafka::PartitionError> errors;
+    int64_t last_discover = MonotonicMs();
+    int64_t last_progress = MonotonicMs();
+    while (!stop.load()) {
+      batch.Clear();
+      errors.clear();
+      Status st = consumer_->Poll(kPollMs, kPollMaxRecords, &batch, &errors);
+      if (!st.ok()) {
+        FLOE_LOG_WARN("{}; retrying", st.message());
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        continue;
+      }
+      for (const auto& e : errors) HandlePartitionError(e);
+      for (const auto& r : batch.records()) {
+        if (stop.load() && registry_outage_) break;
+        FLOE_RETURN_NOT_OK(Process(r, stop));
+      }
+      batch.Clear();
+      FLOE_RETURN_NOT_OK(CommitDue(stop, false));
+      EnforceMemoryBudget(stop);
+      if (MonotonicMs() - last_discover > kRediscoverMs) {
+        Status ds = Discover();
+        if (!ds.ok()) FLOE_LOG_WARN("topic discovery failed: {}", ds.message());
+        last_discover = MonotonicMs();
+      }
+      if (MonotonicMs() - last_progress > 10000) {
+        LogProgress();
+        last_progress = MonotonicMs();
+      }
+    }
+    FLOE_LOG_INFO("stopping: committing buffered records");
+    std::atomic<bool> no_stop{false};
+    FLOE_RETURN_NOT_OK(CommitDue(no_stop, true));
+    LogProgress();
+    return Status::OK();
+  }
+
+ private:
+  // Retries systemic failures with exponential backoff until `stop`.
+  template <typename F>
+  Status WithRetry(std::atomic<bool>& stop, const char* what, F&& fn) {
+    int64_t backoff_ms = 500;
+    while (true) {
+      Status st = fn();
+      if (st.ok()) return st;
+      ErrorKind kind = KindOf(st);
+      if (kind != ErrorKind::kRetriable && kind != ErrorKind::kStateUnknown) return st;
+      if (stop.load()) return st;
+      FLOE_LOG_WARN("{} failed: {}; retrying in {} ms", what, st.message(), backoff_ms);
+      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+      backoff_ms = std::min<int64_t>(backoff_ms * 2, 30000);
+    }
+  }
+
+  Status Discover() {
+    FLOE_ASSIGN_OR_RAISE(auto topics, consumer_->ListTopics(kMetadataTimeoutMs));
+    FLOE_ASSIGN_OR_RAISE(cluster_id_, consumer_->ClusterId(kMetadataTimeoutMs));
+    std::vector<std::string> names;
+    for (const auto& [name, count] : topics) names.push_back(name);
+    FLOE_RETURN_NOT_OK(config::CheckTableCollisions(config_, names));
+    bool changed = false;
+    for (const auto& [name, count] : topics) {
+      auto settings = config::ResolveTopic(config_, name);
+      if (!settings) continue;
+      auto it = topics_.find(name);
+      if (it != topics_.end() && it->second.partition_count == count) continue;
+      if (it == topics_.end()) {
+        TopicState ts;
+        ts.settings = *settings;
+        ts.ident = catalog::TableIdent{settings->NamespaceLevels(), settings->table};
+        it = topics_.emplace(name, std::move(ts)).first;
+        FLOE_LOG_INFO("topic {} → table {}", name, settings->QualifiedTable());
+      }
+      it->second.partition_count = count;
+      FLOE_RETURN_NOT_OK(LoadPositions(name, it->second));
+      changed = true;
+    }
+    if (changed) FLOE_RETURN_NOT_OK(Reassign());
+    return Status::OK();
+  }
+
+  // Seeks every partition of the topic to the table's recorded position (ARCHITECTURE.md §2).
+  Status LoadPositions(const std::string& topic, TopicState& ts) {
+    if (ts.suspended) return Status::OK();
+    FLOE_ASSIGN_OR_RAISE(ts.table, committer_->Load(ts.ident));
+    if (ts.table.exists && !ts.table.cluster_id.empty() && ts.table.cluster_id != cluster_id_) {
+      return SuspendTopic(topic, ts, "table " + ts.ident.ToString() + " was written from Kafka cluster " +
+                                         ts.table.cluster_id + " but the broker is cluster " +
+                                         cluster_id_ + "; positions do not apply");
+    }
+    if (ts.table.exists && ts.table.has_data_files && !ts.table.positions) {
+      return SuspendTopic(topic, ts, "offsets lost: table " + ts.ident.ToString() +
+                                         " holds data but no floe.kafka.offsets; Floe will not "
+                                         "restart it from the beginning on its own");
+    }
+    const std::map<int32_t, int64_t>* recorded = nullptr;
+    if (ts.table.positions) {
+      auto it = ts.table.positions->find(topic);
+      if (it != ts.table.positions->end()) recorded = &it->second;
+    }
+    for (int32_t p = 0; p < ts.partition_count; ++p) {
+      if (ts.partitions.count(p)) continue;
+      FLOE_ASSIGN_OR_RAISE(auto wm, consumer_->QueryWatermarks({topic, p}, kMetadataTimeoutMs));
+      PartitionState ps;
+      auto rit = recorded ? recorded->find(p) : decltype(recorded->end()){};
+      if (recorded && rit != recorded->end()) {
+        ps.start = rit->second;
+        ps.start_recorded = true;
+        if (ps.start < wm.low || ps.start > wm.high) {
+          return SuspendTopic(topic, ts,
+                              "recorded position " + std::to_string(ps.start) + " of partition " +
+                                  std::to_string(p) + " is outside the log [" +
+                                  std::to_string(wm.low) + ", " + std::to_string(wm.high) +
+                                  "] (log start, high watermark): retention or a topic reset "
+                                  "removed records Floe has not ingested; not resetting silently");
+        }
+      } else {
+        ps.start = wm.low;  // a new table (or partition) starts at the beginning of the log
+      }
+      ts.partitions[p] = ps;
+    }
+    return Status::OK();
+  }
+
+  Status Reassign() {
+    std::map<kafka::TopicPartition, int64_t> assignment;
+    for (auto& [topic, ts] : topics_) {
+      if (ts.suspended) continue;
+      for (auto& [p, ps] : ts.partitions) {
+        assignment[{topic, p}] = ps.next >= 0 ? ps.next : ps.start;
+      }
+    }
+    return consumer_->Assign(assignment);
+  }
+
+  Status SuspendTopic(const std::string& topic, TopicState& ts, const std::string& reason) {
+    ts.suspended = true;
+    ts.suspend_reason = reason;
+    FLOE_LOG_ERROR("topic {} suspended: {}", topic, reason);
+    return Status::OK();
+  }
+
+  void HandlePartitionError(const kafka::PartitionError& e) {
+    auto it = topics_.find(e.tp.topic);
+    if (it == topics_.end()) {
+      FLOE_LOG_WARN("kafka: {}", e.message);
+      return;
+    }
+    if (e.out_of_range) {
+      auto wm = consumer_->QueryWatermarks(e.tp, kMetadataTimeoutMs);
+      std::string range = wm.ok() ? "[" + std::to_string(wm->low) + ", " + std::to_string(wm->high) + "]"
+                                  : "(unknown)";
+      (void)SuspendTopic(e.tp.topic, it->second,
+                         "position " + std::to_string(e.offset) + " of partition " +
+                             std::to_string(e.tp.partition) + " is out of range; the log is " +
+                             range + " (log start, high watermark): " + e.message);
+      (void)Reassign();
+      return;
+    }
+    FLOE_LOG_WARN("kafka {}/{}: {}", e.tp.topic, e.tp.partition, e.message);
+  }
+
+  Status Process(const kafka::Record& r, std::atomic<bool>& stop) {
+    auto it = topics_.find(*r.topic);
+    if (it == topics_.end() || it->second.suspended) return Status::OK();
+    TopicState& ts = it->second;
+    auto pit = ts.partitions.find(r.partition);
+    if (pit == ts.partitions.end()) return Status::OK();
+    PartitionState& ps = pit->second;
+    int64_t expected = ps.next >= 0 ? ps.next : ps.start;
+    if (r.offset < expected) return Status::OK();  // already covered (stale fetch after reassign)
+
+    kafka::Header h;
+    bool has_header = r.FindHeader(registry::kValueSchemaIdHeader, &h);
+    auto framing = registry::DetectFraming(has_header ? h.value : nullptr, has_header ? h.value_len : 0,
+                                           r.value, r.value_len);
+    if (!framing.ok()) return Invalid(ts, r, framing.status());
+    decode::AvroDecoder* decoder = nullptr;
+    Status st = WithRetry(stop, "schema registry", [&]() -> Status {
+      auto d = DecoderFor(ts, *framing);
+      if (!d.ok()) return d.status();
+      decoder = *d;
+      return Status::OK();
+    });
+    registry_outage_ = false;
+    if (!st.ok()) {
+      ErrorKind kind = KindOf(st);
+      if (kind == ErrorKind::kInvalidRecord || kind == ErrorKind::kNotFound) return Invalid(ts, r, st);
+      if (kind == ErrorKind::kSuspend) {
+        FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, stop));
+        return SuspendTopic(*r.topic, ts, Where(r) + ": " + st.message());
+      }
+      if (stop.load()) {
+        registry_outage_ = true;
+        return Status::OK();
+      }
+      return st;
+    }
+    st = ts.writer->Append(*decoder, framing->payload, framing->payload_len, r);
+    if (!st.ok()) {
+      if (KindOf(st) == ErrorKind::kInvalidRecord) return Invalid(ts, r, st);
+      return st;
+    }
+    ps.next = r.offset + 1;
+    return Status::OK();
+  }
+
+  static std::string Where(const kafka::Record& r) {
+    return "topic " + *r.topic + " partition " + std::to_string(r.partition) + " offset " +
+           std::to_string(r.offset);
+  }
+
+  Status Invalid(TopicState& ts, const kafka::Record& r, const Status& why) {
+    std::string msg = Where(r) + ": " + why.message();
+    if (ts.settings.on_invalid_record == config::InvalidRecordPolicy::kSkip) {
+      ts.skipped++;
+      FLOE_LOG_WARN("skipped invalid record ({} skipped so far): {}", ts.skipped, msg);
+      ts.partitions[r.partition].next = r.offset + 1;
+      return Status::OK();
+    }
+    // suspend: commit everything before this record, then stop the topic here.
+    std::atomic<bool> no_stop{false};
+    FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, no_stop));
+    FLOE_RETURN_NOT_OK(SuspendTopic(*r.topic, ts, "invalid record at " + msg));
+    return Reassign();
+  }
+
+  // Finds or compiles the decoder for the record's schema; creates the table writer on the
+  // first schema seen.
+  Result<decode::AvroDecoder*> DecoderFor(TopicState& ts, const registry::Framing& f) {
+    int id = f.schema_id;
+    if (f.source == registry::Framing::Source::kHeaderGuid) {
+      std::string guid = f.GuidString();
+      auto git = ts.guid_ids.find(guid);
+      if (git != ts.guid_ids.end()) {
+        id = git->second;
+      } else {
+        FLOE_ASSIGN_OR_RAISE(auto s, registry_->ByGuid(guid));
+        id = s->id;
+        ts.guid_ids[guid] = id;
+        if (!ts.decoders.count(id)) FLOE_RETURN_NOT_OK(Compile(ts, id, *s));
+        return ts.decoders[id].get();
+      }
+    }
+    auto dit = ts.decoders.find(id);
+    if (dit != ts.decoders.end()) return dit->second.get();
+    FLOE_ASSIGN_OR_RAISE(auto s, registry_->ById(id));
+    FLOE_RETURN_NOT_OK(Compile(ts, id, *s));
+    return ts.decoders[id].get();
+  }
+
+  Status Compile(TopicState& ts, int id, const registry::RegisteredSchema& s) {
+    if (s.schema_type != "AVRO") {
+      return InvalidRecord("schema " + std::to_string(id) + " is " + s.schema_type +
+                           "; only AVRO is supported yet");
+    }
+    auto avro = schema::AvroSchema::Parse(s.schema);
+    if (!avro.ok()) return InvalidRecord("schema " + std::to_string(id) + ": " + avro.status().message());
+    const iceberg::Schema* existing = ts.writer ? &ts.writer->schema()
+                                                : (ts.table.schema ? &*ts.table.schema : nullptr);
+    int last_id = ts.writer ? std::max(ts.table.last_column_id, ts.writer->schema().HighestFieldId())
+                            : ts.table.last_column_id;
+    auto fields = schema::AvroToIcebergFields(*avro);
+    if (!fields.ok()) {
+      return InvalidRecord("schema " + std::to_string(id) + ": " + fields.status().message());
+    }
+    auto built = schema::BuildTableSchema(*fields, existing, &last_id);
+    if (!built.ok()) {
+      // e.g. a value field named _kafka: the topic cannot be mapped until the schema changes.
+      return Suspend("schema " + std::to_string(id) + ": " + built.status().message());
+    }
+    iceberg::Schema table_schema = std::move(*built);
+    if (existing != nullptr && last_id > existing->HighestFieldId() &&
+        last_id > ts.table.last_column_id) {
+      // The writer schema adds columns. Fields the writer lacks are fine (the decoder
+      // appends nulls) and type widenings are checked by the decoder; adding columns needs
+      // schema evolution, which is not built yet.
+      return Suspend("schema " + std::to_string(id) + " adds columns to table " +
+                     ts.ident.ToString() + "; schema evolution is not supported yet, so the "
+                     "topic stops here with nothing lost");
+    }
+    if (!ts.writer) {
+      TableWriterOptions wo;
+      if (!ts.table.exists) {
+        FLOE_ASSIGN_OR_RAISE(ts.table, committer_->CreateIfAbsent(ts.ident, table_schema));
+      }
+      wo.table_location = ts.table.location;
+      FLOE_ASSIGN_OR_RAISE(wo.local_table_dir, storage::FileUriToPath(ts.table.location));
+      wo.target_file_size_bytes = ts.settings.target_file_size_bytes;
+      iceberg::Schema current = ts.table.schema ? *ts.table.schema : table_schema;
+      FLOE_ASSIGN_OR_RAISE(ts.writer, TableWriter::Make(wo, current));
+    }
+    auto decoder = decode::AvroDecoder::Make(*avro, ts.writer->schema());
+    if (!decoder.ok()) {
+      return Suspend("schema " + std::to_string(id) + " is incompatible with table " +
+                     ts.ident.ToString() + ": " + decoder.status().message());
+    }
+    ts.decoders[id] = std::move(*decoder);
+    FLOE_LOG_INFO("table {}: compiled decoder for schema id {}", ts.ident.ToString(), id);
+    return Status::OK();
+  }
+
+  Status CommitDue(std::atomic<bool>& stop, bool force) {
+    int64_t now = MonotonicMs();
+    for (auto& [topic, ts] : topics_) {
+      if (ts.last_commit_ms == 0) ts.last_commit_ms = now;
+      if (!force && now - ts.last_commit_ms < ts.settings.commit_interval_ms) continue;
+      FLOE_RETURN_NOT_OK(CommitTopic(topic, ts, stop));
+    }
+    return Status::OK();
+  }
+
+  Status CommitTopic(const std::string& topic, TopicState& ts, std::atomic<bool>& stop) {
+    ts.last_commit_ms = MonotonicMs();
+    if (!ts.writer) return Status::OK();
+    bool any = false;
+    for (auto& [p, ps] : ts.partitions) any |= ps.next >= 0;
+    if (!any) return Status::OK();
+    CommitRequest req;
+    req.ident = ts.ident;
+    req.schema = ts.writer->schema();
+    req.cluster_id = cluster_id_;
+    FLOE_ASSIGN_OR_RAISE(req.files, ts.writer->TakeFiles());
+    int64_t records = 0;
+    for (const auto& f : req.files) records += f.record_count;
+    for (auto& [p, ps] : ts.partitions) {
+      if (ps.next < 0) continue;
+      req.expected[topic][p] = ps.start_recorded ? std::optional<int64_t>(ps.start) : std::nullopt;
+      req.new_positions[topic][p] = ps.next;
+    }
+    Status st = WithRetry(stop, "commit", [&] { return committer_->Commit(req); });
+    if (!st.ok()) {
+      if (KindOf(st) == ErrorKind::kConflict) {
+        // Fenced: another writer advanced this table's positions. Our files are not
+        // referenced; re-read from the table's positions.
+        FLOE_LOG_WARN("table {}: {}; re-reading from the table's positions", ts.ident.ToString(), st.message());
+        for (const auto& f : req.files) (void)io_->Delete(f.file_path);
+        ts.partitions.clear();
+        ts.decoders.clear();
+        ts.writer.reset();
+        FLOE_RETURN_NOT_OK(LoadPositions(topic, ts));
+        return Reassign();
+      }
+      return st;
+    }
+    for (auto& [p, ps] : ts.partitions) {
+      if (ps.next < 0) continue;
+      ps.start = ps.next;
+      ps.start_recorded = true;
+      ps.next = -1;
+    }
+    ts.committed_records += records;
+    FLOE_LOG_DEBUG("table {}: committed {} records in {} files", ts.ident.ToString(), records, req.files.size());
+    return Status::OK();
+  }
+
+  void EnforceMemoryBudget(std::atomic<bool>& stop) {
+    int64_t total = 0;
+    TopicState* largest = nullptr;
+    const std::string* largest_topic = nullptr;
+    int64_t largest_bytes = -1;
+    for (auto& [topic, ts] : topics_) {
+      if (!ts.writer) continue;
+      int64_t b = ts.writer->MemoryBytes();
+      total += b;
+      if (b > largest_bytes) {
+        largest_bytes = b;
+        largest = &ts;
+        largest_topic = &topic;
+      }
+    }
+    if (total > config_.memory_budget_bytes && largest != nullptr) {
+      FLOE_LOG_DEBUG("memory {} > budget {}: committing {} early", total, config_.memory_budget_bytes, *largest_topic);
+      Status st = CommitTopic(*largest_topic, *largest, stop);
+      if (!st.ok()) FLOE_LOG_WARN("early commit failed: {}", st.message());
+    }
+  }
+
+  void LogProgress() {
+    for (const auto& [topic, ts] : topics_) {
+      if (ts.suspended) {
+        FLOE_LOG_WARN("topic {}: SUSPENDED: {}", topic, ts.suspend_reason);
+        continue;
+      }
+      FLOE_LOG_INFO("topic {} → {}: {} records committed this run, {} buffered, {} skipped", topic,
+                    ts.ident.ToString(), ts.committed_records,
+                    ts.writer ? ts.writer->buffered_rows() : 0, ts.skipped);
+    }
+  }
+
+  const config::Config& config_;
+  std::unique_ptr<kafka::Consumer> consumer_;
+  std::unique_ptr<registry::SchemaSource> registry_;
+  std::unique_ptr<catalog::PointerStore> store_;
+  std::unique_ptr<storage::FileIO> io_;
+  std::unique_ptr<Committer> committer_;
+  std::string warehouse_uri_;
+  std::string cluster_id_;
+  std::map<std::string, TopicState> topics_;
+  bool registry_outage_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Pipeline>> Pipeline::Make(const config::Config& config) {
+  auto p = std::make_unique<PipelineImpl>(config);
+  FLOE_RETURN_NOT_OK(p->Init());
+  return std::unique_ptr<Pipeline>(std::move(p));
+}
+
+}  // namespace floe::pipeline

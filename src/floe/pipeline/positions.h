@@ -1,0 +1,24 @@
+// Kafka positions as Floe records them in a table (ARCHITECTURE.md §2): the JSON string
+// {"<topic>":{"<partition>":<next position>}} in the snapshot summary and table property
+// `floe.kafka.offsets`.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "floe/common/status.h"
+
+namespace floe::pipeline {
+
+inline constexpr const char* kOffsetsKey = "floe.kafka.offsets";
+inline constexpr const char* kClusterIdKey = "floe.kafka.cluster-id";
+inline constexpr const char* kWriterKey = "floe.writer";
+
+// topic → partition → next position to read.
+using Positions = std::map<std::string, std::map<int32_t, int64_t>>;
+
+std::string PositionsToJson(const Positions& p);
+Result<Positions> PositionsFromJson(const std::string& json);
+
+}  // namespace floe::pipeline

@@ -1,0 +1,85 @@
+// TableWriter: one columnar buffer per table (ARCHITECTURE.md §1). Decoded values go straight
+// into Arrow builders; full batches go into the open Parquet file; a file is closed when it
+// reaches the target size or when the committer takes the files.
+//
+// Threading: owned and used by the pipeline thread only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "floe/common/status.h"
+#include "floe/iceberg/data_file.h"
+#include "floe/iceberg/schema.h"
+
+namespace arrow {
+class ArrayBuilder;
+class RecordBatchBuilder;
+class Schema;
+}  // namespace arrow
+
+namespace floe::decode {
+class AvroDecoder;
+}
+namespace floe::parquet {
+class DataFileWriter;
+}
+namespace floe::kafka {
+struct Record;
+}
+
+namespace floe::pipeline {
+
+struct TableWriterOptions {
+  std::string table_location;  // file:///.../<table>-<uuid>
+  std::string local_table_dir; // the same location as a local path
+  int64_t target_file_size_bytes = 128 << 20;
+  int64_t batch_rows = 16384;  // rows buffered in builders before they go to the file
+};
+
+class TableWriter {
+ public:
+  static Result<std::unique_ptr<TableWriter>> Make(TableWriterOptions options,
+                                                   iceberg::Schema schema);
+  ~TableWriter();
+
+  // Decodes one record's value with `decoder` and appends it with its _kafka metadata.
+  // kInvalidRecord: nothing was appended.
+  Status Append(decode::AvroDecoder& decoder, const uint8_t* payload, size_t len,
+                const kafka::Record& record);
+  // Moves buffered rows into the open Parquet file (opening one if needed).
+  Status FlushBuilders();
+  // Closes the open file and returns every file completed since the last call.
+  Result<std::vector<iceberg::DataFile>> TakeFiles();
+  // Deletes files that were written but never committed (e.g. before a suspend).
+  void DiscardFiles();
+
+  const iceberg::Schema& schema() const { return schema_; }
+  int64_t buffered_rows() const { return rows_in_builders_ + rows_in_file_; }
+  // Approximate memory held: builder contents plus the open file's buffered row group.
+  int64_t MemoryBytes() const;
+
+ private:
+  TableWriter(TableWriterOptions options, iceberg::Schema schema);
+  Status Init();
+  Status AppendKafka(const kafka::Record& record);
+  Status CloseFile();
+
+  TableWriterOptions options_;
+  iceberg::Schema schema_;
+  std::string schema_json_;
+  std::shared_ptr<::arrow::Schema> arrow_schema_;
+  std::unique_ptr<::arrow::RecordBatchBuilder> builder_;
+  std::vector<::arrow::ArrayBuilder*> columns_;
+  std::unique_ptr<parquet::DataFileWriter> file_;
+  std::string file_uri_;
+  std::string attempt_ = "";
+  int file_counter_ = 0;
+  int64_t rows_in_builders_ = 0;
+  int64_t rows_in_file_ = 0;
+  std::vector<iceberg::DataFile> done_;
+};
+
+}  // namespace floe::pipeline

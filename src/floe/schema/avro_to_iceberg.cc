@@ -1,0 +1,141 @@
+#include "floe/schema/avro_to_iceberg.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace floe::schema {
+namespace {
+
+using iceberg::NestedField;
+using iceberg::Type;
+using iceberg::TypeId;
+using iceberg::TypePtr;
+
+Status Error(const std::string& path, const std::string& what) {
+  return Status::Invalid("Avro field '", path, "': ", what);
+}
+
+// A mapped type plus whether it came from a nullable union and the doc it adds.
+struct Mapped {
+  TypePtr type;
+  bool required = true;
+  std::string doc;  // added by the mapping (time columns)
+};
+
+Result<Mapped> MapType(const AvroNode& node, const std::string& path, int depth);
+
+Result<std::vector<NestedField>> MapRecord(const AvroNode& record,
+                                           const std::string& path, int depth) {
+  if (record.fields.empty()) {
+    return Error(path.empty() ? record.full_name : path,
+                 "record " + record.full_name +
+                     " has no fields; Parquet cannot store an empty struct");
+  }
+  std::vector<NestedField> out;
+  out.reserve(record.fields.size());
+  for (const auto& f : record.fields) {
+    std::string fpath = path.empty() ? f.name : path + "." + f.name;
+    FLOE_ASSIGN_OR_RAISE(Mapped m, MapType(*f.type, fpath, depth + 1));
+    std::string doc = f.doc;
+    if (!m.doc.empty()) doc = doc.empty() ? m.doc : doc + " (" + m.doc + ")";
+    out.push_back(NestedField{0, f.name, m.required, std::move(m.type), std::move(doc)});
+  }
+  return out;
+}
+
+// Element/key/value fields are built by hand (not Type::List/Map) to carry their doc.
+TypePtr ListOf(Mapped element) {
+  auto t = std::make_shared<Type>();
+  t->id = TypeId::kList;
+  t->children.push_back(
+      NestedField{0, "element", element.required, std::move(element.type), element.doc});
+  return t;
+}
+
+TypePtr MapOf(Mapped value) {
+  auto t = std::make_shared<Type>();
+  t->id = TypeId::kMap;
+  t->children.push_back(
+      NestedField{0, "key", true, Type::Primitive(TypeId::kString), {}});
+  t->children.push_back(
+      NestedField{0, "value", value.required, std::move(value.type), value.doc});
+  return t;
+}
+
+Result<Mapped> MapType(const AvroNode& node, const std::string& path, int depth) {
+  if (depth > kMaxAvroSchemaDepth) {
+    return Error(path, "nesting is deeper than " + std::to_string(kMaxAvroSchemaDepth));
+  }
+  auto prim = [](TypeId id, std::string doc = {}) {
+    return Mapped{Type::Primitive(id), true, std::move(doc)};
+  };
+  switch (node.logical_type) {
+    case AvroLogicalType::kNone: break;
+    case AvroLogicalType::kDate: return prim(TypeId::kDate);
+    case AvroLogicalType::kTimeMillis:
+    case AvroLogicalType::kTimeMicros: return prim(TypeId::kLong, kTimeOfDayDoc);
+    case AvroLogicalType::kTimestampMillis:
+    case AvroLogicalType::kTimestampMicros: return prim(TypeId::kTimestampTz);
+    case AvroLogicalType::kLocalTimestampMillis:
+    case AvroLogicalType::kLocalTimestampMicros: return prim(TypeId::kTimestamp);
+    case AvroLogicalType::kUuid: return prim(TypeId::kString);
+    case AvroLogicalType::kDecimal:
+      if (node.precision > kMaxDecimalPrecision) {
+        return Error(path, "decimal precision " + std::to_string(node.precision) +
+                               " is above Iceberg's maximum of " +
+                               std::to_string(kMaxDecimalPrecision));
+      }
+      return Mapped{Type::Decimal(node.precision, node.scale), true, {}};
+  }
+  switch (node.type) {
+    case AvroType::kNull:
+      return Error(path, "a field of type null has no Iceberg type; use [\"null\", T]");
+    case AvroType::kBoolean: return prim(TypeId::kBoolean);
+    case AvroType::kInt: return prim(TypeId::kInt);
+    case AvroType::kLong: return prim(TypeId::kLong);
+    case AvroType::kFloat: return prim(TypeId::kFloat);
+    case AvroType::kDouble: return prim(TypeId::kDouble);
+    case AvroType::kBytes: return prim(TypeId::kBinary);
+    case AvroType::kString: return prim(TypeId::kString);
+    case AvroType::kEnum: return prim(TypeId::kString);
+    case AvroType::kFixed: return prim(TypeId::kBinary);
+    case AvroType::kRecord: {
+      FLOE_ASSIGN_OR_RAISE(auto fields, MapRecord(node, path, depth));
+      return Mapped{Type::Struct(std::move(fields)), true, {}};
+    }
+    case AvroType::kArray: {
+      FLOE_ASSIGN_OR_RAISE(Mapped element, MapType(*node.items, path + "[]", depth + 1));
+      return Mapped{ListOf(std::move(element)), true, {}};
+    }
+    case AvroType::kMap: {
+      FLOE_ASSIGN_OR_RAISE(Mapped value, MapType(*node.values, path + "{}", depth + 1));
+      return Mapped{MapOf(std::move(value)), true, {}};
+    }
+    case AvroType::kUnion: {
+      if (node.NullBranch() < 0) {
+        return Error(path, "only unions of null and one other type are supported yet");
+      }
+      FLOE_ASSIGN_OR_RAISE(Mapped m, MapType(node.NonNullBranch(), path, depth + 1));
+      m.required = false;
+      return m;
+    }
+  }
+  return Error(path, "unsupported Avro type");
+}
+
+}  // namespace
+
+Result<std::vector<NestedField>> AvroRecordToIcebergFields(const AvroNode& record) {
+  if (record.type != AvroType::kRecord) {
+    return Status::Invalid("the Avro value schema must be a record, not ",
+                           AvroTypeName(record));
+  }
+  return MapRecord(record, "", 1);
+}
+
+Result<std::vector<NestedField>> AvroToIcebergFields(const AvroSchema& schema) {
+  return AvroRecordToIcebergFields(schema.root());
+}
+
+}  // namespace floe::schema

@@ -1,0 +1,127 @@
+"""Runs the `floe` binary for integration tests and reads back what it committed.
+
+- `FloeRun` writes a YAML config into a work dir and starts `floe run` as its own process
+  group (harness.procs), stdout/stderr in `floe.log`.
+- `table_positions()` reads the catalog pointer and the metadata JSON directly (sqlite3 +
+  json), so waiting on progress costs milliseconds and does not depend on any reader library.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import sqlite3
+import time
+
+import yaml  # pyyaml comes with pyiceberg
+
+from . import procs
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+
+def floe_binary() -> pathlib.Path:
+    build = pathlib.Path(os.environ.get("FLOE_BUILD_DIR", str(ROOT / "build" / "default")))
+    return build / "src" / "floe" / "cli" / "floe"
+
+
+class FloeRun:
+    def __init__(self, work_dir: pathlib.Path, bootstrap: str, registry_url: str,
+                 topics: list[dict], defaults: dict | None = None, extra: dict | None = None):
+        self.work_dir = pathlib.Path(work_dir)
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.warehouse = self.work_dir / "warehouse"
+        self.catalog_db = self.work_dir / "catalog.db"
+        self.config_path = self.work_dir / "floe.yaml"
+        self.log_path = self.work_dir / "floe.log"
+        cfg = {
+            "kafka": {"bootstrap.servers": bootstrap},
+            "registry": {"url": registry_url},
+            "warehouse": str(self.warehouse),
+            "catalog": {"type": "sqlite", "uri": str(self.catalog_db), "name": "floe"},
+            "defaults": {"commit.interval.ms": 1000, **(defaults or {})},
+            "topics": topics,
+        }
+        cfg.update(extra or {})
+        self.config_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+        self.proc: procs.Proc | None = None
+
+    def start(self, env: dict | None = None) -> procs.Proc:
+        full_env = dict(os.environ)
+        full_env.pop("FLOE_CRASH_AT", None)
+        full_env.update(env or {})
+        self.proc = procs.spawn([str(floe_binary()), "run", "--config", str(self.config_path)],
+                                self.log_path, name="floe", env=full_env)
+        return self.proc
+
+    def stop(self, timeout: float = 60.0) -> int | None:
+        return self.proc.stop(timeout=timeout) if self.proc else None
+
+    def kill(self) -> None:
+        if self.proc:
+            self.proc.kill()
+
+    def wait_exit(self, timeout: float = 60.0) -> int:
+        deadline = time.monotonic() + timeout
+        while self.proc.running():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"floe did not exit within {timeout}s:\n{self.log()}")
+            time.sleep(0.05)
+        return self.proc.returncode
+
+    def log(self, lines: int = 60) -> str:
+        return procs.tail_file(self.log_path, lines)
+
+    def metadata_location(self, table: str, namespace: str = "kafka") -> str | None:
+        if not self.catalog_db.exists():
+            return None
+        con = sqlite3.connect(self.catalog_db, timeout=10)
+        try:
+            row = con.execute("SELECT metadata_location FROM iceberg_tables WHERE catalog_name='floe'"
+                              " AND table_namespace=? AND table_name=?", (namespace, table)).fetchone()
+        except sqlite3.OperationalError:
+            return None
+        finally:
+            con.close()
+        return row[0] if row else None
+
+    def metadata(self, table: str, namespace: str = "kafka") -> dict | None:
+        loc = self.metadata_location(table, namespace)
+        if loc is None:
+            return None
+        return json.loads(pathlib.Path(loc.removeprefix("file://")).read_text())
+
+    def table_positions(self, table: str, topic: str, namespace: str = "kafka") -> dict[int, int]:
+        md = self.metadata(table, namespace)
+        if md is None:
+            return {}
+        offsets = md.get("properties", {}).get("floe.kafka.offsets")
+        if not offsets:
+            return {}
+        return {int(p): v for p, v in json.loads(offsets).get(topic, {}).items()}
+
+    def wait_for_positions(self, table: str, topic: str, expected: dict[int, int],
+                           timeout: float = 120.0, namespace: str = "kafka") -> None:
+        """Waits until the table's recorded positions reach `expected` for every partition."""
+        deadline = time.monotonic() + timeout
+        while True:
+            pos = self.table_positions(table, topic, namespace)
+            if all(pos.get(p, -1) >= v for p, v in expected.items()):
+                return
+            if self.proc is not None and not self.proc.running():
+                raise RuntimeError(f"floe exited with {self.proc.returncode} before reaching "
+                                   f"{expected} (at {pos}):\n{self.log()}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"positions {pos} did not reach {expected} in {timeout}s:\n"
+                                   f"{self.log()}")
+            time.sleep(0.1)
+
+    def wait_for_log(self, needle: str, timeout: float = 60.0) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+            if needle in text:
+                return text
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"'{needle}' not in floe log after {timeout}s:\n{self.log()}")
+            time.sleep(0.1)
