@@ -74,6 +74,11 @@ static TableState StateOf(const iceberg::TableMetadata& md) {
   return st;
 }
 
+Committer::Committer(catalog::PointerStore* store, storage::FileIO* io,
+                     std::string warehouse_uri, Clock clock)
+    : store_(store), io_(io), warehouse_uri_(std::move(warehouse_uri)),
+      clock_(clock ? std::move(clock) : Clock(NowMs)) {}
+
 Result<TableState> Committer::Load(const catalog::TableIdent& ident) {
   FLOE_ASSIGN_OR_RAISE(auto loaded, LoadRaw(store_, io_, ident));
   if (!loaded) return TableState{};
@@ -139,7 +144,7 @@ Status Committer::Commit(const CommitRequest& req) {
                                                     {kWriterKey, "floe/" FLOE_VERSION_STRING}};
     std::vector<iceberg::TableUpdate> updates;
     std::vector<iceberg::TableRequirement> requirements;
-    int64_t now = NowMs();
+    int64_t now = clock_();
     if (req.files.empty()) {
       // Only skipped records: advance the positions without a snapshot.
       requirements.push_back(iceberg::requirement::AssertTableUuid{base.table_uuid});

@@ -6,6 +6,7 @@
 // Threading: used by the pipeline thread only.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,7 +38,6 @@ struct TableState {
 
 struct CommitRequest {
   catalog::TableIdent ident;
-  iceberg::Schema schema;              // the schema the files were written with
   std::vector<iceberg::DataFile> files;
   // The fence: for each partition in this batch, the position the batch started at
   // (absent = the table must have no position for it).
@@ -48,8 +48,10 @@ struct CommitRequest {
 
 class Committer {
  public:
-  Committer(catalog::PointerStore* store, storage::FileIO* io, std::string warehouse_uri)
-      : store_(store), io_(io), warehouse_uri_(std::move(warehouse_uri)) {}
+  using Clock = std::function<int64_t()>;
+  // `clock` gives wall time in ms (snapshot timestamps, expiry); tests inject their own.
+  Committer(catalog::PointerStore* store, storage::FileIO* io, std::string warehouse_uri,
+            Clock clock = {});
 
   Result<TableState> Load(const catalog::TableIdent& ident);
   // Creates the table (namespace too) with this schema if it does not exist yet; returns the
@@ -64,6 +66,7 @@ class Committer {
   catalog::PointerStore* store_;
   storage::FileIO* io_;
   std::string warehouse_uri_;
+  Clock clock_;
 };
 
 }  // namespace floe::pipeline

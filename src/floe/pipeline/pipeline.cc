@@ -259,7 +259,7 @@ class PipelineImpl : public Pipeline {
       ErrorKind kind = KindOf(st);
       if (kind == ErrorKind::kInvalidRecord || kind == ErrorKind::kNotFound) return Invalid(ts, r, st);
       if (kind == ErrorKind::kSuspend) {
-        FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, stop));
+        FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, stop, /*batch_done=*/false));
         return SuspendTopic(*r.topic, ts, Where(r) + ": " + st.message());
       }
       if (stop.load()) {
@@ -292,7 +292,7 @@ class PipelineImpl : public Pipeline {
     }
     // suspend: commit everything before this record, then stop the topic here.
     std::atomic<bool> no_stop{false};
-    FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, no_stop));
+    FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, no_stop, /*batch_done=*/false));
     FLOE_RETURN_NOT_OK(SuspendTopic(*r.topic, ts, "invalid record at " + msg));
     return Reassign();
   }
@@ -377,22 +377,39 @@ class PipelineImpl : public Pipeline {
     for (auto& [topic, ts] : topics_) {
       if (ts.last_commit_ms == 0) ts.last_commit_ms = now;
       if (!force && now - ts.last_commit_ms < ts.settings.commit_interval_ms) continue;
-      FLOE_RETURN_NOT_OK(CommitTopic(topic, ts, stop));
+      FLOE_RETURN_NOT_OK(CommitTopic(topic, ts, stop, !registry_outage_));
     }
     return Status::OK();
   }
 
-  Status CommitTopic(const std::string& topic, TopicState& ts, std::atomic<bool>& stop) {
+  // `batch_done`: every record fetched so far was processed, so the consumer's position (which
+  // moves past transaction markers and aborted records) may end the batch (ARCHITECTURE.md §2:
+  // b = last delivered + 1, or the consumer position if larger).
+  Status CommitTopic(const std::string& topic, TopicState& ts, std::atomic<bool>& stop,
+                     bool batch_done) {
     ts.last_commit_ms = MonotonicMs();
-    if (!ts.writer) return Status::OK();
+    if (ts.suspended && !batch_done) return Status::OK();
+    if (batch_done && !ts.suspended) {
+      auto positions = consumer_->Positions();
+      if (positions.ok()) {
+        for (auto& [p, ps] : ts.partitions) {
+          auto it = positions->find(kafka::TopicPartition{topic, p});
+          if (it == positions->end() || it->second < 0) continue;
+          int64_t current = ps.next >= 0 ? ps.next : ps.start;
+          if (it->second > current) ps.next = it->second;
+        }
+      }
+    }
     bool any = false;
     for (auto& [p, ps] : ts.partitions) any |= ps.next >= 0;
     if (!any) return Status::OK();
+    if (!ts.writer && !ts.table.exists) return Status::OK();  // nothing to record positions in
     CommitRequest req;
     req.ident = ts.ident;
-    req.schema = ts.writer->schema();
     req.cluster_id = cluster_id_;
-    FLOE_ASSIGN_OR_RAISE(req.files, ts.writer->TakeFiles());
+    if (ts.writer) {
+      FLOE_ASSIGN_OR_RAISE(req.files, ts.writer->TakeFiles());
+    }
     int64_t records = 0;
     for (const auto& f : req.files) records += f.record_count;
     for (auto& [p, ps] : ts.partitions) {
@@ -443,7 +460,7 @@ class PipelineImpl : public Pipeline {
     }
     if (total > config_.memory_budget_bytes && largest != nullptr) {
       FLOE_LOG_DEBUG("memory {} > budget {}: committing {} early", total, config_.memory_budget_bytes, *largest_topic);
-      Status st = CommitTopic(*largest_topic, *largest, stop);
+      Status st = CommitTopic(*largest_topic, *largest, stop, true);
       if (!st.ok()) FLOE_LOG_WARN("early commit failed: {}", st.message());
     }
   }

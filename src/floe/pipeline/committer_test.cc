@@ -1,0 +1,165 @@
+// The production commit path (Committer over the SQLite pointer store and local FileIO):
+// bounded metadata across 1,200 commits, the position fence, and recovery of recorded
+// positions.
+#include "floe/pipeline/committer.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "floe/catalog/pointer_store.h"
+#include "floe/common/util.h"
+#include "floe/iceberg/manifest.h"
+#include "floe/iceberg/metadata_io.h"
+#include "floe/schema/table_schema.h"
+#include "floe/storage/file_io.h"
+
+namespace floe::pipeline {
+namespace {
+
+class CommitterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() / ("floe-committer-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(root_);
+    std::filesystem::create_directories(root_);
+    store_ = *catalog::OpenSqliteStore((root_ / "catalog.db").string(), "floe");
+    io_ = storage::MakeLocalFileIO(storage::PathToFileUri(root_.string()));
+    committer_ = std::make_unique<Committer>(store_.get(), io_.get(),
+                                             storage::PathToFileUri(root_.string()),
+                                             [this] { return now_; });
+    iceberg::NestedField id{0, "id", true, iceberg::Type::Primitive(iceberg::TypeId::kLong), {}};
+    int last = 0;
+    schema_ = *schema::BuildTableSchema({id}, nullptr, &last);
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+
+  iceberg::DataFile FakeFile(const std::string& location, int i) {
+    iceberg::DataFile f;
+    f.file_path = location + "/data/f" + std::to_string(i) + ".parquet";
+    f.record_count = 10;
+    f.file_size_in_bytes = 1000 + i;
+    f.value_counts[1] = 10;
+    f.null_value_counts[1] = 0;
+    f.split_offsets = {4};
+    return f;
+  }
+
+  iceberg::TableMetadata Current(std::string* location = nullptr) {
+    auto loc = *store_->Get(ident_);
+    if (location) *location = loc;
+    return *iceberg::ReadTableMetadata(*io_, loc);
+  }
+
+  std::filesystem::path root_;
+  std::unique_ptr<catalog::PointerStore> store_;
+  std::unique_ptr<storage::FileIO> io_;
+  std::unique_ptr<Committer> committer_;
+  iceberg::Schema schema_;
+  catalog::TableIdent ident_{{"kafka"}, "t"};
+  int64_t now_ = NowMs();
+};
+
+TEST_F(CommitterTest, MetadataStaysBoundedOver1200Commits) {
+  auto state = *committer_->CreateIfAbsent(ident_, schema_);
+  EXPECT_FALSE(state.positions.has_value());
+  const int kCommits = 1200;
+  for (int i = 0; i < kCommits; ++i) {
+    CommitRequest req;
+    req.ident = ident_;
+    req.files = {FakeFile(state.location, i)};
+    req.expected["t"][0] = i == 0 ? std::nullopt : std::optional<int64_t>(i * 10);
+    req.new_positions["t"][0] = (i + 1) * 10;
+    req.cluster_id = "cluster-a";
+    ASSERT_TRUE(committer_->Commit(req).ok()) << "commit " << i;
+    now_ += 10'000;  // 1,200 commits span 3 h 20 min: expiry (1 h, keep 100) kicks in
+  }
+  std::string location;
+  auto md = Current(&location);
+  auto json_size = *io_->Size(location);
+  EXPECT_LT(json_size, 1 << 20) << "metadata JSON is " << json_size << " bytes";
+  const auto* snap = md.CurrentSnapshot();
+  ASSERT_NE(snap, nullptr);
+  auto manifests = *iceberg::ReadManifestList(*io_, snap->manifest_list);
+  EXPECT_LE(manifests.size(), 101u);
+  EXPECT_EQ(snap->summary.at("total-records"), std::to_string(kCommits * 10));
+  EXPECT_EQ(snap->summary.at("total-data-files"), std::to_string(kCommits));
+  EXPECT_LE(md.metadata_log.size(), 100u);
+  EXPECT_LT(md.snapshots.size(), 400u);
+  EXPECT_GE(md.snapshots.size(), 100u);
+  // Every data file is still referenced exactly once.
+  int64_t files = 0;
+  for (const auto& m : manifests) {
+    auto entries = *iceberg::ReadManifestEntries(*io_, m);
+    files += static_cast<int64_t>(entries.size());
+  }
+  EXPECT_EQ(files, kCommits);
+  auto reloaded = *committer_->Load(ident_);
+  ASSERT_TRUE(reloaded.positions.has_value());
+  EXPECT_EQ(reloaded.positions->at("t").at(0), kCommits * 10);
+  EXPECT_EQ(reloaded.cluster_id, "cluster-a");
+}
+
+TEST_F(CommitterTest, FenceRejectsABatchThatDoesNotStartAtTheRecordedPosition) {
+  auto state = *committer_->CreateIfAbsent(ident_, schema_);
+  CommitRequest first;
+  first.ident = ident_;
+  first.files = {FakeFile(state.location, 0)};
+  first.expected["t"][0] = std::nullopt;
+  first.new_positions["t"][0] = 100;
+  ASSERT_TRUE(committer_->Commit(first).ok());
+  std::string before;
+  Current(&before);
+
+  CommitRequest zombie = first;  // a second reader that also started from the beginning
+  zombie.files = {FakeFile(state.location, 1)};
+  zombie.new_positions["t"][0] = 50;
+  auto st = committer_->Commit(zombie);
+  EXPECT_EQ(KindOf(st), ErrorKind::kConflict) << st.ToString();
+  EXPECT_NE(st.message().find("is at 100"), std::string::npos) << st.message();
+  std::string after;
+  Current(&after);
+  EXPECT_EQ(before, after);  // nothing applied
+
+  CommitRequest next = first;
+  next.files = {FakeFile(state.location, 2)};
+  next.expected["t"][0] = 100;
+  next.new_positions["t"][0] = 180;
+  ASSERT_TRUE(committer_->Commit(next).ok());
+  EXPECT_EQ(committer_->Load(ident_)->positions->at("t").at(0), 180);
+}
+
+TEST_F(CommitterTest, PositionsSurviveWhenThePropertyIsGone) {
+  auto state = *committer_->CreateIfAbsent(ident_, schema_);
+  CommitRequest req;
+  req.ident = ident_;
+  req.files = {FakeFile(state.location, 0)};
+  req.expected["t"][3] = std::nullopt;
+  req.new_positions["t"][3] = 7;
+  ASSERT_TRUE(committer_->Commit(req).ok());
+  // Another writer removes the property: the newest ancestor's summary still has them.
+  std::string loc;
+  auto md = Current(&loc);
+  auto next = *iceberg::UpdateTable(*io_, &md, loc, {},
+                                    {iceberg::update::RemoveProperties{{kOffsetsKey}}}, now_);
+  ASSERT_TRUE(store_->Swap(ident_, loc, next.metadata_location).ok());
+  auto reloaded = *committer_->Load(ident_);
+  ASSERT_TRUE(reloaded.positions.has_value());
+  EXPECT_EQ(reloaded.positions->at("t").at(3), 7);
+}
+
+TEST_F(CommitterTest, PositionOnlyCommitWhenEveryRecordWasSkipped) {
+  auto state = *committer_->CreateIfAbsent(ident_, schema_);
+  CommitRequest req;
+  req.ident = ident_;
+  req.expected["t"][0] = std::nullopt;
+  req.new_positions["t"][0] = 5;
+  ASSERT_TRUE(committer_->Commit(req).ok());
+  auto md = Current();
+  EXPECT_TRUE(md.snapshots.empty());
+  EXPECT_EQ(committer_->Load(ident_)->positions->at("t").at(0), 5);
+}
+
+}  // namespace
+}  // namespace floe::pipeline
