@@ -34,8 +34,6 @@ int RunCommand(const std::string& config_path, const std::string& log_level_over
   }
   floe::InitLogging(log_level_override.empty() ? config->log_level.c_str()
                                                : log_level_override.c_str());
-  std::signal(SIGTERM, OnSignal);
-  std::signal(SIGINT, OnSignal);
   FLOE_LOG_INFO("floe {} starting: warehouse {}, catalog {} ({})", FLOE_VERSION,
                 config->warehouse, config->catalog.uri, config->catalog.name);
   auto pipeline = floe::pipeline::Pipeline::Make(*config);
@@ -55,6 +53,9 @@ int RunCommand(const std::string& config_path, const std::string& log_level_over
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First thing: a SIGTERM at any later moment means "flush, commit, exit 0".
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
   CLI::App app{
       "Floe turns Apache Kafka topics into Apache Iceberg tables, continuously and exactly "
       "once.\n\nCommands:\n  run   ingest the configured topics (see `floe run --help`)\n"};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <thread>
 
@@ -60,6 +61,10 @@ class PipelineImpl : public Pipeline {
     ro.basic_auth_user_info = config_.registry.basic_auth_user_info.value_or("");
     ro.timeout_ms = static_cast<int>(config_.registry.request_timeout_ms);
     FLOE_ASSIGN_OR_RAISE(registry_, registry::MakeRegistryClient(ro));
+    std::error_code ec;
+    std::filesystem::create_directories(config_.warehouse, ec);
+    if (ec) return Retriable("cannot create warehouse " + config_.warehouse + ": " + ec.message());
+    std::filesystem::create_directories(std::filesystem::path(config_.catalog.uri).parent_path(), ec);
     FLOE_ASSIGN_OR_RAISE(store_, catalog::OpenSqliteStore(config_.catalog.uri, config_.catalog.name));
     warehouse_uri_ = storage::PathToFileUri(config_.warehouse);
     io_ = storage::MakeLocalFileIO(warehouse_uri_);

@@ -50,8 +50,18 @@ class FloeRun:
         full_env = dict(os.environ)
         full_env.pop("FLOE_CRASH_AT", None)
         full_env.update(env or {})
+        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         self.proc = procs.spawn([str(floe_binary()), "run", "--config", str(self.config_path)],
                                 self.log_path, name="floe", env=full_env)
+        # Wait for the startup line: signal handlers are installed by then, so a stop() right
+        # after start() is a clean SIGTERM, not a kill before the handler exists.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and self.proc.running():
+            with open(self.log_path, "rb") as f:
+                f.seek(offset)
+                if b" starting: " in f.read():
+                    break
+            time.sleep(0.02)
         return self.proc
 
     def stop(self, timeout: float = 60.0) -> int | None:

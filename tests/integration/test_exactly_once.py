@@ -1,0 +1,221 @@
+"""Issue 2 exactly-once acceptance: crashes at every commit step and random SIGKILLs, aborted
+transactions, and positions recorded in the table.
+
+The reference is an independent read_committed consumer (confluent-kafka): at the end the
+table's multiset of (partition, offset, value) must equal what that consumer reads.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import pathlib
+import random
+import time
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from harness import jvm
+from harness.floe import FloeRun
+from test_core import duckdb_connect
+
+SCHEMA = {
+    "type": "record", "name": "Event", "namespace": "eo",
+    "fields": [
+        {"name": "seq", "type": "long"},
+        {"name": "payload", "type": "string"},
+        {"name": "amount", "type": ["null", "double"], "default": None},
+    ],
+}
+CRASH_POINTS = ["after-parquet-write", "after-manifest-write", "after-metadata-write",
+                "before-pointer-swap", "after-pointer-swap"]
+
+
+def serializer(registry):
+    return AvroSerializer(SchemaRegistryClient({"url": registry.url}), json.dumps(SCHEMA))
+
+
+def produce_events(bootstrap, ser, topic, start, n, partitions, transactional_id=None,
+                   abort_every=0, per_txn=10):
+    conf = {"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 50,
+            "batch.num.messages": 10000}
+    if transactional_id:
+        conf["transactional.id"] = transactional_id
+    p = Producer(conf)
+    if transactional_id:
+        p.init_transactions(30)
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    i = start
+    txn = 0
+    while i < start + n:
+        if transactional_id:
+            p.begin_transaction()
+        for _ in range(per_txn if transactional_id else min(5000, start + n - i)):
+            if i >= start + n:
+                break
+            value = ser({"seq": i, "payload": f"event-{i}", "amount": None if i % 9 == 0 else i / 4},
+                        ctx)
+            p.produce(topic, value=value, key=str(i).encode(), partition=i % partitions)
+            i += 1
+        if transactional_id:
+            txn += 1
+            if abort_every and txn % abort_every == 0:
+                p.flush(30)
+                p.abort_transaction(30)
+            else:
+                p.commit_transaction(30)
+        else:
+            p.poll(0)
+    assert p.flush(60) == 0
+
+
+def committed_records(bootstrap, topic) -> collections.Counter:
+    """(partition, offset, seq) of every committed record, read with read_committed."""
+    from confluent_kafka.schema_registry.avro import AvroDeserializer  # noqa: F401
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"ref-{time.time()}",
+                  "isolation.level": "read_committed", "enable.auto.commit": False,
+                  "auto.offset.reset": "earliest"})
+    parts = c.list_topics(topic, timeout=10).topics[topic].partitions
+    hwm = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts}
+    c.assign([TopicPartition(topic, p, 0) for p in parts])
+    out = collections.Counter()
+    done = set()
+    deadline = time.monotonic() + 120
+    while len(done) < len(parts) and time.monotonic() < deadline:
+        for m in c.consume(10000, timeout=1.0):
+            if m.error():
+                continue
+            seq = int(m.key())
+            out[(m.partition(), m.offset(), seq)] += 1
+        for p in parts:
+            pos = c.position([TopicPartition(topic, p)])[0].offset
+            if pos >= hwm[p] or pos >= 0 and hwm[p] == 0:
+                done.add(p)
+    c.close()
+    return out
+
+
+def table_records(run: FloeRun, table: str) -> collections.Counter:
+    from pyiceberg.catalog.sql import SqlCatalog
+    cat = SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}", warehouse=f"file://{run.warehouse}")
+    t = cat.load_table(f"kafka.{table}")
+    arrow = t.scan(selected_fields=("seq", "payload", "_kafka")).to_arrow()
+    out = collections.Counter()
+    for row in arrow.to_pylist():
+        assert row["payload"] == f"event-{row['seq']}"
+        out[(row["_kafka"]["partition"], row["_kafka"]["offset"], row["seq"])] += 1
+    # Every referenced file exists with its recorded size.
+    for task in t.scan().plan_files():
+        path = pathlib.Path(task.file.file_path.removeprefix("file://"))
+        assert path.stat().st_size == task.file.file_size_in_bytes, path
+    return out
+
+
+def wait_total(run: FloeRun, table: str, want: int, timeout: float = 300.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        md = run.metadata(table)
+        snaps = {s["snapshot-id"]: s for s in (md or {}).get("snapshots", [])}
+        cur = (md or {}).get("current-snapshot-id", -1)
+        total = int(snaps[cur]["summary"]["total-records"]) if cur in snaps else 0
+        if total >= want:
+            return
+        if run.proc is not None and not run.proc.running():
+            raise RuntimeError(f"floe exited with {run.proc.returncode} at {total}/{want}:\n{run.log()}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"table has {total}/{want} records after {timeout}s:\n{run.log()}")
+        time.sleep(0.2)
+
+
+def test_crash_at_every_commit_step_and_random_kills(kafka_broker, registry, tmp_path):
+    topic = "eo-crash"
+    partitions = 4
+    n = 200_000
+    kafka_broker.create_topic(topic, partitions=partitions)
+    ser = serializer(registry)
+    table = "eo_crash_" + format(fnv1a64(topic), "016x")[:8]
+    # Small files so every commit writes several and a crash can land between them.
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}],
+                  defaults={"commit.interval.ms": 1000, "target.file.size.bytes": 1 << 20})
+    rnd = random.Random(7)
+    # Ten disruptions; before each, 20,000 more records, so every run has work in flight.
+    chunk = n // 10
+    produced = 0
+    for point in CRASH_POINTS:
+        produce_events(kafka_broker.bootstrap, ser, topic, produced, chunk, partitions)
+        produced += chunk
+        run.start(env={"FLOE_CRASH_AT": point})
+        rc = run.wait_exit(timeout=120)
+        assert rc == 86, f"floe did not crash at {point} (exit {rc}):\n{run.log()}"
+        assert f"FLOE_CRASH_AT={point}" in run.log(5)
+
+    for _ in range(5):
+        produce_events(kafka_broker.bootstrap, ser, topic, produced, chunk, partitions)
+        produced += chunk
+        run.start()
+        time.sleep(rnd.uniform(0.3, 2.5))
+        run.kill()
+    assert produced == n
+    hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+
+    run.start()
+    run.wait_for_positions(table, topic, hwm, timeout=300)
+    assert run.stop() == 0, run.log()
+
+    want = committed_records(kafka_broker.bootstrap, topic)
+    assert sum(want.values()) == n
+    got = table_records(run, table)
+    dupes = [k for k, v in got.items() if v > 1]
+    assert not dupes, f"{len(dupes)} duplicated records, e.g. {dupes[:3]}"
+    missing = set(want) - set(got)
+    assert not missing, f"{len(missing)} records missing, e.g. {sorted(missing)[:3]}"
+    assert got == want
+
+    # DuckDB and the JVM reader see the same multiset.
+    con = duckdb_connect()
+    con.execute("LOAD iceberg")
+    rows = con.execute(f"SELECT _kafka.partition, _kafka.offset, seq FROM "
+                       f"iceberg_scan('{run.metadata_location(table)}')").fetchall()
+    assert collections.Counter(map(tuple, rows)) == want
+    jrows = jvm.read_table(run.catalog_db, "floe", run.warehouse, f"kafka.{table}")
+    assert collections.Counter((r["_kafka"]["partition"], r["_kafka"]["offset"], r["seq"])
+                               for r in jrows) == want
+
+
+def test_aborted_transactions_never_appear(kafka_broker, registry, tmp_path):
+    topic = "eo-txn"
+    partitions = 4
+    kafka_broker.create_topic(topic, partitions=partitions)
+    ser = serializer(registry)
+    # 30 transactions of 10 records; every third is aborted.
+    produce_events(kafka_broker.bootstrap, ser, topic, 0, 300, partitions,
+                   transactional_id="floe-test-txn", abort_every=3)
+    table = "eo_txn_" + format(fnv1a64(topic), "016x")[:8]
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}])
+    run.start()
+    wait_total(run, table, 200)
+    # The topic keeps advancing across the markers: more committed records arrive.
+    produce_events(kafka_broker.bootstrap, ser, topic, 1000, 100, partitions,
+                   transactional_id="floe-test-txn-2", abort_every=0)
+    wait_total(run, table, 300)
+    time.sleep(2.5)  # a further commit interval: nothing else may appear
+    assert run.stop() == 0, run.log()
+    got = table_records(run, table)
+    want = committed_records(kafka_broker.bootstrap, topic)
+    assert sum(want.values()) == 300
+    assert got == want
+    aborted = {s for s in range(300) if (s // 10 + 1) % 3 == 0}
+    assert not aborted & {seq for (_, _, seq) in got}
+    # The recorded positions passed the trailing markers: they equal the high watermarks.
+    hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+    assert run.table_positions(table, topic) == hwm
+
+
+def fnv1a64(s: str) -> int:
+    h = 0xcbf29ce484222325
+    for b in s.encode():
+        h ^= b
+        h = (h * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
