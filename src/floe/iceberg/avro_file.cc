@@ -19,8 +19,8 @@ namespace {
 constexpr char kMagic[4] = {'O', 'b', 'j', 1};
 constexpr size_t kSyncSize = 16;
 constexpr int kMaxDepth = 64;
-// Values that encode to zero bytes (null, empty records) allowed per array/map block and per
-// file block: without a cap a few bytes could announce billions of them.
+// Values that encode to zero bytes (null, empty records) allowed per array/map block and
+// per file block: without a cap a few bytes could announce billions of them.
 constexpr int64_t kMaxZeroByteValuesPerBlock = 1 << 16;
 
 Status Corrupt(const std::string& what) { return InvalidInput("avro: " + what); }
@@ -29,20 +29,34 @@ Status Corrupt(const std::string& what) { return InvalidInput("avro: " + what); 
 
 const char* KindName(Kind kind) {
   switch (kind) {
-    case Kind::kNull: return "null";
-    case Kind::kBoolean: return "boolean";
-    case Kind::kInt: return "int";
-    case Kind::kLong: return "long";
-    case Kind::kFloat: return "float";
-    case Kind::kDouble: return "double";
-    case Kind::kBytes: return "bytes";
-    case Kind::kString: return "string";
-    case Kind::kRecord: return "record";
-    case Kind::kEnum: return "enum";
-    case Kind::kArray: return "array";
-    case Kind::kMap: return "map";
-    case Kind::kUnion: return "union";
-    case Kind::kFixed: return "fixed";
+    case Kind::kNull:
+      return "null";
+    case Kind::kBoolean:
+      return "boolean";
+    case Kind::kInt:
+      return "int";
+    case Kind::kLong:
+      return "long";
+    case Kind::kFloat:
+      return "float";
+    case Kind::kDouble:
+      return "double";
+    case Kind::kBytes:
+      return "bytes";
+    case Kind::kString:
+      return "string";
+    case Kind::kRecord:
+      return "record";
+    case Kind::kEnum:
+      return "enum";
+    case Kind::kArray:
+      return "array";
+    case Kind::kMap:
+      return "map";
+    case Kind::kUnion:
+      return "union";
+    case Kind::kFixed:
+      return "fixed";
   }
   return "unknown";
 }
@@ -75,7 +89,8 @@ class SchemaParser {
       Node* n = NewNode(Kind::kUnion);
       for (const auto& b : j) {
         FLOE_ASSIGN_OR_RAISE(const Node* branch, Parse(b, ns, depth + 1));
-        if (branch->kind == Kind::kUnion) return Corrupt("schema: union directly inside a union");
+        if (branch->kind == Kind::kUnion)
+          return Corrupt("schema: union directly inside a union");
         n->branches.push_back(branch);
       }
       if (n->branches.empty()) return Corrupt("schema: empty union");
@@ -87,7 +102,8 @@ class SchemaParser {
     if (!t->is_string()) return Parse(*t, ns, depth + 1);  // {"type": {...}} wrapping
     const std::string type = t->get<std::string>();
     std::string logical;
-    if (auto lt = j.find("logicalType"); lt != j.end() && lt->is_string()) logical = lt->get<std::string>();
+    if (auto lt = j.find("logicalType"); lt != j.end() && lt->is_string())
+      logical = lt->get<std::string>();
 
     if (type == "record" || type == "error") {
       Node* n = NewNode(Kind::kRecord);
@@ -96,13 +112,15 @@ class SchemaParser {
       n->logical_type = logical;
       FLOE_RETURN_NOT_OK(Register(n));
       auto fields = j.find("fields");
-      if (fields == j.end() || !fields->is_array()) return Corrupt("schema: record " + n->name + " without 'fields'");
+      if (fields == j.end() || !fields->is_array())
+        return Corrupt("schema: record " + n->name + " without 'fields'");
       for (const auto& f : *fields) {
         if (!f.is_object()) return Corrupt("schema: record field must be an object");
         auto name = f.find("name");
         auto ftype = f.find("type");
         if (name == f.end() || !name->is_string() || ftype == f.end()) {
-          return Corrupt("schema: record " + n->name + " has a field without name or type");
+          return Corrupt("schema: record " + n->name +
+                         " has a field without name or type");
         }
         Field field;
         field.name = name->get<std::string>();
@@ -180,9 +198,9 @@ class SchemaParser {
  private:
   static bool Primitive(const std::string& name, Kind* kind) {
     static const std::pair<const char*, Kind> kPrims[] = {
-        {"null", Kind::kNull},     {"boolean", Kind::kBoolean}, {"int", Kind::kInt},
-        {"long", Kind::kLong},     {"float", Kind::kFloat},     {"double", Kind::kDouble},
-        {"bytes", Kind::kBytes},   {"string", Kind::kString}};
+        {"null", Kind::kNull},   {"boolean", Kind::kBoolean}, {"int", Kind::kInt},
+        {"long", Kind::kLong},   {"float", Kind::kFloat},     {"double", Kind::kDouble},
+        {"bytes", Kind::kBytes}, {"string", Kind::kString}};
     for (const auto& [n, k] : kPrims) {
       if (name == n) {
         *kind = k;
@@ -210,7 +228,8 @@ class SchemaParser {
     return Corrupt("schema: unknown type name '" + name + "'");
   }
 
-  static Result<std::string> FullName(const Json& j, const std::string& ns, std::string* child_ns) {
+  static Result<std::string> FullName(const Json& j, const std::string& ns,
+                                      std::string* child_ns) {
     auto name = j.find("name");
     if (name == j.end() || !name->is_string() || name->get<std::string>().empty()) {
       return Corrupt("schema: named type without a name");
@@ -221,13 +240,15 @@ class SchemaParser {
       return n;
     }
     std::string space = ns;
-    if (auto s = j.find("namespace"); s != j.end() && s->is_string()) space = s->get<std::string>();
+    if (auto s = j.find("namespace"); s != j.end() && s->is_string())
+      space = s->get<std::string>();
     *child_ns = space;
     return space.empty() ? n : space + "." + n;
   }
 
   Status Register(const Node* n) {
-    if (!names_.emplace(n->name, n).second) return Corrupt("schema: type '" + n->name + "' defined twice");
+    if (!names_.emplace(n->name, n).second)
+      return Corrupt("schema: type '" + n->name + "' defined twice");
     return Status::OK();
   }
 
@@ -237,12 +258,14 @@ class SchemaParser {
     if (it == j.end() || it->is_null()) return -1;
     if (it->is_number_integer()) {
       int64_t v = it->get<int64_t>();
-      if (v < 0 || v > std::numeric_limits<int>::max()) return Corrupt(std::string("schema: bad ") + key);
+      if (v < 0 || v > std::numeric_limits<int>::max())
+        return Corrupt(std::string("schema: bad ") + key);
       return static_cast<int>(v);
     }
     if (it->is_string()) {
       const std::string s = it->get<std::string>();
-      if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) {
+      if (s.empty() || s.size() > 9 ||
+          s.find_first_not_of("0123456789") != std::string::npos) {
         return Corrupt(std::string("schema: bad ") + key + " '" + s + "'");
       }
       return std::stoi(s);
@@ -256,10 +279,18 @@ class SchemaParser {
     n->min_bytes = 0;
     int64_t m = 0;
     switch (n->kind) {
-      case Kind::kNull: m = 0; break;
-      case Kind::kFloat: m = 4; break;
-      case Kind::kDouble: m = 8; break;
-      case Kind::kFixed: m = n->size; break;
+      case Kind::kNull:
+        m = 0;
+        break;
+      case Kind::kFloat:
+        m = 4;
+        break;
+      case Kind::kDouble:
+        m = 8;
+        break;
+      case Kind::kFixed:
+        m = n->size;
+        break;
       case Kind::kRecord:
         for (const auto& f : n->fields) {
           m = std::min<int64_t>(m + MinBytes(const_cast<Node*>(f.type)), 1 << 30);
@@ -267,11 +298,14 @@ class SchemaParser {
         break;
       case Kind::kUnion: {
         int64_t best = std::numeric_limits<int64_t>::max();
-        for (const Node* b : n->branches) best = std::min(best, MinBytes(const_cast<Node*>(b)));
+        for (const Node* b : n->branches)
+          best = std::min(best, MinBytes(const_cast<Node*>(b)));
         m = 1 + best;
         break;
       }
-      default: m = 1; break;  // boolean, int, long, bytes, string, enum, array/map end marker
+      default:
+        m = 1;
+        break;  // boolean, int, long, bytes, string, enum, array/map end marker
     }
     n->min_bytes = m;
     return m;
@@ -406,7 +440,8 @@ void Encoder::WriteBytes(std::string_view v) {
 Result<int64_t> Decoder::ReadLong() {
   uint64_t n = 0;
   for (int shift = 0; shift < 64; shift += 7) {
-    if (pos_ >= data_.size()) return Corrupt("truncated varint at byte " + std::to_string(pos_));
+    if (pos_ >= data_.size())
+      return Corrupt("truncated varint at byte " + std::to_string(pos_));
     uint8_t b = static_cast<uint8_t>(data_[pos_++]);
     if (shift == 63 && (b & 0x7e) != 0) return Corrupt("varint overflows 64 bits");
     n |= static_cast<uint64_t>(b & 0x7f) << shift;
@@ -417,7 +452,8 @@ Result<int64_t> Decoder::ReadLong() {
 
 Result<int32_t> Decoder::ReadInt() {
   FLOE_ASSIGN_OR_RAISE(int64_t v, ReadLong());
-  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+  if (v < std::numeric_limits<int32_t>::min() ||
+      v > std::numeric_limits<int32_t>::max()) {
     return Corrupt("int value out of range: " + std::to_string(v));
   }
   return static_cast<int32_t>(v);
@@ -433,7 +469,8 @@ Result<bool> Decoder::ReadBoolean() {
 Result<float> Decoder::ReadFloat() {
   if (remaining() < 4) return Corrupt("truncated float");
   uint32_t bits = 0;
-  for (int i = 0; i < 4; ++i) bits |= static_cast<uint32_t>(static_cast<uint8_t>(data_[pos_ + i])) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    bits |= static_cast<uint32_t>(static_cast<uint8_t>(data_[pos_ + i])) << (8 * i);
   pos_ += 4;
   float v;
   std::memcpy(&v, &bits, 4);
@@ -443,7 +480,8 @@ Result<float> Decoder::ReadFloat() {
 Result<double> Decoder::ReadDouble() {
   if (remaining() < 8) return Corrupt("truncated double");
   uint64_t bits = 0;
-  for (int i = 0; i < 8; ++i) bits |= static_cast<uint64_t>(static_cast<uint8_t>(data_[pos_ + i])) << (8 * i);
+  for (int i = 0; i < 8; ++i)
+    bits |= static_cast<uint64_t>(static_cast<uint8_t>(data_[pos_ + i])) << (8 * i);
   pos_ += 8;
   double v;
   std::memcpy(&v, &bits, 8);
@@ -458,8 +496,8 @@ Result<std::string_view> Decoder::ReadBytes() {
 
 Result<std::string_view> Decoder::ReadFixed(int64_t size) {
   if (size < 0 || static_cast<uint64_t>(size) > remaining()) {
-    return Corrupt("length " + std::to_string(size) + " exceeds the " + std::to_string(remaining()) +
-                   " bytes left");
+    return Corrupt("length " + std::to_string(size) + " exceeds the " +
+                   std::to_string(remaining()) + " bytes left");
   }
   std::string_view v = data_.substr(pos_, static_cast<size_t>(size));
   pos_ += static_cast<size_t>(size);
@@ -477,7 +515,8 @@ Status EncodeImpl(const Node& n, const Datum& d, Encoder* e, int depth) {
     int idx = d.branch;
     if (idx >= 0) {
       if (idx >= static_cast<int>(n.branches.size()) || n.branches[idx]->kind != d.kind) {
-        return Corrupt("datum union branch " + std::to_string(idx) + " does not fit the schema");
+        return Corrupt("datum union branch " + std::to_string(idx) +
+                       " does not fit the schema");
       }
     } else {
       for (size_t i = 0; i < n.branches.size(); ++i) {
@@ -486,33 +525,47 @@ Status EncodeImpl(const Node& n, const Datum& d, Encoder* e, int depth) {
           break;
         }
       }
-      if (idx < 0) return Corrupt(std::string("no union branch for a ") + KindName(d.kind) + " value");
+      if (idx < 0)
+        return Corrupt(std::string("no union branch for a ") + KindName(d.kind) +
+                       " value");
     }
     e->WriteUnionIndex(idx);
     return EncodeImpl(*n.branches[idx], d, e, depth + 1);
   }
   if (n.kind != d.kind) {
-    return Corrupt(std::string("datum of kind ") + KindName(d.kind) + " where the schema has " +
-                   KindName(n.kind));
+    return Corrupt(std::string("datum of kind ") + KindName(d.kind) +
+                   " where the schema has " + KindName(n.kind));
   }
   switch (n.kind) {
-    case Kind::kNull: return Status::OK();
-    case Kind::kBoolean: e->WriteBoolean(d.boolean); return Status::OK();
+    case Kind::kNull:
+      return Status::OK();
+    case Kind::kBoolean:
+      e->WriteBoolean(d.boolean);
+      return Status::OK();
     case Kind::kInt:
-      if (d.integer < std::numeric_limits<int32_t>::min() || d.integer > std::numeric_limits<int32_t>::max()) {
+      if (d.integer < std::numeric_limits<int32_t>::min() ||
+          d.integer > std::numeric_limits<int32_t>::max()) {
         return Corrupt("int datum out of range");
       }
       e->WriteInt(static_cast<int32_t>(d.integer));
       return Status::OK();
-    case Kind::kLong: e->WriteLong(d.integer); return Status::OK();
-    case Kind::kFloat: e->WriteFloat(static_cast<float>(d.real)); return Status::OK();
-    case Kind::kDouble: e->WriteDouble(d.real); return Status::OK();
+    case Kind::kLong:
+      e->WriteLong(d.integer);
+      return Status::OK();
+    case Kind::kFloat:
+      e->WriteFloat(static_cast<float>(d.real));
+      return Status::OK();
+    case Kind::kDouble:
+      e->WriteDouble(d.real);
+      return Status::OK();
     case Kind::kBytes:
-    case Kind::kString: e->WriteBytes(d.bytes); return Status::OK();
+    case Kind::kString:
+      e->WriteBytes(d.bytes);
+      return Status::OK();
     case Kind::kFixed:
       if (static_cast<int64_t>(d.bytes.size()) != n.size) {
-        return Corrupt("fixed " + n.name + " needs " + std::to_string(n.size) + " bytes, datum has " +
-                       std::to_string(d.bytes.size()));
+        return Corrupt("fixed " + n.name + " needs " + std::to_string(n.size) +
+                       " bytes, datum has " + std::to_string(d.bytes.size()));
       }
       e->WriteFixed(d.bytes);
       return Status::OK();
@@ -533,11 +586,13 @@ Status EncodeImpl(const Node& n, const Datum& d, Encoder* e, int depth) {
       return Status::OK();
     case Kind::kArray:
       e->StartBlock(static_cast<int64_t>(d.items.size()));
-      for (const auto& item : d.items) FLOE_RETURN_NOT_OK(EncodeImpl(*n.items, item, e, depth + 1));
+      for (const auto& item : d.items)
+        FLOE_RETURN_NOT_OK(EncodeImpl(*n.items, item, e, depth + 1));
       e->EndBlocks();
       return Status::OK();
     case Kind::kMap:
-      if (d.keys.size() != d.items.size()) return Corrupt("map datum has keys and values of different counts");
+      if (d.keys.size() != d.items.size())
+        return Corrupt("map datum has keys and values of different counts");
       e->StartBlock(static_cast<int64_t>(d.items.size()));
       for (size_t i = 0; i < d.items.size(); ++i) {
         e->WriteString(d.keys[i]);
@@ -545,22 +600,26 @@ Status EncodeImpl(const Node& n, const Datum& d, Encoder* e, int depth) {
       }
       e->EndBlocks();
       return Status::OK();
-    case Kind::kUnion: break;
+    case Kind::kUnion:
+      break;
   }
   return Corrupt("unreachable");
 }
 
 // Reads one array/map block header: item count (0 = end) with the optional byte size of
 // negative counts; validates it against the bytes left and the value budget.
-Result<int64_t> ReadBlockCount(Decoder* dec, const Node& item, bool is_map, int64_t* budget) {
+Result<int64_t> ReadBlockCount(Decoder* dec, const Node& item, bool is_map,
+                               int64_t* budget) {
   FLOE_ASSIGN_OR_RAISE(int64_t count, dec->ReadLong());
   if (count == 0) return 0;
   if (count < 0) {
-    if (count == std::numeric_limits<int64_t>::min()) return Corrupt("invalid block count");
+    if (count == std::numeric_limits<int64_t>::min())
+      return Corrupt("invalid block count");
     count = -count;
     FLOE_ASSIGN_OR_RAISE(int64_t size, dec->ReadLong());
     if (size < 0 || static_cast<uint64_t>(size) > dec->remaining()) {
-      return Corrupt("block byte size " + std::to_string(size) + " exceeds the bytes left");
+      return Corrupt("block byte size " + std::to_string(size) +
+                     " exceeds the bytes left");
     }
   }
   int64_t per_item = item.min_bytes + (is_map ? 1 : 0);  // a map key is at least 1 byte
@@ -590,7 +649,8 @@ Status DecodeImpl(const Node& n, Decoder* dec, Datum* d, int64_t* budget, int de
   }
   d->kind = n.kind;
   switch (n.kind) {
-    case Kind::kNull: return Status::OK();
+    case Kind::kNull:
+      return Status::OK();
     case Kind::kBoolean: {
       FLOE_ASSIGN_OR_RAISE(d->boolean, dec->ReadBoolean());
       return Status::OK();
@@ -627,7 +687,8 @@ Status DecodeImpl(const Node& n, Decoder* dec, Datum* d, int64_t* budget, int de
     case Kind::kEnum: {
       FLOE_ASSIGN_OR_RAISE(int64_t idx, dec->ReadLong());
       if (idx < 0 || idx >= static_cast<int64_t>(n.symbols.size())) {
-        return Corrupt("enum index " + std::to_string(idx) + " out of range for " + n.name);
+        return Corrupt("enum index " + std::to_string(idx) + " out of range for " +
+                       n.name);
       }
       d->integer = idx;
       return Status::OK();
@@ -635,7 +696,8 @@ Status DecodeImpl(const Node& n, Decoder* dec, Datum* d, int64_t* budget, int de
     case Kind::kRecord: {
       d->items.resize(n.fields.size());
       for (size_t i = 0; i < n.fields.size(); ++i) {
-        FLOE_RETURN_NOT_OK(DecodeImpl(*n.fields[i].type, dec, &d->items[i], budget, depth + 1));
+        FLOE_RETURN_NOT_OK(
+            DecodeImpl(*n.fields[i].type, dec, &d->items[i], budget, depth + 1));
       }
       return Status::OK();
     }
@@ -643,22 +705,26 @@ Status DecodeImpl(const Node& n, Decoder* dec, Datum* d, int64_t* budget, int de
     case Kind::kMap: {
       const bool is_map = n.kind == Kind::kMap;
       while (true) {
-        FLOE_ASSIGN_OR_RAISE(int64_t count, ReadBlockCount(dec, *n.items, is_map, budget));
+        FLOE_ASSIGN_OR_RAISE(int64_t count,
+                             ReadBlockCount(dec, *n.items, is_map, budget));
         if (count == 0) break;
         // Never reserve from an untrusted count beyond a small bound.
-        d->items.reserve(d->items.size() + static_cast<size_t>(std::min<int64_t>(count, 1024)));
+        d->items.reserve(d->items.size() +
+                         static_cast<size_t>(std::min<int64_t>(count, 1024)));
         for (int64_t i = 0; i < count; ++i) {
           if (is_map) {
             FLOE_ASSIGN_OR_RAISE(auto key, dec->ReadBytes());
             d->keys.emplace_back(key);
           }
           d->items.emplace_back();
-          FLOE_RETURN_NOT_OK(DecodeImpl(*n.items, dec, &d->items.back(), budget, depth + 1));
+          FLOE_RETURN_NOT_OK(
+              DecodeImpl(*n.items, dec, &d->items.back(), budget, depth + 1));
         }
       }
       return Status::OK();
     }
-    case Kind::kUnion: break;
+    case Kind::kUnion:
+      break;
   }
   return Corrupt("unreachable");
 }
@@ -682,7 +748,8 @@ std::string RandomSync() {
 Status Inflate(std::string_view in, size_t limit, std::string* out) {
   z_stream zs;
   std::memset(&zs, 0, sizeof(zs));
-  if (inflateInit2(&zs, -15) != Z_OK) return Status::UnknownError("avro: inflateInit2 failed");
+  if (inflateInit2(&zs, -15) != Z_OK)
+    return Status::UnknownError("avro: inflateInit2 failed");
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
   zs.avail_in = static_cast<uInt>(in.size());
   out->clear();
@@ -729,7 +796,8 @@ Status ZstdDecompress(std::string_view in, size_t limit, std::string* out) {
     }
     if (out->size() + output.pos > limit) {
       ZSTD_freeDStream(ds);
-      return Corrupt("zstandard block expands beyond " + std::to_string(limit) + " bytes");
+      return Corrupt("zstandard block expands beyond " + std::to_string(limit) +
+                     " bytes");
     }
     out->append(buf, output.pos);
     if (rc != 0 && output.pos == 0 && input.pos == before) {
@@ -747,7 +815,8 @@ Status EncodeDatum(const Node& schema, const Datum& datum, Encoder* encoder) {
   return EncodeImpl(schema, datum, encoder, 0);
 }
 
-Status DecodeDatum(const Node& schema, Decoder* decoder, Datum* out, int64_t* max_values) {
+Status DecodeDatum(const Node& schema, Decoder* decoder, Datum* out,
+                   int64_t* max_values) {
   *out = Datum{};
   return DecodeImpl(schema, decoder, out, max_values, 0);
 }
@@ -756,7 +825,8 @@ Status DecodeDatum(const Node& schema, Decoder* decoder, Datum* out, int64_t* ma
 // Writer
 
 Result<std::unique_ptr<Writer>> Writer::Make(
-    std::string_view schema_json, const std::vector<std::pair<std::string, std::string>>& metadata,
+    std::string_view schema_json,
+    const std::vector<std::pair<std::string, std::string>>& metadata,
     WriterOptions options) {
   std::unique_ptr<Writer> w(new Writer());
   FLOE_ASSIGN_OR_RAISE(w->schema_, AvroSchema::Parse(schema_json));
@@ -770,7 +840,8 @@ Result<std::unique_ptr<Writer>> Writer::Make(
   header.WriteString("avro.codec");
   header.WriteBytes("null");
   for (const auto& [k, v] : metadata) {
-    if (k == "avro.schema" || k == "avro.codec") return Status::Invalid("avro: reserved metadata key ", k);
+    if (k == "avro.schema" || k == "avro.codec")
+      return Status::Invalid("avro: reserved metadata key ", k);
     header.WriteString(k);
     header.WriteBytes(v);
   }
@@ -829,12 +900,15 @@ Result<std::unique_ptr<Reader>> Reader::Open(std::string data, ReaderOptions opt
     FLOE_ASSIGN_OR_RAISE(int64_t count, dec.ReadLong());
     if (count == 0) break;
     if (count < 0) {
-      if (count == std::numeric_limits<int64_t>::min()) return Corrupt("invalid header block count");
+      if (count == std::numeric_limits<int64_t>::min())
+        return Corrupt("invalid header block count");
       count = -count;
       FLOE_ASSIGN_OR_RAISE(int64_t size, dec.ReadLong());
-      if (size < 0 || static_cast<uint64_t>(size) > dec.remaining()) return Corrupt("bad header block size");
+      if (size < 0 || static_cast<uint64_t>(size) > dec.remaining())
+        return Corrupt("bad header block size");
     }
-    if (count > static_cast<int64_t>(dec.remaining()) / 2) return Corrupt("header metadata count too large");
+    if (count > static_cast<int64_t>(dec.remaining()) / 2)
+      return Corrupt("header metadata count too large");
     for (int64_t i = 0; i < count; ++i) {
       FLOE_ASSIGN_OR_RAISE(auto key, dec.ReadBytes());
       FLOE_ASSIGN_OR_RAISE(auto value, dec.ReadBytes());
@@ -847,7 +921,8 @@ Result<std::unique_ptr<Reader>> Reader::Open(std::string data, ReaderOptions opt
   auto schema_it = r->metadata_.find("avro.schema");
   if (schema_it == r->metadata_.end()) return Corrupt("header has no avro.schema");
   FLOE_ASSIGN_OR_RAISE(r->schema_, AvroSchema::Parse(schema_it->second));
-  if (auto c = r->metadata_.find("avro.codec"); c != r->metadata_.end() && !c->second.empty()) {
+  if (auto c = r->metadata_.find("avro.codec");
+      c != r->metadata_.end() && !c->second.empty()) {
     r->codec_ = c->second;
   }
   if (r->codec_ != "null" && r->codec_ != "deflate" && r->codec_ != "zstandard") {
@@ -873,28 +948,33 @@ Status Reader::LoadBlock() {
                    std::to_string(dec.remaining()) + " bytes left (truncated file?)");
   }
   FLOE_ASSIGN_OR_RAISE(auto payload, dec.ReadFixed(size));
-  if (dec.remaining() < kSyncSize) return Corrupt(where + "truncated before its sync marker");
+  if (dec.remaining() < kSyncSize)
+    return Corrupt(where + "truncated before its sync marker");
   FLOE_ASSIGN_OR_RAISE(auto sync, dec.ReadFixed(kSyncSize));
   if (sync != sync_) return Corrupt(where + "sync marker mismatch");
   pos_ += dec.position();
   if (codec_ == "null") {
-    if (payload.size() > options_.max_block_bytes) return Corrupt(where + "larger than the block limit");
+    if (payload.size() > options_.max_block_bytes)
+      return Corrupt(where + "larger than the block limit");
     block_ = payload;
   } else if (codec_ == "deflate") {
     FLOE_RETURN_NOT_OK(Inflate(payload, options_.max_block_bytes, &block_storage_));
     block_ = block_storage_;
   } else {
-    FLOE_RETURN_NOT_OK(ZstdDecompress(payload, options_.max_block_bytes, &block_storage_));
+    FLOE_RETURN_NOT_OK(
+        ZstdDecompress(payload, options_.max_block_bytes, &block_storage_));
     block_ = block_storage_;
   }
   const int64_t min = schema_->root().min_bytes;
-  if (min > 0 ? count > static_cast<int64_t>(block_.size()) / min : count > kMaxZeroByteValuesPerBlock) {
+  if (min > 0 ? count > static_cast<int64_t>(block_.size()) / min
+              : count > kMaxZeroByteValuesPerBlock) {
     return Corrupt(where + std::to_string(count) + " objects cannot fit in " +
                    std::to_string(block_.size()) + " bytes");
   }
   block_decoder_ = std::make_unique<Decoder>(block_);
   block_remaining_ = count;
-  block_value_budget_ = static_cast<int64_t>(block_.size()) + kMaxZeroByteValuesPerBlock + count;
+  block_value_budget_ =
+      static_cast<int64_t>(block_.size()) + kMaxZeroByteValuesPerBlock + count;
   ++block_index_;
   return Status::OK();
 }
@@ -908,7 +988,8 @@ Result<bool> Reader::Next(Datum* out) {
     if (pos_ >= data_.size()) return false;
     FLOE_RETURN_NOT_OK(LoadBlock());
   }
-  Status st = DecodeDatum(schema_->root(), block_decoder_.get(), out, &block_value_budget_);
+  Status st =
+      DecodeDatum(schema_->root(), block_decoder_.get(), out, &block_value_budget_);
   if (!st.ok()) {
     return st.WithMessage("block ", block_index_ - 1, ": ", st.message());
   }

@@ -1,13 +1,13 @@
-// Avro object container files (Avro 1.11 spec "Object Container Files"), the one place Floe
-// encodes and decodes them: Iceberg manifests and manifest lists.
+// Avro object container files (Avro 1.11 spec "Object Container Files"), the one place
+// Floe encodes and decodes them: Iceberg manifests and manifest lists.
 //
 // - Writer: takes the writer-schema JSON and header metadata; records are encoded through
 //   the low-level Encoder (the manifest writers) or from a generic Datum. Codec "null".
 // - Reader: parses the header, exposes metadata, and decodes records into a generic Datum
 //   tree driven by the file's own schema. Codecs null, deflate and zstandard (Java and
-//   pyiceberg write deflate by default). Every length, count and index read from the file is
-//   checked against the bytes that remain before anything is allocated: truncated or hostile
-//   input is an InvalidInput error, never a crash or a huge allocation.
+//   pyiceberg write deflate by default). Every length, count and index read from the file
+//   is checked against the bytes that remain before anything is allocated: truncated or
+//   hostile input is an InvalidInput error, never a crash or a huge allocation.
 //
 // Not the hot path (payload decoding is floe/decode's compiled decoders); a reader may
 // allocate per value. Writer and Reader are single-threaded objects; AvroSchema is
@@ -53,8 +53,9 @@ struct Field {
   int field_id = -1;  // Iceberg "field-id" property; -1 when absent
 };
 
-// One node of a parsed schema. Nodes are owned by their AvroSchema; named types referenced
-// again by name point at the same node (so recursive schemas are graphs, not trees).
+// One node of a parsed schema. Nodes are owned by their AvroSchema; named types
+// referenced again by name point at the same node (so recursive schemas are graphs, not
+// trees).
 struct Node {
   Kind kind = Kind::kNull;
   std::string name;                   // full name of a record, enum or fixed
@@ -75,8 +76,8 @@ struct Node {
 
 class AvroSchema {
  public:
-  // Parses Avro schema JSON (primitives, records, enums, arrays, maps, unions, fixed, named
-  // references with namespaces). Nesting is bounded (64 levels).
+  // Parses Avro schema JSON (primitives, records, enums, arrays, maps, unions, fixed,
+  // named references with namespaces). Nesting is bounded (64 levels).
   static Result<std::shared_ptr<const AvroSchema>> Parse(std::string_view json);
 
   const Node& root() const { return *root_; }
@@ -96,9 +97,9 @@ struct Datum {
   Kind kind = Kind::kNull;
   int32_t branch = -1;
   bool boolean = false;
-  int64_t integer = 0;   // int, long, enum symbol index
-  double real = 0;       // float, double
-  std::string bytes;     // bytes, string, fixed
+  int64_t integer = 0;  // int, long, enum symbol index
+  double real = 0;      // float, double
+  std::string bytes;    // bytes, string, fixed
   std::vector<Datum> items;
   std::vector<std::string> keys;
 
@@ -168,11 +169,12 @@ class Decoder {
   size_t pos_ = 0;
 };
 
-// Generic value coding against a schema node. Encoding checks the datum's shape against the
-// schema (a union picks `branch` when set, else the first branch of the datum's kind).
+// Generic value coding against a schema node. Encoding checks the datum's shape against
+// the schema (a union picks `branch` when set, else the first branch of the datum's
+// kind).
 Status EncodeDatum(const Node& schema, const Datum& datum, Encoder* encoder);
-// `max_values` bounds the number of values decoded (zero-byte values such as nulls or empty
-// records in a hostile array would otherwise be unbounded); it is decremented.
+// `max_values` bounds the number of values decoded (zero-byte values such as nulls or
+// empty records in a hostile array would otherwise be unbounded); it is decremented.
 Status DecodeDatum(const Node& schema, Decoder* decoder, Datum* out, int64_t* max_values);
 
 struct WriterOptions {
@@ -190,8 +192,9 @@ class Writer {
 
   const AvroSchema& schema() const { return *schema_; }
 
-  // Low-level path: encode exactly one record of the writer schema into encoder(), then call
-  // EndRecord(). Not validated: the caller's encoding must follow the schema it gave.
+  // Low-level path: encode exactly one record of the writer schema into encoder(), then
+  // call EndRecord(). Not validated: the caller's encoding must follow the schema it
+  // gave.
   Encoder& encoder() { return block_; }
   void EndRecord();
 
@@ -224,7 +227,8 @@ struct ReaderOptions {
 class Reader {
  public:
   // Parses the header (magic, metadata, sync marker) of a whole file held in memory.
-  static Result<std::unique_ptr<Reader>> Open(std::string data, ReaderOptions options = {});
+  static Result<std::unique_ptr<Reader>> Open(std::string data,
+                                              ReaderOptions options = {});
 
   const AvroSchema& schema() const { return *schema_; }
   std::shared_ptr<const AvroSchema> shared_schema() const { return schema_; }

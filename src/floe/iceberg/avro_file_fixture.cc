@@ -1,8 +1,9 @@
-// Test-only driver for tests/integration/test_iceberg_avro.py: checks Floe's Avro container
-// encoder/decoder against fastavro in both directions.
+// Test-only driver for tests/integration/test_iceberg_avro.py: checks Floe's Avro
+// container encoder/decoder against fastavro in both directions.
 //
 //   floe_iceberg_avro_fixture write <dir>   writes sample files and <name>.expected.json
-//   floe_iceberg_avro_fixture read <file>   prints {"codec", "metadata", "records"} as JSON
+//   floe_iceberg_avro_fixture read <file>   prints {"codec", "metadata", "records"} as
+//   JSON
 //
 // Values are printed in one normalized JSON form both sides agree on: bytes and fixed as
 // "hex:<hex>", enums as their symbol, records and maps as objects, NaN/inf as strings.
@@ -33,19 +34,27 @@ Json Number(double v) {
 Json ToJson(const Node* n, const Datum& d) {
   if (n->kind == Kind::kUnion) n = n->branches.at(static_cast<size_t>(d.branch));
   switch (n->kind) {
-    case Kind::kNull: return nullptr;
-    case Kind::kBoolean: return d.boolean;
+    case Kind::kNull:
+      return nullptr;
+    case Kind::kBoolean:
+      return d.boolean;
     case Kind::kInt:
-    case Kind::kLong: return d.integer;
+    case Kind::kLong:
+      return d.integer;
     case Kind::kFloat:
-    case Kind::kDouble: return Number(d.real);
-    case Kind::kString: return d.bytes;
+    case Kind::kDouble:
+      return Number(d.real);
+    case Kind::kString:
+      return d.bytes;
     case Kind::kBytes:
-    case Kind::kFixed: return "hex:" + floe::HexEncode(d.bytes);
-    case Kind::kEnum: return n->symbols.at(static_cast<size_t>(d.integer));
+    case Kind::kFixed:
+      return "hex:" + floe::HexEncode(d.bytes);
+    case Kind::kEnum:
+      return n->symbols.at(static_cast<size_t>(d.integer));
     case Kind::kRecord: {
       Json o = Json::object();
-      for (size_t i = 0; i < n->fields.size(); ++i) o[n->fields[i].name] = ToJson(n->fields[i].type, d.items[i]);
+      for (size_t i = 0; i < n->fields.size(); ++i)
+        o[n->fields[i].name] = ToJson(n->fields[i].type, d.items[i]);
       return o;
     }
     case Kind::kArray: {
@@ -55,15 +64,19 @@ Json ToJson(const Node* n, const Datum& d) {
     }
     case Kind::kMap: {
       Json o = Json::object();
-      for (size_t i = 0; i < d.items.size(); ++i) o[d.keys[i]] = ToJson(n->items, d.items[i]);
+      for (size_t i = 0; i < d.items.size(); ++i)
+        o[d.keys[i]] = ToJson(n->items, d.items[i]);
       return o;
     }
-    case Kind::kUnion: break;
+    case Kind::kUnion:
+      break;
   }
   return nullptr;
 }
 
-std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string Dump(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 const char* kSampleSchema = R"({
   "type": "record", "name": "sample", "namespace": "floe.fixture",
@@ -90,13 +103,20 @@ const char* kSampleSchema = R"({
     {"name": "empty", "type": {"type": "record", "name": "r102", "fields": []}}
   ]})";
 
-// Writes record k of the sample through the low-level encoder (even k) or a Datum (odd k).
+// Writes record k of the sample through the low-level encoder (even k) or a Datum (odd
+// k).
 void WriteSample(floe::iceberg::avro::Writer* w, int64_t k) {
-  const double specials[] = {0.0, -0.0, 1.5e300, -2.25, std::numeric_limits<double>::infinity(),
+  const double specials[] = {0.0,
+                             -0.0,
+                             1.5e300,
+                             -2.25,
+                             std::numeric_limits<double>::infinity(),
                              std::numeric_limits<double>::quiet_NaN()};
   const double score = specials[k % 6];
-  const int64_t id = k * 7919 - 40000 + (k == 3 ? std::numeric_limits<int64_t>::max() / 2 : 0);
-  const std::string name = "name-" + std::to_string(k) + (k % 4 == 0 ? " \xc3\xa9t\xc3\xa9" : "");
+  const int64_t id =
+      k * 7919 - 40000 + (k == 3 ? std::numeric_limits<int64_t>::max() / 2 : 0);
+  const std::string name =
+      "name-" + std::to_string(k) + (k % 4 == 0 ? " \xc3\xa9t\xc3\xa9" : "");
   const std::string blob(static_cast<size_t>(k % 5), static_cast<char>(0xf0 + k % 16));
   const std::string digest = {static_cast<char>(k), 'b', 'c', static_cast<char>(0xff)};
   if (k % 2 == 0) {
@@ -154,7 +174,8 @@ void WriteSample(floe::iceberg::avro::Writer* w, int64_t k) {
   for (int i = 0; i < k % 3; ++i) nums.push_back(Datum::Long(int64_t{1} << (10 * i)));
   f.push_back(Datum::Array(std::move(nums)));
   f.push_back(Datum::Map({{"a", Datum::String("x")}, {"b", Datum::Null()}}));
-  f.push_back(Datum::Array({Datum::Record({Datum::Int(static_cast<int32_t>(k)), Datum::Long(k * 10)})}));
+  f.push_back(Datum::Array(
+      {Datum::Record({Datum::Int(static_cast<int32_t>(k)), Datum::Long(k * 10)})}));
   f.push_back(Datum::Record({Datum::Double(1.0), Datum::Double(-1.0 * k)}));
   f.push_back(Datum::Fixed(digest));
   f.push_back(Datum::Record({}));

@@ -30,8 +30,8 @@ TEST(AvroEncoding, ZigZagVarintsMatchTheSpec) {
     int64_t v;
     const char* hex;
   };
-  for (auto c : {Case{0, "00"}, Case{-1, "01"}, Case{1, "02"}, Case{-2, "03"}, Case{2, "04"},
-                 Case{-64, "7f"}, Case{64, "8001"}}) {
+  for (auto c : {Case{0, "00"}, Case{-1, "01"}, Case{1, "02"}, Case{-2, "03"},
+                 Case{2, "04"}, Case{-64, "7f"}, Case{64, "8001"}}) {
     Encoder e;
     e.WriteLong(c.v);
     EXPECT_EQ(Hex(e.buffer()), c.hex) << c.v;
@@ -42,8 +42,15 @@ TEST(AvroEncoding, ZigZagVarintsMatchTheSpec) {
 }
 
 TEST(AvroEncoding, PrimitivesRoundTrip) {
-  const int64_t longs[] = {0, 1, -1, 63, -64, 1 << 20, -(1LL << 40),
-                           std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+  const int64_t longs[] = {0,
+                           1,
+                           -1,
+                           63,
+                           -64,
+                           1 << 20,
+                           -(1LL << 40),
+                           std::numeric_limits<int64_t>::max(),
+                           std::numeric_limits<int64_t>::min()};
   Encoder e;
   for (int64_t v : longs) e.WriteLong(v);
   e.WriteInt(std::numeric_limits<int32_t>::min());
@@ -80,12 +87,19 @@ TEST(AvroEncoding, PrimitivesRoundTrip) {
 }
 
 TEST(AvroEncoding, DecoderRejectsMalformedScalars) {
-  EXPECT_FALSE(Decoder(std::string(11, '\x80')).ReadLong().ok());          // too long
-  EXPECT_FALSE(Decoder(std::string("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f", 10)).ReadLong().ok());
-  EXPECT_FALSE(Decoder(std::string("\x80\x80\x80\x80\x20", 5)).ReadInt().ok());  // > int32
+  EXPECT_FALSE(Decoder(std::string(11, '\x80')).ReadLong().ok());  // too long
+  EXPECT_FALSE(Decoder(std::string("\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f", 10))
+                   .ReadLong()
+                   .ok());
+  EXPECT_FALSE(
+      Decoder(std::string("\x80\x80\x80\x80\x20", 5)).ReadInt().ok());  // > int32
   EXPECT_FALSE(Decoder(std::string("\x05", 1)).ReadBoolean().ok());
-  EXPECT_FALSE(Decoder(std::string("\x01", 1)).ReadBytes().ok());           // negative length
-  EXPECT_FALSE(Decoder(std::string("\x0a" "ab", 3)).ReadBytes().ok());      // 5 > 2 left
+  EXPECT_FALSE(Decoder(std::string("\x01", 1)).ReadBytes().ok());  // negative length
+  EXPECT_FALSE(Decoder(std::string("\x0a"
+                                   "ab",
+                                   3))
+                   .ReadBytes()
+                   .ok());  // 5 > 2 left
   EXPECT_FALSE(Decoder(std::string("abc", 3)).ReadDouble().ok());
   EXPECT_FALSE(Decoder(std::string("abc", 3)).ReadFixed(4).ok());
 }
@@ -133,7 +147,8 @@ Datum AllTypesRecord(int k) {
   m.emplace_back("a", Datum::String("x"));
   m.emplace_back("b", Datum::Null());
   f.push_back(Datum::Map(std::move(m)));
-  f.push_back(k % 3 == 0 ? Datum::Null() : (k % 3 == 1 ? Datum::Long(k) : Datum::String("s")));
+  f.push_back(k % 3 == 0 ? Datum::Null()
+                         : (k % 3 == 1 ? Datum::Long(k) : Datum::String("s")));
   Datum inner_tail = Datum::Record({Datum::Int(2), Datum::Null()});
   f.push_back(Datum::Record({Datum::Int(1), std::move(inner_tail)}));
   return Datum::Record(std::move(f));
@@ -142,24 +157,36 @@ Datum AllTypesRecord(int k) {
 void ExpectSameValue(const Datum& a, const Datum& b, const std::string& path) {
   ASSERT_EQ(a.kind, b.kind) << path;
   switch (a.kind) {
-    case Kind::kBoolean: EXPECT_EQ(a.boolean, b.boolean) << path; break;
+    case Kind::kBoolean:
+      EXPECT_EQ(a.boolean, b.boolean) << path;
+      break;
     case Kind::kInt:
     case Kind::kLong:
-    case Kind::kEnum: EXPECT_EQ(a.integer, b.integer) << path; break;
+    case Kind::kEnum:
+      EXPECT_EQ(a.integer, b.integer) << path;
+      break;
     case Kind::kFloat:
-    case Kind::kDouble: EXPECT_EQ(a.real, b.real) << path; break;
+    case Kind::kDouble:
+      EXPECT_EQ(a.real, b.real) << path;
+      break;
     case Kind::kBytes:
     case Kind::kString:
-    case Kind::kFixed: EXPECT_EQ(a.bytes, b.bytes) << path; break;
-    default: break;
+    case Kind::kFixed:
+      EXPECT_EQ(a.bytes, b.bytes) << path;
+      break;
+    default:
+      break;
   }
   EXPECT_EQ(a.keys, b.keys) << path;
   ASSERT_EQ(a.items.size(), b.items.size()) << path;
-  for (size_t i = 0; i < a.items.size(); ++i) ExpectSameValue(a.items[i], b.items[i], path + "/" + std::to_string(i));
+  for (size_t i = 0; i < a.items.size(); ++i)
+    ExpectSameValue(a.items[i], b.items[i], path + "/" + std::to_string(i));
 }
 
 std::string WriteAllTypes(int n, WriterOptions options = {}) {
-  auto w = Writer::Make(kAllTypesSchema, {{"k1", "v1"}, {"bin", std::string("\0\xff", 2)}}, options).ValueOrDie();
+  auto w = Writer::Make(kAllTypesSchema,
+                        {{"k1", "v1"}, {"bin", std::string("\0\xff", 2)}}, options)
+               .ValueOrDie();
   for (int k = 0; k < n; ++k) EXPECT_OK(w->Append(AllTypesRecord(k)));
   return w->Finish();
 }
@@ -184,12 +211,14 @@ TEST(AvroFile, SchemaParsing) {
   EXPECT_EQ(root.FieldIndexById(1), 2);
   EXPECT_GT(root.min_bytes, 20);
 
-  for (const char* bad : {"", "{}", "\"nope\"", R"({"type":"record","fields":[]})",
-                          R"({"type":"record","name":"r","fields":[{"name":"a","type":"missing"}]})",
-                          R"({"type":"enum","name":"e","symbols":[]})",
-                          R"({"type":"fixed","name":"f","size":-1})", "[]",
-                          R"(["null",["int"]])", R"({"type":"array"})",
-                          R"({"type":"record","name":"r","fields":[{"name":"a","type":{"type":"fixed","name":"r","size":1}}]})"}) {
+  for (
+      const char* bad :
+      {"", "{}", "\"nope\"", R"({"type":"record","fields":[]})",
+       R"({"type":"record","name":"r","fields":[{"name":"a","type":"missing"}]})",
+       R"({"type":"enum","name":"e","symbols":[]})",
+       R"({"type":"fixed","name":"f","size":-1})", "[]", R"(["null",["int"]])",
+       R"({"type":"array"})",
+       R"({"type":"record","name":"r","fields":[{"name":"a","type":{"type":"fixed","name":"r","size":1}}]})"}) {
     EXPECT_FALSE(AvroSchema::Parse(bad).ok()) << bad;
   }
   std::string deep = "\"int\"";
@@ -210,7 +239,8 @@ TEST(AvroFile, WriteReadRoundTripAcrossBlocks) {
   EXPECT_EQ(r->schema().root().name, "floe.test.all");
   ASSERT_OK_AND_ASSIGN(auto records, r->ReadAll());
   ASSERT_EQ(records.size(), 100u);
-  for (int k = 0; k < 100; ++k) ExpectSameValue(records[k], AllTypesRecord(k), "r" + std::to_string(k));
+  for (int k = 0; k < 100; ++k)
+    ExpectSameValue(records[k], AllTypesRecord(k), "r" + std::to_string(k));
   EXPECT_EQ(records[1].items[14].branch, 1);  // union branch reported
   EXPECT_EQ(records[2].items[14].branch, 2);
 }
@@ -233,7 +263,9 @@ TEST(AvroFile, LowLevelEncoderMatchesGenericAppend) {
                                      Datum::Array({Datum::Int(1), Datum::Int(2)})})));
   EXPECT_EQ(w->records(), 2);
   // A datum that does not fit the schema is rejected and leaves no partial record.
-  EXPECT_FALSE(w->Append(Datum::Record({Datum::String("x"), Datum::Null(), Datum::Array({})})).ok());
+  EXPECT_FALSE(
+      w->Append(Datum::Record({Datum::String("x"), Datum::Null(), Datum::Array({})}))
+          .ok());
   EXPECT_FALSE(w->Append(Datum::Record({Datum::Long(1)})).ok());
   ASSERT_OK_AND_ASSIGN(auto r, Reader::Open(w->Finish()));
   ASSERT_OK_AND_ASSIGN(auto records, r->ReadAll());
@@ -316,7 +348,8 @@ TEST(AvroFile, ReadsDeflateAndZstandard) {
 }
 
 TEST(AvroFile, DecompressionIsBounded) {
-  // 256 KiB of zero bytes deflates to a few hundred bytes: a "bomb" against a 16 KiB limit.
+  // 256 KiB of zero bytes deflates to a few hundred bytes: a "bomb" against a 16 KiB
+  // limit.
   const char* schema = R"({"type":"array","items":"boolean"})";
   Encoder body;
   body.StartBlock(1 << 18);
@@ -358,12 +391,13 @@ TEST(AvroFile, RejectsUnsupportedCodecAndBadHeaders) {
 
 TEST(AvroFile, EveryTruncationIsAnErrorNotACrash) {
   std::string file = WriteAllTypes(5);
-  // Cut exactly after the header, the file is a valid empty file (Avro cannot tell); every
-  // other prefix must fail.
-  const size_t header_size = Writer::Make(kAllTypesSchema, {{"k1", "v1"}, {"bin", std::string("\0\xff", 2)}})
-                                 .ValueOrDie()
-                                 ->Finish()
-                                 .size();
+  // Cut exactly after the header, the file is a valid empty file (Avro cannot tell);
+  // every other prefix must fail.
+  const size_t header_size =
+      Writer::Make(kAllTypesSchema, {{"k1", "v1"}, {"bin", std::string("\0\xff", 2)}})
+          .ValueOrDie()
+          ->Finish()
+          .size();
   for (size_t len = 0; len < file.size(); ++len) {
     auto r = Reader::Open(file.substr(0, len));
     if (!r.ok()) {
@@ -424,29 +458,50 @@ TEST(AvroFile, HostileLengthsAndCountsAreRejectedBeforeAllocating) {
   std::vector<Case> cases = {
       {"huge string", R"("string")", enc([](Encoder& e) { e.WriteLong(1LL << 60); }), 1},
       {"negative string", R"("string")", enc([](Encoder& e) { e.WriteLong(-5); }), 1},
-      {"huge array", R"({"type":"array","items":"long"})",
-       enc([](Encoder& e) { e.WriteLong(1LL << 40); e.WriteLong(1); }), 1},
+      {"huge array", R"({"type":"array","items":"long"})", enc([](Encoder& e) {
+         e.WriteLong(1LL << 40);
+         e.WriteLong(1);
+       }),
+       1},
       {"min int64 count", R"({"type":"array","items":"long"})",
        enc([](Encoder& e) { e.WriteLong(std::numeric_limits<int64_t>::min()); }), 1},
       {"negative count bad size", R"({"type":"array","items":"long"})",
-       enc([](Encoder& e) { e.WriteLong(-2); e.WriteLong(1000); e.WriteLong(1); e.WriteLong(2); }), 1},
-      {"zero-byte items", R"({"type":"array","items":"null"})",
-       enc([](Encoder& e) { e.WriteLong(1LL << 50); e.WriteLong(0); }), 1},
+       enc([](Encoder& e) {
+         e.WriteLong(-2);
+         e.WriteLong(1000);
+         e.WriteLong(1);
+         e.WriteLong(2);
+       }),
+       1},
+      {"zero-byte items", R"({"type":"array","items":"null"})", enc([](Encoder& e) {
+         e.WriteLong(1LL << 50);
+         e.WriteLong(0);
+       }),
+       1},
       {"zero-byte items in many blocks", R"({"type":"array","items":"null"})",
        enc([](Encoder& e) {
          for (int i = 0; i < 4000; ++i) e.WriteLong(60000);
          e.WriteLong(0);
        }),
        1},
-      {"huge map", R"({"type":"map","values":"null"})",
-       enc([](Encoder& e) { e.WriteLong(1LL << 30); e.WriteString("a"); }), 1},
+      {"huge map", R"({"type":"map","values":"null"})", enc([](Encoder& e) {
+         e.WriteLong(1LL << 30);
+         e.WriteString("a");
+       }),
+       1},
       {"union index", R"(["null","long"])", enc([](Encoder& e) { e.WriteLong(7); }), 1},
       {"enum index", R"({"type":"enum","name":"e","symbols":["A"]})",
        enc([](Encoder& e) { e.WriteLong(3); }), 1},
-      {"too many objects", R"("long")", enc([](Encoder& e) { e.WriteLong(1); }), 1LL << 40},
+      {"too many objects", R"("long")", enc([](Encoder& e) { e.WriteLong(1); }),
+       1LL << 40},
       {"too many null objects", R"("null")", std::string(), 1LL << 40},
-      {"trailing bytes", R"("long")", enc([](Encoder& e) { e.WriteLong(1); e.WriteLong(2); }), 1},
-      {"fixed truncated", R"({"type":"fixed","name":"f","size":8})", std::string("abc"), 1},
+      {"trailing bytes", R"("long")", enc([](Encoder& e) {
+         e.WriteLong(1);
+         e.WriteLong(2);
+       }),
+       1},
+      {"fixed truncated", R"({"type":"fixed","name":"f","size":8})", std::string("abc"),
+       1},
   };
   for (const auto& c : cases) {
     std::string file = FileWithBody(c.schema, c.body, c.count);
@@ -463,7 +518,8 @@ TEST(AvroFile, HostileLengthsAndCountsAreRejectedBeforeAllocating) {
 }
 
 TEST(AvroFile, DeepRecursionIsBounded) {
-  const char* schema = R"({"type":"record","name":"node","fields":[{"name":"next","type":["null","node"]}]})";
+  const char* schema =
+      R"({"type":"record","name":"node","fields":[{"name":"next","type":["null","node"]}]})";
   Encoder e;
   for (int i = 0; i < 1000; ++i) e.WriteUnionIndex(1);
   e.WriteUnionIndex(0);

@@ -2,10 +2,9 @@
 // missing member becomes an InvalidInput status naming the key, never an exception.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -75,7 +74,8 @@ inline Result<std::optional<int64_t>> GetOptInt64(const Json& obj, const char* k
   return std::optional<int64_t>(x);
 }
 
-inline Result<std::optional<int>> GetOptInt(const Json& obj, const char* key, const char* what) {
+inline Result<std::optional<int>> GetOptInt(const Json& obj, const char* key,
+                                            const char* what) {
   const Json* v = Find(obj, key);
   if (!v) return std::optional<int>();
   FLOE_ASSIGN_OR_RAISE(int x, AsInt(*v, key, what));
@@ -115,8 +115,8 @@ Json ParseOrDiscard(std::string_view text);
 
 namespace floe::iceberg::internal {
 
-// Compact text; invalid UTF-8 (possible in strings that came from files) is replaced rather
-// than throwing.
+// Compact text; invalid UTF-8 (possible in strings that came from files) is replaced
+// rather than throwing.
 std::string Dump(const Json& j);
 
 }  // namespace floe::iceberg::internal

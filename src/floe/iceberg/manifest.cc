@@ -57,34 +57,52 @@ Result<Json> PartitionAvroType(const Type& t, std::set<std::string>* named) {
     return o;
   };
   switch (t.id) {
-    case TypeId::kBoolean: return Json("boolean");
-    case TypeId::kInt: return Json("int");
-    case TypeId::kLong: return Json("long");
-    case TypeId::kFloat: return Json("float");
-    case TypeId::kDouble: return Json("double");
-    case TypeId::kString: return Json("string");
-    case TypeId::kBinary: return Json("bytes");
-    case TypeId::kDate: return Json{{"type", "int"}, {"logicalType", "date"}};
-    case TypeId::kTime: return Json{{"type", "long"}, {"logicalType", "time-micros"}};
+    case TypeId::kBoolean:
+      return Json("boolean");
+    case TypeId::kInt:
+      return Json("int");
+    case TypeId::kLong:
+      return Json("long");
+    case TypeId::kFloat:
+      return Json("float");
+    case TypeId::kDouble:
+      return Json("double");
+    case TypeId::kString:
+      return Json("string");
+    case TypeId::kBinary:
+      return Json("bytes");
+    case TypeId::kDate:
+      return Json{{"type", "int"}, {"logicalType", "date"}};
+    case TypeId::kTime:
+      return Json{{"type", "long"}, {"logicalType", "time-micros"}};
     case TypeId::kTimestamp:
-      return Json{{"type", "long"}, {"logicalType", "timestamp-micros"}, {"adjust-to-utc", false}};
+      return Json{{"type", "long"},
+                  {"logicalType", "timestamp-micros"},
+                  {"adjust-to-utc", false}};
     case TypeId::kTimestampTz:
-      return Json{{"type", "long"}, {"logicalType", "timestamp-micros"}, {"adjust-to-utc", true}};
-    case TypeId::kUuid: return named_fixed("uuid_fixed", 16, Json{{"logicalType", "uuid"}});
-    case TypeId::kFixed: return named_fixed("fixed_" + std::to_string(t.length), t.length, Json::object());
+      return Json{
+          {"type", "long"}, {"logicalType", "timestamp-micros"}, {"adjust-to-utc", true}};
+    case TypeId::kUuid:
+      return named_fixed("uuid_fixed", 16, Json{{"logicalType", "uuid"}});
+    case TypeId::kFixed:
+      return named_fixed("fixed_" + std::to_string(t.length), t.length, Json::object());
     case TypeId::kDecimal:
       return named_fixed(
           "decimal_" + std::to_string(t.precision) + "_" + std::to_string(t.scale),
           DecimalRequiredBytes(t.precision),
-          Json{{"logicalType", "decimal"}, {"precision", t.precision}, {"scale", t.scale}});
+          Json{{"logicalType", "decimal"},
+               {"precision", t.precision},
+               {"scale", t.scale}});
     default:
-      return InvalidInput("partition field of non-primitive type " + PrimitiveTypeString(t));
+      return InvalidInput("partition field of non-primitive type " +
+                          PrimitiveTypeString(t));
   }
 }
 
 int64_t LoadLE(std::string_view v) {
   uint64_t x = 0;
-  for (size_t i = 0; i < v.size(); ++i) x |= static_cast<uint64_t>(static_cast<uint8_t>(v[i])) << (8 * i);
+  for (size_t i = 0; i < v.size(); ++i)
+    x |= static_cast<uint64_t>(static_cast<uint8_t>(v[i])) << (8 * i);
   // sign-extend from v.size() bytes
   if (!v.empty() && v.size() < 8 && (static_cast<uint8_t>(v.back()) & 0x80)) {
     x |= ~uint64_t{0} << (8 * v.size());
@@ -130,10 +148,11 @@ std::string MinimalBE(std::string_view v) {
   return std::string(v.substr(i));
 }
 
-Status EncodePartitionValue(const Type& t, const std::string& field, std::string_view v, Encoder* e) {
+Status EncodePartitionValue(const Type& t, const std::string& field, std::string_view v,
+                            Encoder* e) {
   auto bad = [&](const char* expected) {
-    return InvalidInput("partition value of field '" + field + "' has " + std::to_string(v.size()) +
-                        " bytes, expected " + expected);
+    return InvalidInput("partition value of field '" + field + "' has " +
+                        std::to_string(v.size()) + " bytes, expected " + expected);
   };
   switch (t.id) {
     case TypeId::kBoolean:
@@ -157,7 +176,8 @@ Status EncodePartitionValue(const Type& t, const std::string& field, std::string
       e->WriteFloat(static_cast<float>(LoadFloating(v)));
       return Status::OK();
     case TypeId::kDouble:
-      if (v.size() != 8 && v.size() != 4) return bad("8");  // 4: a float promoted to double
+      if (v.size() != 8 && v.size() != 4)
+        return bad("8");  // 4: a float promoted to double
       e->WriteDouble(LoadFloating(v));
       return Status::OK();
     case TypeId::kString:
@@ -169,7 +189,8 @@ Status EncodePartitionValue(const Type& t, const std::string& field, std::string
       e->WriteFixed(v);
       return Status::OK();
     case TypeId::kFixed:
-      if (static_cast<int>(v.size()) != t.length) return bad(std::to_string(t.length).c_str());
+      if (static_cast<int>(v.size()) != t.length)
+        return bad(std::to_string(t.length).c_str());
       e->WriteFixed(v);
       return Status::OK();
     case TypeId::kDecimal: {
@@ -184,13 +205,17 @@ Status EncodePartitionValue(const Type& t, const std::string& field, std::string
 }
 
 // Single-value encoding of a partition value read from Avro (by the file's own schema).
-Result<std::optional<std::string>> PartitionValueFromDatum(const Node* node, const Datum& d) {
+Result<std::optional<std::string>> PartitionValueFromDatum(const Node* node,
+                                                           const Datum& d) {
   if (d.is_null()) return std::optional<std::string>();
   if (node->kind == Kind::kUnion && d.branch >= 0) node = node->branches[d.branch];
   switch (d.kind) {
-    case Kind::kBoolean: return std::optional<std::string>(std::string(1, d.boolean ? '\1' : '\0'));
-    case Kind::kInt: return std::optional<std::string>(StoreLE(static_cast<uint64_t>(d.integer), 4));
-    case Kind::kLong: return std::optional<std::string>(StoreLE(static_cast<uint64_t>(d.integer), 8));
+    case Kind::kBoolean:
+      return std::optional<std::string>(std::string(1, d.boolean ? '\1' : '\0'));
+    case Kind::kInt:
+      return std::optional<std::string>(StoreLE(static_cast<uint64_t>(d.integer), 4));
+    case Kind::kLong:
+      return std::optional<std::string>(StoreLE(static_cast<uint64_t>(d.integer), 8));
     case Kind::kFloat: {
       float f = static_cast<float>(d.real);
       uint32_t bits;
@@ -203,13 +228,16 @@ Result<std::optional<std::string>> PartitionValueFromDatum(const Node* node, con
       return std::optional<std::string>(StoreLE(bits, 8));
     }
     case Kind::kString:
-    case Kind::kBytes: return std::optional<std::string>(d.bytes);
+    case Kind::kBytes:
+      return std::optional<std::string>(d.bytes);
     case Kind::kFixed:
-      if (node->logical_type == "decimal") return std::optional<std::string>(MinimalBE(d.bytes));
+      if (node->logical_type == "decimal")
+        return std::optional<std::string>(MinimalBE(d.bytes));
       return std::optional<std::string>(d.bytes);
     default:
-      return InvalidInput(std::string("manifest: unsupported partition value of Avro type ") +
-                          avro::KindName(d.kind));
+      return InvalidInput(
+          std::string("manifest: unsupported partition value of Avro type ") +
+          avro::KindName(d.kind));
   }
 }
 
@@ -243,7 +271,8 @@ int CompareValues(const Type& t, std::string_view a, std::string_view b) {
       return std::memcmp(x.data() + 1, y.data() + 1, n - 1);
     }
     default: {
-      // Strings (UTF-8 byte order is code point order), binary, fixed, uuid: unsigned bytes.
+      // Strings (UTF-8 byte order is code point order), binary, fixed, uuid: unsigned
+      // bytes.
       int c = std::memcmp(a.data(), b.data(), std::min(a.size(), b.size()));
       if (c != 0) return c;
       return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
@@ -272,8 +301,10 @@ std::vector<PartitionFieldSummary> Summarize(const std::vector<TypePtr>& types,
         s.contains_nan = true;
         continue;
       }
-      if (!s.lower_bound || CompareValues(*types[i], *v, *s.lower_bound) < 0) s.lower_bound = *v;
-      if (!s.upper_bound || CompareValues(*types[i], *v, *s.upper_bound) > 0) s.upper_bound = *v;
+      if (!s.lower_bound || CompareValues(*types[i], *v, *s.lower_bound) < 0)
+        s.lower_bound = *v;
+      if (!s.upper_bound || CompareValues(*types[i], *v, *s.upper_bound) > 0)
+        s.upper_bound = *v;
     }
   }
   return out;
@@ -301,8 +332,9 @@ Json IntKeyedMap(int key_id, Json value_type, int value_id) {
   Json rec = Json::object();
   rec["type"] = "record";
   rec["name"] = "k" + std::to_string(key_id) + "_v" + std::to_string(value_id);
-  rec["fields"] = Json::array({AvroField("key", "int", key_id, false),
-                               AvroField("value", std::move(value_type), value_id, false)});
+  rec["fields"] =
+      Json::array({AvroField("key", "int", key_id, false),
+                   AvroField("value", std::move(value_type), value_id, false)});
   return Json{{"type", "array"}, {"logicalType", "map"}, {"items", std::move(rec)}};
 }
 
@@ -310,7 +342,8 @@ Json AvroList(Json items, int element_id) {
   return Json{{"type", "array"}, {"items", std::move(items)}, {"element-id", element_id}};
 }
 
-Result<std::string> ManifestEntrySchema(const PartitionSpec& spec, const std::vector<TypePtr>& types) {
+Result<std::string> ManifestEntrySchema(const PartitionSpec& spec,
+                                        const std::vector<TypePtr>& types) {
   Json partition_fields = Json::array();
   std::set<std::string> named;
   for (size_t i = 0; i < spec.fields.size(); ++i) {
@@ -318,7 +351,8 @@ Result<std::string> ManifestEntrySchema(const PartitionSpec& spec, const std::ve
     partition_fields.push_back(AvroField(AvroName(spec.fields[i].name), std::move(t),
                                          spec.fields[i].field_id, true));
   }
-  Json partition = Json{{"type", "record"}, {"name", "r102"}, {"fields", std::move(partition_fields)}};
+  Json partition =
+      Json{{"type", "record"}, {"name", "r102"}, {"fields", std::move(partition_fields)}};
   Json data_file_fields = Json::array({
       AvroField("content", "int", 134, false),
       AvroField("file_path", "string", 100, false),
@@ -338,7 +372,8 @@ Result<std::string> ManifestEntrySchema(const PartitionSpec& spec, const std::ve
       AvroField("sort_order_id", "int", 140, true),
       AvroField("referenced_data_file", "string", 143, true),
   });
-  Json data_file = Json{{"type", "record"}, {"name", "r2"}, {"fields", std::move(data_file_fields)}};
+  Json data_file =
+      Json{{"type", "record"}, {"name", "r2"}, {"fields", std::move(data_file_fields)}};
   Json entry = Json::object();
   entry["type"] = "record";
   entry["name"] = "manifest_entry";
@@ -461,14 +496,16 @@ Status EncodeEntry(const ManifestEntry& entry, const PartitionSpec& spec,
                    const std::vector<TypePtr>& types, Encoder* e) {
   const DataFile& f = entry.data_file;
   if (f.partition.size() != spec.fields.size()) {
-    return InvalidInput("data file " + f.file_path + " has " + std::to_string(f.partition.size()) +
-                        " partition values, spec " + std::to_string(spec.spec_id) + " has " +
+    return InvalidInput("data file " + f.file_path + " has " +
+                        std::to_string(f.partition.size()) + " partition values, spec " +
+                        std::to_string(spec.spec_id) + " has " +
                         std::to_string(spec.fields.size()) + " fields");
   }
   if (entry.status != ManifestEntryStatus::kAdded &&
       (!entry.sequence_number || !entry.file_sequence_number)) {
     // Spec "Manifest Entry Fields": only ADDED entries may inherit sequence numbers.
-    return InvalidInput("existing/deleted entry for " + f.file_path + " lacks sequence numbers");
+    return InvalidInput("existing/deleted entry for " + f.file_path +
+                        " lacks sequence numbers");
   }
   e->WriteInt(static_cast<int>(entry.status));
   OptLong(e, entry.snapshot_id);
@@ -483,7 +520,8 @@ Status EncodeEntry(const ManifestEntry& entry, const PartitionSpec& spec,
       continue;
     }
     e->WriteUnionIndex(1);
-    FLOE_RETURN_NOT_OK(EncodePartitionValue(*types[i], spec.fields[i].name, *f.partition[i], e));
+    FLOE_RETURN_NOT_OK(
+        EncodePartitionValue(*types[i], spec.fields[i].name, *f.partition[i], e));
   }
   e->WriteLong(f.record_count);
   e->WriteLong(f.file_size_in_bytes);
@@ -501,7 +539,8 @@ Status EncodeEntry(const ManifestEntry& entry, const PartitionSpec& spec,
   return Status::OK();
 }
 
-Result<std::vector<TypePtr>> PartitionTypes(const PartitionSpec& spec, const Schema& schema) {
+Result<std::vector<TypePtr>> PartitionTypes(const PartitionSpec& spec,
+                                            const Schema& schema) {
   std::vector<TypePtr> types;
   for (const auto& f : spec.fields) {
     FLOE_ASSIGN_OR_RAISE(auto t, PartitionFieldResultType(f, schema));
@@ -514,7 +553,8 @@ Result<std::vector<TypePtr>> PartitionTypes(const PartitionSpec& spec, const Sch
 // Decoding helpers
 
 const Node* Resolve(const Node* n, const Datum& d) {
-  if (n && n->kind == Kind::kUnion && d.branch >= 0 && d.branch < static_cast<int>(n->branches.size())) {
+  if (n && n->kind == Kind::kUnion && d.branch >= 0 &&
+      d.branch < static_cast<int>(n->branches.size())) {
     return n->branches[d.branch];
   }
   return n;
@@ -532,13 +572,17 @@ const Datum* Get(const Datum& rec, int idx) {
   return d.is_null() ? nullptr : &d;
 }
 
-bool IsIntegral(const Datum* d) { return d && (d->kind == Kind::kInt || d->kind == Kind::kLong); }
-
-Status BadField(const char* what, const char* field) {
-  return InvalidInput(std::string(what) + ": field '" + field + "' is missing or has the wrong type");
+bool IsIntegral(const Datum* d) {
+  return d && (d->kind == Kind::kInt || d->kind == Kind::kLong);
 }
 
-Result<int64_t> RequiredInt(const Datum& rec, int idx, const char* what, const char* field) {
+Status BadField(const char* what, const char* field) {
+  return InvalidInput(std::string(what) + ": field '" + field +
+                      "' is missing or has the wrong type");
+}
+
+Result<int64_t> RequiredInt(const Datum& rec, int idx, const char* what,
+                            const char* field) {
   const Datum* d = Get(rec, idx);
   if (!IsIntegral(d)) return BadField(what, field);
   return d->integer;
@@ -550,15 +594,18 @@ std::optional<int64_t> OptionalInt(const Datum& rec, int idx) {
   return d->integer;
 }
 
-Result<std::string> RequiredString(const Datum& rec, int idx, const char* what, const char* field) {
+Result<std::string> RequiredString(const Datum& rec, int idx, const char* what,
+                                   const char* field) {
   const Datum* d = Get(rec, idx);
-  if (!d || (d->kind != Kind::kString && d->kind != Kind::kBytes)) return BadField(what, field);
+  if (!d || (d->kind != Kind::kString && d->kind != Kind::kBytes))
+    return BadField(what, field);
   return d->bytes;
 }
 
 std::optional<std::string> OptionalBytes(const Datum& rec, int idx) {
   const Datum* d = Get(rec, idx);
-  if (!d || (d->kind != Kind::kString && d->kind != Kind::kBytes && d->kind != Kind::kFixed)) {
+  if (!d ||
+      (d->kind != Kind::kString && d->kind != Kind::kBytes && d->kind != Kind::kFixed)) {
     return std::nullopt;
   }
   return d->bytes;
@@ -566,20 +613,24 @@ std::optional<std::string> OptionalBytes(const Datum& rec, int idx) {
 
 // An int-keyed map stored as array<record{key, value}> (or, leniently, an Avro map).
 template <typename V, typename Conv>
-Status ReadIntMap(const Node& rec_node, const Datum& rec, int idx, std::map<int, V>* out, Conv conv) {
+Status ReadIntMap(const Node& rec_node, const Datum& rec, int idx, std::map<int, V>* out,
+                  Conv conv) {
   const Datum* d = Get(rec, idx);
   if (!d) return Status::OK();
   const Node* n = Resolve(rec_node.fields[idx].type, *d);
-  if (d->kind == Kind::kArray && n->kind == Kind::kArray && n->items->kind == Kind::kRecord) {
+  if (d->kind == Kind::kArray && n->kind == Kind::kArray &&
+      n->items->kind == Kind::kRecord) {
     const Node& kv = *n->items;
     int ki = kv.FieldIndex("key"), vi = kv.FieldIndex("value");
-    if (ki < 0 || vi < 0) return InvalidInput("manifest: map entries without key/value fields");
+    if (ki < 0 || vi < 0)
+      return InvalidInput("manifest: map entries without key/value fields");
     for (const auto& item : d->items) {
       const Datum* k = Get(item, ki);
       const Datum* v = Get(item, vi);
       if (!IsIntegral(k) || !v) continue;
       V value;
-      if (!conv(*v, &value)) return InvalidInput("manifest: map value of unexpected type");
+      if (!conv(*v, &value))
+        return InvalidInput("manifest: map value of unexpected type");
       (*out)[static_cast<int>(k->integer)] = std::move(value);
     }
     return Status::OK();
@@ -587,7 +638,8 @@ Status ReadIntMap(const Node& rec_node, const Datum& rec, int idx, std::map<int,
   if (d->kind == Kind::kMap) {
     for (size_t i = 0; i < d->items.size(); ++i) {
       V value;
-      if (!conv(d->items[i], &value)) return InvalidInput("manifest: map value of unexpected type");
+      if (!conv(d->items[i], &value))
+        return InvalidInput("manifest: map value of unexpected type");
       try {
         (*out)[std::stoi(d->keys[i])] = std::move(value);
       } catch (const std::exception&) {
@@ -606,7 +658,8 @@ bool ToLong(const Datum& d, int64_t* out) {
 }
 
 bool ToBytes(const Datum& d, std::string* out) {
-  if (d.kind != Kind::kBytes && d.kind != Kind::kString && d.kind != Kind::kFixed) return false;
+  if (d.kind != Kind::kBytes && d.kind != Kind::kString && d.kind != Kind::kFixed)
+    return false;
   *out = d.bytes;
   return true;
 }
@@ -629,7 +682,8 @@ Result<int> HeaderInt(const avro::Reader& r, const char* key, int fallback) {
     if (pos != v->size()) throw std::invalid_argument(*v);
     return x;
   } catch (const std::exception&) {
-    return InvalidInput(std::string("manifest: header ") + key + " is not an integer: " + *v);
+    return InvalidInput(std::string("manifest: header ") + key +
+                        " is not an integer: " + *v);
   }
 }
 
@@ -638,7 +692,8 @@ Result<int> HeaderInt(const avro::Reader& r, const char* key, int fallback) {
 // ---------------------------------------------------------------------------------------
 // Public API
 
-Result<TypePtr> PartitionFieldResultType(const PartitionField& field, const Schema& schema) {
+Result<TypePtr> PartitionFieldResultType(const PartitionField& field,
+                                         const Schema& schema) {
   const NestedField* source = schema.FindField(field.source_id);
   const std::string& t = field.transform;
   auto source_type = [&]() -> Result<TypePtr> {
@@ -647,16 +702,19 @@ Result<TypePtr> PartitionFieldResultType(const PartitionField& field, const Sche
                           std::to_string(field.source_id) + " is not in the schema");
     }
     if (!source->type->is_primitive()) {
-      return InvalidInput("partition field '" + field.name + "': source is not a primitive");
+      return InvalidInput("partition field '" + field.name +
+                          "': source is not a primitive");
     }
     return source->type;
   };
-  if (t == "identity" || t == "void" || t.rfind("truncate[", 0) == 0) return source_type();
+  if (t == "identity" || t == "void" || t.rfind("truncate[", 0) == 0)
+    return source_type();
   if (t.rfind("bucket[", 0) == 0 || t == "year" || t == "month" || t == "hour") {
     return Type::Primitive(TypeId::kInt);
   }
   if (t == "day") return Type::Primitive(TypeId::kDate);
-  return InvalidInput("partition field '" + field.name + "' has unknown transform '" + t + "'");
+  return InvalidInput("partition field '" + field.name + "' has unknown transform '" + t +
+                      "'");
 }
 
 Result<std::string> EncodeManifest(const Schema& schema, const PartitionSpec& spec,
@@ -693,15 +751,18 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
   }
   const char* what = "manifest entry";
   const Node& root = reader->schema().root();
-  if (root.kind != Kind::kRecord) return InvalidInput("manifest: entry schema is not a record");
+  if (root.kind != Kind::kRecord)
+    return InvalidInput("manifest: entry schema is not a record");
   const int i_status = FindField(root, 0, "status");
   const int i_snapshot = FindField(root, 1, "snapshot_id");
   const int i_seq = FindField(root, 3, "sequence_number");
   const int i_file_seq = FindField(root, 4, "file_sequence_number");
   const int i_df = FindField(root, 2, "data_file");
-  if (i_status < 0 || i_df < 0) return InvalidInput("manifest: entry schema lacks status or data_file");
+  if (i_status < 0 || i_df < 0)
+    return InvalidInput("manifest: entry schema lacks status or data_file");
   const Node* df = root.fields[i_df].type;
-  if (df->kind != Kind::kRecord) return InvalidInput("manifest: data_file is not a record");
+  if (df->kind != Kind::kRecord)
+    return InvalidInput("manifest: data_file is not a record");
   const int f_content = FindField(*df, 134, "content");
   const int f_path = FindField(*df, 100, "file_path");
   const int f_format = FindField(*df, 101, "file_format");
@@ -730,7 +791,8 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
     if (!more) break;
     ManifestEntry e;
     FLOE_ASSIGN_OR_RAISE(int64_t status, RequiredInt(d, i_status, what, "status"));
-    if (status < 0 || status > 2) return InvalidInput("manifest: invalid entry status " + std::to_string(status));
+    if (status < 0 || status > 2)
+      return InvalidInput("manifest: invalid entry status " + std::to_string(status));
     e.status = static_cast<ManifestEntryStatus>(status);
     e.snapshot_id = OptionalInt(d, i_snapshot);
     e.sequence_number = OptionalInt(d, i_seq);
@@ -740,21 +802,31 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
     DataFile& f = e.data_file;
     f.content = static_cast<int>(OptionalInt(*fd, f_content).value_or(0));
     FLOE_ASSIGN_OR_RAISE(f.file_path, RequiredString(*fd, f_path, what, "file_path"));
-    FLOE_ASSIGN_OR_RAISE(f.file_format, RequiredString(*fd, f_format, what, "file_format"));
-    FLOE_ASSIGN_OR_RAISE(f.record_count, RequiredInt(*fd, f_records, what, "record_count"));
-    FLOE_ASSIGN_OR_RAISE(f.file_size_in_bytes, RequiredInt(*fd, f_size, what, "file_size_in_bytes"));
+    FLOE_ASSIGN_OR_RAISE(f.file_format,
+                         RequiredString(*fd, f_format, what, "file_format"));
+    FLOE_ASSIGN_OR_RAISE(f.record_count,
+                         RequiredInt(*fd, f_records, what, "record_count"));
+    FLOE_ASSIGN_OR_RAISE(f.file_size_in_bytes,
+                         RequiredInt(*fd, f_size, what, "file_size_in_bytes"));
     if (const Datum* p = Get(*fd, f_partition)) {
       for (size_t i = 0; i < p->items.size() && i < partition_node->fields.size(); ++i) {
-        FLOE_ASSIGN_OR_RAISE(auto v, PartitionValueFromDatum(partition_node->fields[i].type, p->items[i]));
+        FLOE_ASSIGN_OR_RAISE(
+            auto v, PartitionValueFromDatum(partition_node->fields[i].type, p->items[i]));
         f.partition.push_back(std::move(v));
       }
     }
-    FLOE_RETURN_NOT_OK(ReadIntMap<int64_t>(*df, *fd, f_col_sizes, &f.column_sizes, ToLong));
-    FLOE_RETURN_NOT_OK(ReadIntMap<int64_t>(*df, *fd, f_value_counts, &f.value_counts, ToLong));
-    FLOE_RETURN_NOT_OK(ReadIntMap<int64_t>(*df, *fd, f_null_counts, &f.null_value_counts, ToLong));
-    FLOE_RETURN_NOT_OK(ReadIntMap<int64_t>(*df, *fd, f_nan_counts, &f.nan_value_counts, ToLong));
-    FLOE_RETURN_NOT_OK(ReadIntMap<std::string>(*df, *fd, f_lower, &f.lower_bounds, ToBytes));
-    FLOE_RETURN_NOT_OK(ReadIntMap<std::string>(*df, *fd, f_upper, &f.upper_bounds, ToBytes));
+    FLOE_RETURN_NOT_OK(
+        ReadIntMap<int64_t>(*df, *fd, f_col_sizes, &f.column_sizes, ToLong));
+    FLOE_RETURN_NOT_OK(
+        ReadIntMap<int64_t>(*df, *fd, f_value_counts, &f.value_counts, ToLong));
+    FLOE_RETURN_NOT_OK(
+        ReadIntMap<int64_t>(*df, *fd, f_null_counts, &f.null_value_counts, ToLong));
+    FLOE_RETURN_NOT_OK(
+        ReadIntMap<int64_t>(*df, *fd, f_nan_counts, &f.nan_value_counts, ToLong));
+    FLOE_RETURN_NOT_OK(
+        ReadIntMap<std::string>(*df, *fd, f_lower, &f.lower_bounds, ToBytes));
+    FLOE_RETURN_NOT_OK(
+        ReadIntMap<std::string>(*df, *fd, f_upper, &f.upper_bounds, ToBytes));
     f.key_metadata = OptionalBytes(*fd, f_key_meta);
     ReadList(*fd, f_splits, &f.split_offsets);
     ReadList(*fd, f_eq_ids, &f.equality_ids);
@@ -798,7 +870,8 @@ Result<ManifestFile> WriteManifest(storage::FileIO& io, const std::string& locat
     // Minimum data sequence number of the live entries that carry one; entries that
     // inherit get the snapshot's, which is never below an explicit one.
     if (e.is_live() && e.sequence_number &&
-        (mf.min_sequence_number == kUnassignedSequenceNumber || *e.sequence_number < mf.min_sequence_number)) {
+        (mf.min_sequence_number == kUnassignedSequenceNumber ||
+         *e.sequence_number < mf.min_sequence_number)) {
       mf.min_sequence_number = *e.sequence_number;
     }
   }
@@ -807,11 +880,13 @@ Result<ManifestFile> WriteManifest(storage::FileIO& io, const std::string& locat
   return mf;
 }
 
-Result<std::vector<ManifestEntry>> ReadManifestEntries(storage::FileIO& io, const ManifestFile& manifest) {
+Result<std::vector<ManifestEntry>> ReadManifestEntries(storage::FileIO& io,
+                                                       const ManifestFile& manifest) {
   FLOE_ASSIGN_OR_RAISE(std::string bytes, io.Read(manifest.manifest_path));
   auto decoded = DecodeManifest(bytes);
   if (!decoded.ok()) {
-    return decoded.status().WithMessage(decoded.status().message(), " (in ", manifest.manifest_path, ")");
+    return decoded.status().WithMessage(decoded.status().message(), " (in ",
+                                        manifest.manifest_path, ")");
   }
   Manifest m = std::move(decoded).ValueOrDie();
   const bool v1 = m.format_version < 2;
@@ -823,7 +898,8 @@ Result<std::vector<ManifestEntry>> ReadManifestEntries(storage::FileIO& io, cons
       if (!e.file_sequence_number) e.file_sequence_number = 0;
       continue;
     }
-    bool inherit = e.status == ManifestEntryStatus::kAdded || manifest.sequence_number == 0;
+    bool inherit =
+        e.status == ManifestEntryStatus::kAdded || manifest.sequence_number == 0;
     if (inherit && manifest.sequence_number != kUnassignedSequenceNumber) {
       if (!e.sequence_number) e.sequence_number = manifest.sequence_number;
       if (!e.file_sequence_number) e.file_sequence_number = manifest.sequence_number;
@@ -832,23 +908,28 @@ Result<std::vector<ManifestEntry>> ReadManifestEntries(storage::FileIO& io, cons
   return std::move(m.entries);
 }
 
-Result<std::string> EncodeManifestList(int64_t snapshot_id, std::optional<int64_t> parent_snapshot_id,
+Result<std::string> EncodeManifestList(int64_t snapshot_id,
+                                       std::optional<int64_t> parent_snapshot_id,
                                        int64_t sequence_number,
                                        const std::vector<ManifestFile>& manifests) {
   std::vector<std::pair<std::string, std::string>> meta = {
       {"snapshot-id", std::to_string(snapshot_id)},
       // Java writes the string "null" for a snapshot without parent.
-      {"parent-snapshot-id", parent_snapshot_id ? std::to_string(*parent_snapshot_id) : "null"},
+      {"parent-snapshot-id",
+       parent_snapshot_id ? std::to_string(*parent_snapshot_id) : "null"},
       {"sequence-number", std::to_string(sequence_number)},
       {"format-version", "2"},
   };
   FLOE_ASSIGN_OR_RAISE(auto writer, avro::Writer::Make(ManifestListSchema(), meta));
   for (const auto& m : manifests) {
     if (m.has_unknown_counts()) {
-      return InvalidInput("manifest " + m.manifest_path + " has unknown file or row counts");
+      return InvalidInput("manifest " + m.manifest_path +
+                          " has unknown file or row counts");
     }
-    int64_t seq = m.sequence_number == kUnassignedSequenceNumber ? sequence_number : m.sequence_number;
-    int64_t min_seq = m.min_sequence_number == kUnassignedSequenceNumber ? seq : m.min_sequence_number;
+    int64_t seq = m.sequence_number == kUnassignedSequenceNumber ? sequence_number
+                                                                 : m.sequence_number;
+    int64_t min_seq =
+        m.min_sequence_number == kUnassignedSequenceNumber ? seq : m.min_sequence_number;
     Encoder& e = writer->encoder();
     e.WriteString(m.manifest_path);
     e.WriteLong(m.manifest_length);
@@ -888,7 +969,8 @@ Result<std::vector<ManifestFile>> DecodeManifestList(std::string_view bytes) {
   FLOE_ASSIGN_OR_RAISE(int format_version, HeaderInt(*reader, "format-version", 1));
   const char* what = "manifest list entry";
   const Node& root = reader->schema().root();
-  if (root.kind != Kind::kRecord) return InvalidInput("manifest list: schema is not a record");
+  if (root.kind != Kind::kRecord)
+    return InvalidInput("manifest list: schema is not a record");
   const int i_path = FindField(root, 500, "manifest_path");
   const int i_length = FindField(root, 501, "manifest_length");
   const int i_spec = FindField(root, 502, "partition_spec_id");
@@ -910,21 +992,28 @@ Result<std::vector<ManifestFile>> DecodeManifestList(std::string_view bytes) {
     FLOE_ASSIGN_OR_RAISE(bool more, reader->Next(&d));
     if (!more) break;
     ManifestFile m;
-    FLOE_ASSIGN_OR_RAISE(m.manifest_path, RequiredString(d, i_path, what, "manifest_path"));
-    FLOE_ASSIGN_OR_RAISE(m.manifest_length, RequiredInt(d, i_length, what, "manifest_length"));
-    FLOE_ASSIGN_OR_RAISE(int64_t spec_id, RequiredInt(d, i_spec, what, "partition_spec_id"));
+    FLOE_ASSIGN_OR_RAISE(m.manifest_path,
+                         RequiredString(d, i_path, what, "manifest_path"));
+    FLOE_ASSIGN_OR_RAISE(m.manifest_length,
+                         RequiredInt(d, i_length, what, "manifest_length"));
+    FLOE_ASSIGN_OR_RAISE(int64_t spec_id,
+                         RequiredInt(d, i_spec, what, "partition_spec_id"));
     m.partition_spec_id = static_cast<int>(spec_id);
-    m.content = OptionalInt(d, i_content).value_or(0) == 1 ? ManifestContent::kDeletes : ManifestContent::kData;
+    m.content = OptionalInt(d, i_content).value_or(0) == 1 ? ManifestContent::kDeletes
+                                                           : ManifestContent::kData;
     if (format_version >= 2) {
-      FLOE_ASSIGN_OR_RAISE(m.sequence_number, RequiredInt(d, i_seq, what, "sequence_number"));
-      FLOE_ASSIGN_OR_RAISE(m.min_sequence_number, RequiredInt(d, i_min_seq, what, "min_sequence_number"));
+      FLOE_ASSIGN_OR_RAISE(m.sequence_number,
+                           RequiredInt(d, i_seq, what, "sequence_number"));
+      FLOE_ASSIGN_OR_RAISE(m.min_sequence_number,
+                           RequiredInt(d, i_min_seq, what, "min_sequence_number"));
     } else {
       m.sequence_number = OptionalInt(d, i_seq).value_or(0);
       m.min_sequence_number = OptionalInt(d, i_min_seq).value_or(0);
     }
     m.added_snapshot_id = OptionalInt(d, i_snapshot).value_or(0);
     m.added_files_count = static_cast<int32_t>(OptionalInt(d, i_added).value_or(-1));
-    m.existing_files_count = static_cast<int32_t>(OptionalInt(d, i_existing).value_or(-1));
+    m.existing_files_count =
+        static_cast<int32_t>(OptionalInt(d, i_existing).value_or(-1));
     m.deleted_files_count = static_cast<int32_t>(OptionalInt(d, i_deleted).value_or(-1));
     m.added_rows_count = OptionalInt(d, i_added_rows).value_or(-1);
     m.existing_rows_count = OptionalInt(d, i_existing_rows).value_or(-1);
@@ -932,7 +1021,8 @@ Result<std::vector<ManifestFile>> DecodeManifestList(std::string_view bytes) {
     if (const Datum* parts = Get(d, i_partitions); parts && parts->kind == Kind::kArray) {
       const Node* list = Resolve(root.fields[i_partitions].type, *parts);
       const Node* rec = list->items;
-      if (rec->kind != Kind::kRecord) return InvalidInput("manifest list: partitions of unexpected type");
+      if (rec->kind != Kind::kRecord)
+        return InvalidInput("manifest list: partitions of unexpected type");
       const int p_null = FindField(*rec, 509, "contains_null");
       const int p_nan = FindField(*rec, 518, "contains_nan");
       const int p_lower = FindField(*rec, 510, "lower_bound");
@@ -941,7 +1031,8 @@ Result<std::vector<ManifestFile>> DecodeManifestList(std::string_view bytes) {
         PartitionFieldSummary s;
         const Datum* cn = Get(p, p_null);
         s.contains_null = cn && cn->kind == Kind::kBoolean && cn->boolean;
-        if (const Datum* nan = Get(p, p_nan); nan && nan->kind == Kind::kBoolean) s.contains_nan = nan->boolean;
+        if (const Datum* nan = Get(p, p_nan); nan && nan->kind == Kind::kBoolean)
+          s.contains_nan = nan->boolean;
         s.lower_bound = OptionalBytes(p, p_lower);
         s.upper_bound = OptionalBytes(p, p_upper);
         m.partitions.push_back(std::move(s));
@@ -953,11 +1044,13 @@ Result<std::vector<ManifestFile>> DecodeManifestList(std::string_view bytes) {
   return out;
 }
 
-Result<std::vector<ManifestFile>> ReadManifestList(storage::FileIO& io, const std::string& location) {
+Result<std::vector<ManifestFile>> ReadManifestList(storage::FileIO& io,
+                                                   const std::string& location) {
   FLOE_ASSIGN_OR_RAISE(std::string bytes, io.Read(location));
   auto decoded = DecodeManifestList(bytes);
   if (!decoded.ok()) {
-    return decoded.status().WithMessage(decoded.status().message(), " (in ", location, ")");
+    return decoded.status().WithMessage(decoded.status().message(), " (in ", location,
+                                        ")");
   }
   return decoded;
 }

@@ -27,8 +27,8 @@ namespace floe::iceberg {
 enum class ManifestContent { kData = 0, kDeletes = 1 };
 enum class ManifestEntryStatus { kExisting = 0, kAdded = 1, kDeleted = 2 };
 
-// A sequence number not known until the snapshot commits: new manifests carry it until the
-// manifest list (written per commit attempt) assigns the snapshot's.
+// A sequence number not known until the snapshot commits: new manifests carry it until
+// the manifest list (written per commit attempt) assigns the snapshot's.
 inline constexpr int64_t kUnassignedSequenceNumber = -1;
 
 struct ManifestEntry {
@@ -85,19 +85,22 @@ struct Manifest {
 };
 
 // Result type of a partition field's transform applied to its source column (spec
-// "Partition Transforms"): identity/truncate/void keep the source type, bucket/year/month/
-// hour give int, day gives date. Unknown transforms are an error (writers must not use them).
-Result<TypePtr> PartitionFieldResultType(const PartitionField& field, const Schema& schema);
+// "Partition Transforms"): identity/truncate/void keep the source type,
+// bucket/year/month/ hour give int, day gives date. Unknown transforms are an error
+// (writers must not use them).
+Result<TypePtr> PartitionFieldResultType(const PartitionField& field,
+                                         const Schema& schema);
 
-// Encodes a v2 manifest. `schema` is the table schema (written to the header) and resolves
-// the partition types; each entry's partition tuple has one value per spec field.
+// Encodes a v2 manifest. `schema` is the table schema (written to the header) and
+// resolves the partition types; each entry's partition tuple has one value per spec
+// field.
 Result<std::string> EncodeManifest(const Schema& schema, const PartitionSpec& spec,
                                    ManifestContent content,
                                    const std::vector<ManifestEntry>& entries);
 Result<Manifest> DecodeManifest(std::string_view bytes);
 
-// Writes a new manifest at `location` (put-if-absent) and returns its manifest-list entry:
-// exact length, entry/row counts, partition summaries. Its sequence numbers stay
+// Writes a new manifest at `location` (put-if-absent) and returns its manifest-list
+// entry: exact length, entry/row counts, partition summaries. Its sequence numbers stay
 // kUnassignedSequenceNumber where entries inherit; EncodeManifestList assigns them.
 Result<ManifestFile> WriteManifest(storage::FileIO& io, const std::string& location,
                                    const Schema& schema, const PartitionSpec& spec,
@@ -107,7 +110,8 @@ Result<ManifestFile> WriteManifest(storage::FileIO& io, const std::string& locat
 
 // Reads a manifest and applies the inheritance rules of its list entry (spec "Sequence
 // Number Inheritance"): null snapshot ids become added_snapshot_id; null sequence numbers
-// become the manifest's when the entry is ADDED (or the manifest is v1, sequence number 0).
+// become the manifest's when the entry is ADDED (or the manifest is v1, sequence number
+// 0).
 Result<std::vector<ManifestEntry>> ReadManifestEntries(storage::FileIO& io,
                                                        const ManifestFile& manifest);
 
@@ -119,6 +123,7 @@ Result<std::string> EncodeManifestList(int64_t snapshot_id,
                                        const std::vector<ManifestFile>& manifests);
 // Reads v1 and v2 lists (v1: content data, sequence numbers 0, counts -1 when absent).
 Result<std::vector<ManifestFile>> DecodeManifestList(std::string_view bytes);
-Result<std::vector<ManifestFile>> ReadManifestList(storage::FileIO& io, const std::string& location);
+Result<std::vector<ManifestFile>> ReadManifestList(storage::FileIO& io,
+                                                   const std::string& location);
 
 }  // namespace floe::iceberg

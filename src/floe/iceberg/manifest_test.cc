@@ -77,7 +77,8 @@ TEST(Manifest, WriteReadRoundTrip) {
   entries.push_back(deleted);
 
   std::string location = dir.uri() + "/t/metadata/abc-m0.avro";
-  ASSERT_OK_AND_ASSIGN(ManifestFile mf, WriteManifest(*io, location, schema, spec, 77, entries));
+  ASSERT_OK_AND_ASSIGN(ManifestFile mf,
+                       WriteManifest(*io, location, schema, spec, 77, entries));
   ASSERT_OK_AND_ASSIGN(int64_t size, io->Size(location));
   EXPECT_EQ(mf.manifest_length, size);  // exact byte size
   EXPECT_EQ(mf.manifest_path, location);
@@ -89,7 +90,8 @@ TEST(Manifest, WriteReadRoundTrip) {
   EXPECT_EQ(mf.existing_rows_count, 102);
   EXPECT_EQ(mf.deleted_rows_count, 103);
   EXPECT_EQ(mf.sequence_number, kUnassignedSequenceNumber);
-  EXPECT_EQ(mf.min_sequence_number, 3);  // live explicit minimum (the deleted entry's 2 ignored)
+  EXPECT_EQ(mf.min_sequence_number,
+            3);  // live explicit minimum (the deleted entry's 2 ignored)
   EXPECT_TRUE(mf.partitions.empty());
 
   ASSERT_OK_AND_ASSIGN(std::string bytes, io->Read(location));
@@ -100,7 +102,8 @@ TEST(Manifest, WriteReadRoundTrip) {
   EXPECT_EQ(m.partition_spec_id, 0);
   EXPECT_EQ(m.partition_spec_json, "[]");
   ASSERT_OK_AND_ASSIGN(Schema header_schema, SchemaFromJsonString(m.schema_json));
-  EXPECT_TRUE(SchemasEqual(header_schema, schema));  // the TABLE schema, not the entry schema
+  EXPECT_TRUE(
+      SchemasEqual(header_schema, schema));  // the TABLE schema, not the entry schema
   ASSERT_EQ(m.entries.size(), 3u);
   EXPECT_EQ(m.entries[0].status, ManifestEntryStatus::kAdded);
   EXPECT_EQ(m.entries[0].snapshot_id, 77);
@@ -109,7 +112,8 @@ TEST(Manifest, WriteReadRoundTrip) {
   EXPECT_EQ(m.entries[1].sequence_number, 3);
   EXPECT_EQ(m.entries[1].file_sequence_number, 4);
   EXPECT_EQ(m.entries[2].status, ManifestEntryStatus::kDeleted);
-  for (size_t i = 0; i < 3; ++i) ExpectSameFile(m.entries[i].data_file, entries[i].data_file);
+  for (size_t i = 0; i < 3; ++i)
+    ExpectSameFile(m.entries[i].data_file, entries[i].data_file);
 
   // Inheritance once the list assigns sequence number 9.
   mf.sequence_number = 9;
@@ -123,7 +127,8 @@ TEST(Manifest, WriteReadRoundTrip) {
 
 TEST(Manifest, AvroSchemaCarriesIcebergIdsAndNames) {
   Schema schema = testing::SampleSchema();
-  ASSERT_OK_AND_ASSIGN(std::string bytes, EncodeManifest(schema, PartitionSpec{}, ManifestContent::kData, {}));
+  ASSERT_OK_AND_ASSIGN(std::string bytes, EncodeManifest(schema, PartitionSpec{},
+                                                         ManifestContent::kData, {}));
   ASSERT_OK_AND_ASSIGN(auto reader, avro::Reader::Open(bytes));
   for (const char* key : {"schema", "schema-id", "partition-spec", "partition-spec-id",
                           "format-version", "content"}) {
@@ -135,19 +140,32 @@ TEST(Manifest, AvroSchemaCarriesIcebergIdsAndNames) {
   EXPECT_EQ(avro_schema["name"], "manifest_entry");
   std::map<std::string, int> top;
   for (const auto& f : avro_schema["fields"]) top[f["name"]] = f["field-id"];
-  EXPECT_EQ(top, (std::map<std::string, int>{{"status", 0}, {"snapshot_id", 1}, {"sequence_number", 3},
-                                             {"file_sequence_number", 4}, {"data_file", 2}}));
+  EXPECT_EQ(top, (std::map<std::string, int>{{"status", 0},
+                                             {"snapshot_id", 1},
+                                             {"sequence_number", 3},
+                                             {"file_sequence_number", 4},
+                                             {"data_file", 2}}));
   const json& df = avro_schema["fields"][4]["type"];
   EXPECT_EQ(df["name"], "r2");
   std::map<std::string, int> ids;
   for (const auto& f : df["fields"]) ids[f["name"]] = f["field-id"];
-  std::map<std::string, int> expected = {
-      {"content", 134}, {"file_path", 100}, {"file_format", 101}, {"partition", 102},
-      {"record_count", 103}, {"file_size_in_bytes", 104}, {"column_sizes", 108},
-      {"value_counts", 109}, {"null_value_counts", 110}, {"nan_value_counts", 137},
-      {"lower_bounds", 125}, {"upper_bounds", 128}, {"key_metadata", 131},
-      {"split_offsets", 132}, {"equality_ids", 135}, {"sort_order_id", 140},
-      {"referenced_data_file", 143}};
+  std::map<std::string, int> expected = {{"content", 134},
+                                         {"file_path", 100},
+                                         {"file_format", 101},
+                                         {"partition", 102},
+                                         {"record_count", 103},
+                                         {"file_size_in_bytes", 104},
+                                         {"column_sizes", 108},
+                                         {"value_counts", 109},
+                                         {"null_value_counts", 110},
+                                         {"nan_value_counts", 137},
+                                         {"lower_bounds", 125},
+                                         {"upper_bounds", 128},
+                                         {"key_metadata", 131},
+                                         {"split_offsets", 132},
+                                         {"equality_ids", 135},
+                                         {"sort_order_id", 140},
+                                         {"referenced_data_file", 143}};
   EXPECT_EQ(ids, expected);
   for (const auto& f : df["fields"]) {
     if (f["name"] == "partition") {
@@ -198,18 +216,21 @@ TEST(Manifest, PartitionedValuesAndSummaries) {
     return s;
   };
   std::vector<ManifestEntry> entries;
-  auto add = [&](std::optional<std::string> data, int32_t day, int32_t bucket, std::string dec, double ratio) {
+  auto add = [&](std::optional<std::string> data, int32_t day, int32_t bucket,
+                 std::string dec, double ratio) {
     ManifestEntry e;
     e.snapshot_id = 1;
     e.data_file = SampleFile(dir.path(), static_cast<int>(entries.size()));
-    e.data_file.partition = {std::move(data), le32(day), le32(bucket), std::move(dec), le64d(ratio)};
+    e.data_file.partition = {std::move(data), le32(day), le32(bucket), std::move(dec),
+                             le64d(ratio)};
     entries.push_back(std::move(e));
   };
-  add(std::string("b"), 19000, 3, std::string("\xff\x38", 2), 0.5);        // amount -2.00
-  add(std::nullopt, 18000, 0, std::string("\x01", 1), std::nan(""));      // 0.01
-  add(std::string("a"), 19500, 1, std::string("\x00\x80", 2), -0.0);      // 1.28
+  add(std::string("b"), 19000, 3, std::string("\xff\x38", 2), 0.5);   // amount -2.00
+  add(std::nullopt, 18000, 0, std::string("\x01", 1), std::nan(""));  // 0.01
+  add(std::string("a"), 19500, 1, std::string("\x00\x80", 2), -0.0);  // 1.28
   std::string location = dir.uri() + "/t/metadata/p-m0.avro";
-  ASSERT_OK_AND_ASSIGN(ManifestFile mf, WriteManifest(*io, location, schema, spec, 1, entries));
+  ASSERT_OK_AND_ASSIGN(ManifestFile mf,
+                       WriteManifest(*io, location, schema, spec, 1, entries));
   EXPECT_EQ(mf.partition_spec_id, 3);
   ASSERT_EQ(mf.partitions.size(), 5u);
   EXPECT_TRUE(mf.partitions[0].contains_null);
@@ -228,9 +249,13 @@ TEST(Manifest, PartitionedValuesAndSummaries) {
   ASSERT_OK_AND_ASSIGN(Manifest m, DecodeManifest(bytes));
   EXPECT_EQ(m.partition_spec_id, 3);
   json spec_json = json::parse(m.partition_spec_json);
-  EXPECT_EQ(spec_json[1], json({{"source-id", 11}, {"field-id", 1001}, {"name", "ts_day"}, {"transform", "day"}}));
+  EXPECT_EQ(spec_json[1], json({{"source-id", 11},
+                                {"field-id", 1001},
+                                {"name", "ts_day"},
+                                {"transform", "day"}}));
   ASSERT_EQ(m.entries.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(m.entries[i].data_file.partition, entries[i].data_file.partition) << i;
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(m.entries[i].data_file.partition, entries[i].data_file.partition) << i;
   // The Avro partition record: sanitized names, partition field ids, typed values.
   ASSERT_OK_AND_ASSIGN(auto reader, avro::Reader::Open(bytes));
   const avro::Node& df = *reader->schema().root().fields[4].type;
@@ -256,7 +281,8 @@ TEST(Manifest, ExistingEntriesNeedSequenceNumbers) {
   e.status = ManifestEntryStatus::kExisting;
   e.snapshot_id = 1;
   e.data_file.file_path = "file:///x.parquet";
-  auto r = EncodeManifest(testing::SampleSchema(), PartitionSpec{}, ManifestContent::kData, {e});
+  auto r = EncodeManifest(testing::SampleSchema(), PartitionSpec{},
+                          ManifestContent::kData, {e});
   EXPECT_FALSE(r.ok());
 }
 
@@ -298,8 +324,9 @@ TEST(ManifestList, RoundTripAssignsSequenceNumbers) {
   old.deleted_files_count = 1;
   old.existing_rows_count = 30;
   old.deleted_rows_count = 10;
-  old.partitions = {PartitionFieldSummary{true, false, std::string("a"), std::string("z")},
-                    PartitionFieldSummary{false, std::nullopt, std::nullopt, std::nullopt}};
+  old.partitions = {
+      PartitionFieldSummary{true, false, std::string("a"), std::string("z")},
+      PartitionFieldSummary{false, std::nullopt, std::nullopt, std::nullopt}};
   old.key_metadata = std::string("km");
   list.push_back(old);
   ManifestFile deletes = old;
@@ -319,7 +346,8 @@ TEST(ManifestList, RoundTripAssignsSequenceNumbers) {
   EXPECT_EQ(avro_schema["name"], "manifest_file");
   std::set<int> ids;
   for (const auto& f : avro_schema["fields"]) ids.insert(f["field-id"].get<int>());
-  EXPECT_EQ(ids, (std::set<int>{500, 501, 502, 503, 504, 505, 506, 507, 512, 513, 514, 515, 516, 517, 519}));
+  EXPECT_EQ(ids, (std::set<int>{500, 501, 502, 503, 504, 505, 506, 507, 512, 513, 514,
+                                515, 516, 517, 519}));
 
   ASSERT_OK_AND_ASSIGN(auto back, DecodeManifestList(bytes));
   ASSERT_EQ(back.size(), 3u);
@@ -359,8 +387,9 @@ TEST(ManifestList, ReadsV1ListsWithDefaults) {
     {"name":"added_snapshot_id","type":["null","long"],"field-id":503},
     {"name":"added_data_files_count","type":["null","int"],"field-id":504}]})";
   auto w = avro::Writer::Make(schema, {}).ValueOrDie();
-  ASSERT_OK(w->Append(avro::Datum::Record({avro::Datum::String("file:///m.avro"), avro::Datum::Long(10),
-                                           avro::Datum::Int(0), avro::Datum::Long(3), avro::Datum::Null()})));
+  ASSERT_OK(w->Append(avro::Datum::Record({avro::Datum::String("file:///m.avro"),
+                                           avro::Datum::Long(10), avro::Datum::Int(0),
+                                           avro::Datum::Long(3), avro::Datum::Null()})));
   ASSERT_OK_AND_ASSIGN(auto list, DecodeManifestList(w->Finish()));
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(list[0].sequence_number, 0);
@@ -374,7 +403,9 @@ TEST(ManifestList, ReadsV1ListsWithDefaults) {
 TEST(Manifest, DecodeRejectsGarbage) {
   EXPECT_FALSE(DecodeManifest("not avro").ok());
   EXPECT_FALSE(DecodeManifestList("").ok());
-  auto w = avro::Writer::Make(R"({"type":"record","name":"x","fields":[{"name":"a","type":"int"}]})", {}).ValueOrDie();
+  auto w = avro::Writer::Make(
+               R"({"type":"record","name":"x","fields":[{"name":"a","type":"int"}]})", {})
+               .ValueOrDie();
   ASSERT_OK(w->Append(avro::Datum::Record({avro::Datum::Int(1)})));
   std::string other = w->Finish();
   EXPECT_FALSE(DecodeManifest(other).ok());

@@ -37,17 +37,20 @@ int ParseMetadataFileVersion(const std::string& metadata_location) {
   if (stem.size() > 3 && stem.compare(stem.size() - 3, 3, ".gz") == 0) {
     stem.resize(stem.size() - 3);
   }
-  if (!stem.empty() && stem[0] == 'v') return ParseDigits(stem.substr(1));  // Hadoop tables
+  if (!stem.empty() && stem[0] == 'v')
+    return ParseDigits(stem.substr(1));  // Hadoop tables
   return ParseDigits(stem.substr(0, stem.find('-')));
 }
 
 std::string NewMetadataFileLocation(const std::string& table_location, int version) {
   char prefix[16];
   std::snprintf(prefix, sizeof(prefix), "%05d", version);
-  return TrimSlash(table_location) + "/metadata/" + prefix + "-" + NewUuid() + ".metadata.json";
+  return TrimSlash(table_location) + "/metadata/" + prefix + "-" + NewUuid() +
+         ".metadata.json";
 }
 
-Result<TableMetadata> ReadTableMetadata(storage::FileIO& io, const std::string& location) {
+Result<TableMetadata> ReadTableMetadata(storage::FileIO& io,
+                                        const std::string& location) {
   FLOE_ASSIGN_OR_RAISE(std::string text, io.Read(location));
   auto parsed = TableMetadataFromJsonString(text);
   if (!parsed.ok()) {
@@ -65,7 +68,8 @@ Status WriteTableMetadata(storage::FileIO& io, const std::string& location,
 Result<CommittedMetadata> UpdateTable(storage::FileIO& io, const TableMetadata* base,
                                       const std::string& base_location,
                                       const std::vector<TableRequirement>& requirements,
-                                      const std::vector<TableUpdate>& updates, int64_t now_ms) {
+                                      const std::vector<TableUpdate>& updates,
+                                      int64_t now_ms) {
   FLOE_RETURN_NOT_OK(CheckRequirements(base, requirements));
   FLOE_ASSIGN_OR_RAISE(TableMetadata next,
                        ApplyUpdates(base, updates, now_ms, base ? base_location : ""));
@@ -78,7 +82,8 @@ Result<CommittedMetadata> UpdateTable(storage::FileIO& io, const TableMetadata* 
   return out;
 }
 
-Result<CommittedMetadata> CreateTable(storage::FileIO& io, const TableMetadata& metadata) {
+Result<CommittedMetadata> CreateTable(storage::FileIO& io,
+                                      const TableMetadata& metadata) {
   CommittedMetadata out;
   out.metadata = metadata;
   out.metadata_location = NewMetadataFileLocation(metadata.location, 0);

@@ -1,6 +1,7 @@
-// Reading and writing table metadata files through FileIO, and the commit helper that turns
-// (requirements, updates) on a base metadata into a new metadata file. Swapping the catalog
-// pointer to the new file is the catalog's job (compare-and-swap), not this module's.
+// Reading and writing table metadata files through FileIO, and the commit helper that
+// turns (requirements, updates) on a base metadata into a new metadata file. Swapping the
+// catalog pointer to the new file is the catalog's job (compare-and-swap), not this
+// module's.
 #pragma once
 
 #include <cstdint>
@@ -34,12 +35,13 @@ struct CommittedMetadata {
 
 // One commit attempt: CheckRequirements(base) (kConflict if one fails), ApplyUpdates with
 // `base_location` appended to the metadata-log, then writes the result as version
-// ParseMetadataFileVersion(base_location) + 1 (0 when `base` is null: a new table) under the
-// new metadata's location. Returns the new metadata and its file location.
+// ParseMetadataFileVersion(base_location) + 1 (0 when `base` is null: a new table) under
+// the new metadata's location. Returns the new metadata and its file location.
 Result<CommittedMetadata> UpdateTable(storage::FileIO& io, const TableMetadata* base,
                                       const std::string& base_location,
                                       const std::vector<TableRequirement>& requirements,
-                                      const std::vector<TableUpdate>& updates, int64_t now_ms);
+                                      const std::vector<TableUpdate>& updates,
+                                      int64_t now_ms);
 
 // Writes version 0 of a new table (e.g. from NewTableMetadata).
 Result<CommittedMetadata> CreateTable(storage::FileIO& io, const TableMetadata& metadata);

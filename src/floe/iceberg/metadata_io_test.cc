@@ -10,9 +10,13 @@ namespace floe::iceberg {
 namespace {
 
 TEST(MetadataIo, ParsesVersionFromFileName) {
-  EXPECT_EQ(ParseMetadataFileVersion("file:///t/metadata/00000-2cc52516-5e73-41f2-b139-545d41a4e151.metadata.json"), 0);
+  EXPECT_EQ(
+      ParseMetadataFileVersion(
+          "file:///t/metadata/00000-2cc52516-5e73-41f2-b139-545d41a4e151.metadata.json"),
+      0);
   EXPECT_EQ(ParseMetadataFileVersion("s3://b/t/metadata/00042-abc.metadata.json"), 42);
-  EXPECT_EQ(ParseMetadataFileVersion("s3://b/t/metadata/123456-abc.metadata.json"), 123456);
+  EXPECT_EQ(ParseMetadataFileVersion("s3://b/t/metadata/123456-abc.metadata.json"),
+            123456);
   EXPECT_EQ(ParseMetadataFileVersion("s3://b/t/metadata/00007-abc.gz.metadata.json"), 7);
   EXPECT_EQ(ParseMetadataFileVersion("/t/metadata/v12.metadata.json"), 12);
   EXPECT_EQ(ParseMetadataFileVersion("/t/metadata/abc.metadata.json"), -1);
@@ -23,7 +27,8 @@ TEST(MetadataIo, ParsesVersionFromFileName) {
 TEST(MetadataIo, NewLocationFollowsNamingRule) {
   std::string loc = NewMetadataFileLocation("file:///wh/ns/t-1/", 7);
   ASSERT_EQ(loc.rfind("file:///wh/ns/t-1/metadata/00007-", 0), 0u) << loc;
-  EXPECT_EQ(loc.size(), std::string("file:///wh/ns/t-1/metadata/00007-").size() + 36 + 14);
+  EXPECT_EQ(loc.size(),
+            std::string("file:///wh/ns/t-1/metadata/00007-").size() + 36 + 14);
   EXPECT_EQ(ParseMetadataFileVersion(loc), 7);
 }
 
@@ -73,10 +78,12 @@ TEST(MetadataIo, CreateThroughUpdateTableWithNullBase) {
   auto io = storage::MakeLocalFileIO(dir.path());
   Schema s = testing::SampleSchema();
   std::vector<TableUpdate> updates = {
-      update::AssignUuid{"6f0e8c85-4f38-4c5b-8a7e-0d0a8d9b0c11"}, update::AddSchema{s, std::nullopt},
-      update::SetCurrentSchema{-1}, update::SetLocation{dir.uri() + "/t"}};
-  ASSERT_OK_AND_ASSIGN(CommittedMetadata c,
-                       UpdateTable(*io, nullptr, "", {requirement::AssertCreate{}}, updates, 5));
+      update::AssignUuid{"6f0e8c85-4f38-4c5b-8a7e-0d0a8d9b0c11"},
+      update::AddSchema{s, std::nullopt}, update::SetCurrentSchema{-1},
+      update::SetLocation{dir.uri() + "/t"}};
+  ASSERT_OK_AND_ASSIGN(
+      CommittedMetadata c,
+      UpdateTable(*io, nullptr, "", {requirement::AssertCreate{}}, updates, 5));
   EXPECT_EQ(ParseMetadataFileVersion(c.metadata_location), 0);
   EXPECT_EQ(c.metadata.last_partition_id, 999);
   ASSERT_OK(ReadTableMetadata(*io, c.metadata_location).status());

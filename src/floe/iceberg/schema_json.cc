@@ -21,7 +21,8 @@ std::string Trim(std::string_view s) {
 
 Result<int> ParseNonNegative(std::string_view s, std::string_view whole) {
   std::string t = Trim(s);
-  if (t.empty() || t.size() > 9) return InvalidInput("invalid type: " + std::string(whole));
+  if (t.empty() || t.size() > 9)
+    return InvalidInput("invalid type: " + std::string(whole));
   int v = 0;
   for (char c : t) {
     if (c < '0' || c > '9') return InvalidInput("invalid type: " + std::string(whole));
@@ -106,12 +107,18 @@ Result<TypePtr> TypeFromJsonDepth(const Json& j, int depth) {
 Result<TypePtr> PrimitiveTypeFromString(std::string_view text) {
   std::string s = Trim(text);
   static const std::pair<const char*, TypeId> kSimple[] = {
-      {"boolean", TypeId::kBoolean},   {"int", TypeId::kInt},
-      {"long", TypeId::kLong},         {"float", TypeId::kFloat},
-      {"double", TypeId::kDouble},     {"date", TypeId::kDate},
-      {"time", TypeId::kTime},         {"timestamp", TypeId::kTimestamp},
-      {"timestamptz", TypeId::kTimestampTz}, {"string", TypeId::kString},
-      {"uuid", TypeId::kUuid},         {"binary", TypeId::kBinary},
+      {"boolean", TypeId::kBoolean},
+      {"int", TypeId::kInt},
+      {"long", TypeId::kLong},
+      {"float", TypeId::kFloat},
+      {"double", TypeId::kDouble},
+      {"date", TypeId::kDate},
+      {"time", TypeId::kTime},
+      {"timestamp", TypeId::kTimestamp},
+      {"timestamptz", TypeId::kTimestampTz},
+      {"string", TypeId::kString},
+      {"uuid", TypeId::kUuid},
+      {"binary", TypeId::kBinary},
   };
   for (const auto& [name, id] : kSimple) {
     if (s == name) return Type::Primitive(id);
@@ -124,9 +131,12 @@ Result<TypePtr> PrimitiveTypeFromString(std::string_view text) {
     std::string inner = rest.substr(1, rest.size() - 2);
     auto comma = inner.find(',');
     if (comma == std::string::npos) return InvalidInput("invalid type: " + s);
-    FLOE_ASSIGN_OR_RAISE(int p, ParseNonNegative(std::string_view(inner).substr(0, comma), s));
-    FLOE_ASSIGN_OR_RAISE(int sc, ParseNonNegative(std::string_view(inner).substr(comma + 1), s));
-    if (p < 1 || p > 38 || sc > p) return InvalidInput("invalid decimal precision/scale: " + s);
+    FLOE_ASSIGN_OR_RAISE(int p,
+                         ParseNonNegative(std::string_view(inner).substr(0, comma), s));
+    FLOE_ASSIGN_OR_RAISE(int sc,
+                         ParseNonNegative(std::string_view(inner).substr(comma + 1), s));
+    if (p < 1 || p > 38 || sc > p)
+      return InvalidInput("invalid decimal precision/scale: " + s);
     return Type::Decimal(p, sc);
   }
   if (s.rfind("fixed", 0) == 0) {
@@ -134,7 +144,8 @@ Result<TypePtr> PrimitiveTypeFromString(std::string_view text) {
     if (rest.size() < 2 || rest.front() != '[' || rest.back() != ']') {
       return InvalidInput("invalid type: " + s);
     }
-    FLOE_ASSIGN_OR_RAISE(int len, ParseNonNegative(std::string_view(rest).substr(1, rest.size() - 2), s));
+    FLOE_ASSIGN_OR_RAISE(
+        int len, ParseNonNegative(std::string_view(rest).substr(1, rest.size() - 2), s));
     if (len < 1) return InvalidInput("invalid fixed length: " + s);
     return Type::Fixed(len);
   }
@@ -184,7 +195,8 @@ Json SchemaToJson(const Schema& schema) {
   Json o = Json::object();
   o["type"] = "struct";
   o["schema-id"] = schema.schema_id;
-  if (!schema.identifier_field_ids.empty()) o["identifier-field-ids"] = schema.identifier_field_ids;
+  if (!schema.identifier_field_ids.empty())
+    o["identifier-field-ids"] = schema.identifier_field_ids;
   o["fields"] = FieldsToJson(schema.fields);
   return o;
 }
@@ -194,7 +206,8 @@ Result<Schema> SchemaFromJson(const Json& json) {
     FLOE_RETURN_NOT_OK(internal::CheckObject(json, "schema"));
     FLOE_ASSIGN_OR_RAISE(auto type_name, internal::GetOptString(json, "type", "schema"));
     if (type_name && *type_name != "struct") {
-      return InvalidInput("schema: 'type' must be \"struct\", got \"" + *type_name + "\"");
+      return InvalidInput("schema: 'type' must be \"struct\", got \"" + *type_name +
+                          "\"");
     }
     Schema s;
     // schema-id is required in v2 but absent in v1 files; v1 readers default it to 0.
@@ -205,7 +218,8 @@ Result<Schema> SchemaFromJson(const Json& json) {
     FLOE_ASSIGN_OR_RAISE(s.fields, FieldsFromJson(*fields, 0));
     if (const Json* ids = internal::Find(json, "identifier-field-ids")) {
       if (!ids->is_array()) {
-        return internal::WrongType("identifier-field-ids", "schema", "a list of integers");
+        return internal::WrongType("identifier-field-ids", "schema",
+                                   "a list of integers");
       }
       for (const auto& v : *ids) {
         FLOE_ASSIGN_OR_RAISE(int x, internal::AsInt(v, "identifier-field-ids", "schema"));

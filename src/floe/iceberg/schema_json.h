@@ -4,7 +4,6 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
-
 #include <string>
 #include <string_view>
 
@@ -13,14 +12,15 @@
 
 namespace floe::iceberg {
 
-// Type JSON: a string for primitives ("long", "decimal(10,2)", "fixed[16]"), an object for
-// struct/list/map. Types Floe's model lacks (v3 types such as "variant", "timestamp_ns",
-// "unknown", "geometry(...)") are rejected with an error naming them.
+// Type JSON: a string for primitives ("long", "decimal(10,2)", "fixed[16]"), an object
+// for struct/list/map. Types Floe's model lacks (v3 types such as "variant",
+// "timestamp_ns", "unknown", "geometry(...)") are rejected with an error naming them.
 ::nlohmann::json TypeToJson(const Type& type);
 Result<TypePtr> TypeFromJson(const ::nlohmann::json& json);
 
-// Schema JSON: a struct object plus `schema-id` and, when non-empty, `identifier-field-ids`.
-// Parse errors are InvalidInput (HTTP 400 when they come from a request).
+// Schema JSON: a struct object plus `schema-id` and, when non-empty,
+// `identifier-field-ids`. Parse errors are InvalidInput (HTTP 400 when they come from a
+// request).
 ::nlohmann::json SchemaToJson(const Schema& schema);
 Result<Schema> SchemaFromJson(const ::nlohmann::json& json);
 

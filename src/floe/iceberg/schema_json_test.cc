@@ -28,12 +28,19 @@ TEST(SchemaJson, WritesAppendixCShapes) {
   EXPECT_EQ(j["schema-id"], 0);
   EXPECT_EQ(j["identifier-field-ids"], json::array({1}));
   const json& f = j["fields"];
-  EXPECT_EQ(f[0], json({{"id", 1}, {"name", "id"}, {"required", true}, {"type", "long"}}));
+  EXPECT_EQ(f[0],
+            json({{"id", 1}, {"name", "id"}, {"required", true}, {"type", "long"}}));
   EXPECT_EQ(f[1]["doc"], "payload");
-  EXPECT_EQ(f[2]["type"], json({{"type", "list"}, {"element-id", 4}, {"element", "string"},
+  EXPECT_EQ(f[2]["type"], json({{"type", "list"},
+                                {"element-id", 4},
+                                {"element", "string"},
                                 {"element-required", false}}));
-  EXPECT_EQ(f[3]["type"], json({{"type", "map"}, {"key-id", 6}, {"key", "string"}, {"value-id", 7},
-                                {"value", "long"}, {"value-required", true}}));
+  EXPECT_EQ(f[3]["type"], json({{"type", "map"},
+                                {"key-id", 6},
+                                {"key", "string"},
+                                {"value-id", 7},
+                                {"value", "long"},
+                                {"value-required", true}}));
   EXPECT_EQ(f[4]["type"]["type"], "struct");
   EXPECT_EQ(f[4]["type"]["fields"][1]["id"], 10);
   EXPECT_EQ(f[5]["type"], "timestamptz");
@@ -49,12 +56,13 @@ TEST(SchemaJson, PrimitiveStrings) {
     const char* text;
     TypeId id;
   };
-  for (auto c : {Case{"boolean", TypeId::kBoolean}, Case{"int", TypeId::kInt},
-                 Case{"long", TypeId::kLong}, Case{"float", TypeId::kFloat},
-                 Case{"double", TypeId::kDouble}, Case{"date", TypeId::kDate},
-                 Case{"time", TypeId::kTime}, Case{"timestamp", TypeId::kTimestamp},
-                 Case{"timestamptz", TypeId::kTimestampTz}, Case{"string", TypeId::kString},
-                 Case{"uuid", TypeId::kUuid}, Case{"binary", TypeId::kBinary}}) {
+  for (auto c :
+       {Case{"boolean", TypeId::kBoolean}, Case{"int", TypeId::kInt},
+        Case{"long", TypeId::kLong}, Case{"float", TypeId::kFloat},
+        Case{"double", TypeId::kDouble}, Case{"date", TypeId::kDate},
+        Case{"time", TypeId::kTime}, Case{"timestamp", TypeId::kTimestamp},
+        Case{"timestamptz", TypeId::kTimestampTz}, Case{"string", TypeId::kString},
+        Case{"uuid", TypeId::kUuid}, Case{"binary", TypeId::kBinary}}) {
     ASSERT_OK_AND_ASSIGN(auto t, PrimitiveTypeFromString(c.text));
     EXPECT_EQ(t->id, c.id) << c.text;
     EXPECT_EQ(PrimitiveTypeString(*t), c.text);
@@ -75,9 +83,13 @@ TEST(SchemaJson, PrimitiveStrings) {
 }
 
 TEST(SchemaJson, RejectsTypesFloeDoesNotModel) {
-  for (const char* t : {"variant", "unknown", "timestamp_ns", "timestamptz_ns", "geometry(srid:4326)"}) {
-    json j = {{"type", "struct"}, {"schema-id", 0},
-              {"fields", json::array({{{"id", 1}, {"name", "v"}, {"required", false}, {"type", t}}})}};
+  for (const char* t :
+       {"variant", "unknown", "timestamp_ns", "timestamptz_ns", "geometry(srid:4326)"}) {
+    json j = {
+        {"type", "struct"},
+        {"schema-id", 0},
+        {"fields",
+         json::array({{{"id", 1}, {"name", "v"}, {"required", false}, {"type", t}}})}};
     auto r = SchemaFromJson(j);
     ASSERT_FALSE(r.ok()) << t;
     EXPECT_EQ(KindOf(r.status()), ErrorKind::kInvalidRecord);
@@ -87,9 +99,9 @@ TEST(SchemaJson, RejectsTypesFloeDoesNotModel) {
 
 TEST(SchemaJson, RejectsMalformedFields) {
   const char* cases[] = {
-      R"({"type":"struct","fields":[{"id":1,"name":"a","type":"int"}]})",          // no required
+      R"({"type":"struct","fields":[{"id":1,"name":"a","type":"int"}]})",  // no required
       R"({"type":"struct","fields":[{"id":"1","name":"a","required":true,"type":"int"}]})",
-      R"({"type":"struct","fields":[{"id":1,"name":"a","required":true}]})",       // no type
+      R"({"type":"struct","fields":[{"id":1,"name":"a","required":true}]})",  // no type
       R"({"type":"struct","fields":{}})",
       R"({"type":"struct"})",
       R"({"type":"list","fields":[]})",
@@ -111,18 +123,25 @@ TEST(SchemaJson, RejectsMalformedFields) {
 TEST(SchemaJson, BoundsNestingDepth) {
   json t = "int";
   for (int i = 0; i < 100; ++i) {
-    t = json{{"type", "list"}, {"element-id", i + 2}, {"element-required", true}, {"element", t}};
+    t = json{{"type", "list"},
+             {"element-id", i + 2},
+             {"element-required", true},
+             {"element", t}};
   }
-  json j = {{"type", "struct"},
-            {"fields", json::array({{{"id", 1}, {"name", "deep"}, {"required", true}, {"type", t}}})}};
+  json j = {
+      {"type", "struct"},
+      {"fields",
+       json::array({{{"id", 1}, {"name", "deep"}, {"required", true}, {"type", t}}})}};
   auto r = SchemaFromJson(j);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("deeper"), std::string::npos);
 }
 
 TEST(SchemaJson, V1SchemaWithoutIdDefaultsToZero) {
-  ASSERT_OK_AND_ASSIGN(Schema s, SchemaFromJsonString(
-      R"j({"type":"struct","fields":[{"id":1,"name":"a","required":false,"type":"decimal(10, 2)"}]})j"));
+  ASSERT_OK_AND_ASSIGN(
+      Schema s,
+      SchemaFromJsonString(
+          R"j({"type":"struct","fields":[{"id":1,"name":"a","required":false,"type":"decimal(10, 2)"}]})j"));
   EXPECT_EQ(s.schema_id, 0);
   EXPECT_EQ(s.fields[0].type->precision, 10);
 }

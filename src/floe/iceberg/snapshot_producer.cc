@@ -10,8 +10,8 @@ namespace floe::iceberg {
 
 namespace {
 
-constexpr const char* kTotalKeys[] = {"total-data-files",     "total-delete-files",
-                                      "total-records",        "total-files-size",
+constexpr const char* kTotalKeys[] = {"total-data-files",       "total-delete-files",
+                                      "total-records",          "total-files-size",
                                       "total-position-deletes", "total-equality-deletes"};
 
 std::string TrimSlash(std::string s) {
@@ -19,7 +19,8 @@ std::string TrimSlash(std::string s) {
   return s;
 }
 
-bool ParseCount(const std::map<std::string, std::string>& summary, const char* key, int64_t* out) {
+bool ParseCount(const std::map<std::string, std::string>& summary, const char* key,
+                int64_t* out) {
   auto it = summary.find(key);
   if (it == summary.end() || it->second.empty()) return false;
   int64_t v = 0;
@@ -31,7 +32,8 @@ bool ParseCount(const std::map<std::string, std::string>& summary, const char* k
   return true;
 }
 
-// v1 manifest lists may omit counts; v2 lists require them: count from the manifest itself.
+// v1 manifest lists may omit counts; v2 lists require them: count from the manifest
+// itself.
 Status ResolveCounts(storage::FileIO& io, ManifestFile* m) {
   if (!m->has_unknown_counts()) return Status::OK();
   FLOE_ASSIGN_OR_RAISE(auto entries, ReadManifestEntries(io, *m));
@@ -40,9 +42,18 @@ Status ResolveCounts(storage::FileIO& io, ManifestFile* m) {
   for (const auto& e : entries) {
     int64_t rows = e.data_file.record_count;
     switch (e.status) {
-      case ManifestEntryStatus::kAdded: ++m->added_files_count; m->added_rows_count += rows; break;
-      case ManifestEntryStatus::kExisting: ++m->existing_files_count; m->existing_rows_count += rows; break;
-      case ManifestEntryStatus::kDeleted: ++m->deleted_files_count; m->deleted_rows_count += rows; break;
+      case ManifestEntryStatus::kAdded:
+        ++m->added_files_count;
+        m->added_rows_count += rows;
+        break;
+      case ManifestEntryStatus::kExisting:
+        ++m->existing_files_count;
+        m->existing_rows_count += rows;
+        break;
+      case ManifestEntryStatus::kDeleted:
+        ++m->deleted_files_count;
+        m->deleted_rows_count += rows;
+        break;
     }
   }
   return Status::OK();
@@ -50,7 +61,8 @@ Status ResolveCounts(storage::FileIO& io, ManifestFile* m) {
 
 }  // namespace
 
-Result<std::unique_ptr<FastAppend>> FastAppend::Make(storage::FileIO* io, const TableMetadata& base,
+Result<std::unique_ptr<FastAppend>> FastAppend::Make(storage::FileIO* io,
+                                                     const TableMetadata& base,
                                                      std::vector<DataFile> files,
                                                      FastAppendOptions options) {
   if (!io) return Status::Invalid("FastAppend: no FileIO");
@@ -67,11 +79,13 @@ Result<std::unique_ptr<FastAppend>> FastAppend::Make(storage::FileIO* io, const 
 
   const Schema* schema = base.CurrentSchema();
   const PartitionSpec* spec = base.DefaultSpec();
-  if (!schema || !spec) return InvalidInput("FastAppend: table metadata lacks its current schema or spec");
+  if (!schema || !spec)
+    return InvalidInput("FastAppend: table metadata lacks its current schema or spec");
   std::vector<ManifestEntry> entries;
   entries.reserve(a->files_.size());
   for (const auto& f : a->files_) {
-    if (f.content != 0) return InvalidInput("FastAppend: " + f.file_path + " is not a data file");
+    if (f.content != 0)
+      return InvalidInput("FastAppend: " + f.file_path + " is not a data file");
     ManifestEntry e;
     e.status = ManifestEntryStatus::kAdded;
     e.snapshot_id = a->snapshot_id_;
@@ -81,7 +95,8 @@ Result<std::unique_ptr<FastAppend>> FastAppend::Make(storage::FileIO* io, const 
     entries.push_back(std::move(e));
   }
   std::string location = a->table_location_ + "/metadata/" + a->commit_uuid_ + "-m0.avro";
-  FLOE_ASSIGN_OR_RAISE(auto mf, WriteManifest(*io, location, *schema, *spec, a->snapshot_id_, entries));
+  FLOE_ASSIGN_OR_RAISE(
+      auto mf, WriteManifest(*io, location, *schema, *spec, a->snapshot_id_, entries));
   a->data_manifest_ = std::move(mf);
   return a;
 }
@@ -96,13 +111,15 @@ Result<std::map<std::string, std::string>> FastAppend::Summarize(
     added_size += f.file_size_in_bytes;
     partitions.insert(f.partition);
   }
-  // Totals: the parent's plus this append's; computed from the parent's manifests when the
-  // parent lacks them (a writer that omitted totals must not make them disappear for good).
+  // Totals: the parent's plus this append's; computed from the parent's manifests when
+  // the parent lacks them (a writer that omitted totals must not make them disappear for
+  // good).
   int64_t totals[6] = {0, 0, 0, 0, 0, 0};
   const Snapshot* parent = base.CurrentSnapshot();
   bool have_all = true;
   if (parent) {
-    for (int i = 0; i < 6; ++i) have_all = have_all && ParseCount(parent->summary, kTotalKeys[i], &totals[i]);
+    for (int i = 0; i < 6; ++i)
+      have_all = have_all && ParseCount(parent->summary, kTotalKeys[i], &totals[i]);
     if (!have_all) {
       std::fill(std::begin(totals), std::end(totals), 0);
       for (const auto& m : carried) {
@@ -136,16 +153,20 @@ Result<std::map<std::string, std::string>> FastAppend::Summarize(
   return summary;
 }
 
-Status FastAppend::MergeIfNeeded(const TableMetadata& base, std::vector<ManifestFile>* manifests,
+Status FastAppend::MergeIfNeeded(const TableMetadata& base,
+                                 std::vector<ManifestFile>* manifests,
                                  std::vector<std::string>* written) {
-  if (static_cast<int64_t>(manifests->size()) <= options_.max_manifests) return Status::OK();
+  if (static_cast<int64_t>(manifests->size()) <= options_.max_manifests)
+    return Status::OK();
   // Candidates: small data manifests carried from earlier snapshots, grouped by spec (a
   // manifest holds one spec). This append's own manifest keeps its ADDED entries.
   std::map<int, std::vector<size_t>> groups;
   for (size_t i = 0; i < manifests->size(); ++i) {
     const ManifestFile& m = (*manifests)[i];
     if (data_manifest_ && m.manifest_path == data_manifest_->manifest_path) continue;
-    if (m.content != ManifestContent::kData || m.manifest_length >= options_.small_manifest_bytes) continue;
+    if (m.content != ManifestContent::kData ||
+        m.manifest_length >= options_.small_manifest_bytes)
+      continue;
     groups[m.partition_spec_id].push_back(i);
   }
   std::set<size_t> replaced;
@@ -158,7 +179,8 @@ Status FastAppend::MergeIfNeeded(const TableMetadata& base, std::vector<Manifest
     for (size_t i : members) {
       FLOE_ASSIGN_OR_RAISE(auto source, ReadManifestEntries(*io_, (*manifests)[i]));
       for (auto& e : source) {
-        if (!e.is_live()) continue;  // deletes of earlier snapshots are history, not state
+        if (!e.is_live())
+          continue;  // deletes of earlier snapshots are history, not state
         // Existing entries carry their inherited values explicitly (spec "Sequence Number
         // Inheritance").
         if (!e.sequence_number || !e.file_sequence_number || !e.snapshot_id) {
@@ -173,7 +195,8 @@ Status FastAppend::MergeIfNeeded(const TableMetadata& base, std::vector<Manifest
                            std::to_string(next_manifest_number_++) + ".avro";
     auto mf = WriteManifest(*io_, location, *schema, *spec, snapshot_id_, entries);
     if (!mf.ok()) {
-      // A partition type the current schema can no longer resolve: leave this group alone.
+      // A partition type the current schema can no longer resolve: leave this group
+      // alone.
       if (KindOf(mf.status()) == ErrorKind::kInvalidRecord) continue;
       return mf.status();
     }
@@ -185,14 +208,16 @@ Status FastAppend::MergeIfNeeded(const TableMetadata& base, std::vector<Manifest
   std::vector<ManifestFile> out;
   // New manifests first (this append's, then merged), then the untouched carried ones.
   for (size_t i = 0; i < manifests->size(); ++i) {
-    if (data_manifest_ && (*manifests)[i].manifest_path == data_manifest_->manifest_path) {
+    if (data_manifest_ &&
+        (*manifests)[i].manifest_path == data_manifest_->manifest_path) {
       out.push_back((*manifests)[i]);
     }
   }
   for (auto& m : merged) out.push_back(std::move(m));
   for (size_t i = 0; i < manifests->size(); ++i) {
     if (replaced.count(i)) continue;
-    if (data_manifest_ && (*manifests)[i].manifest_path == data_manifest_->manifest_path) continue;
+    if (data_manifest_ && (*manifests)[i].manifest_path == data_manifest_->manifest_path)
+      continue;
     out.push_back((*manifests)[i]);
   }
   *manifests = std::move(out);
@@ -201,8 +226,9 @@ Status FastAppend::MergeIfNeeded(const TableMetadata& base, std::vector<Manifest
 
 Result<PendingSnapshot> FastAppend::Prepare(const TableMetadata& base, int64_t now_ms) {
   if (base.SnapshotById(snapshot_id_)) {
-    return Status::Invalid("FastAppend: snapshot ", snapshot_id_,
-                           " is already in the table (check IsCommittedIn after an unknown outcome)");
+    return Status::Invalid(
+        "FastAppend: snapshot ", snapshot_id_,
+        " is already in the table (check IsCommittedIn after an unknown outcome)");
   }
   const Snapshot* parent = base.CurrentSnapshot();
   std::vector<ManifestFile> carried;
@@ -224,18 +250,20 @@ Result<PendingSnapshot> FastAppend::Prepare(const TableMetadata& base, int64_t n
 
   const int64_t sequence_number = base.last_sequence_number + 1;
   ++attempt_;
-  std::string list_location = table_location_ + "/metadata/snap-" + std::to_string(snapshot_id_) +
-                              "-" + std::to_string(attempt_) + "-" + commit_uuid_ + ".avro";
+  std::string list_location = table_location_ + "/metadata/snap-" +
+                              std::to_string(snapshot_id_) + "-" +
+                              std::to_string(attempt_) + "-" + commit_uuid_ + ".avro";
   std::optional<int64_t> parent_id;
   if (parent) parent_id = parent->snapshot_id;
-  FLOE_ASSIGN_OR_RAISE(std::string list,
-                       EncodeManifestList(snapshot_id_, parent_id, sequence_number, manifests));
+  FLOE_ASSIGN_OR_RAISE(std::string list, EncodeManifestList(snapshot_id_, parent_id,
+                                                            sequence_number, manifests));
   FLOE_RETURN_NOT_OK(io_->WriteNew(list_location, list));
   out.written_files.push_back(list_location);
   for (auto& m : manifests) {
     if (m.sequence_number == kUnassignedSequenceNumber) {
       m.sequence_number = sequence_number;
-      if (m.min_sequence_number == kUnassignedSequenceNumber) m.min_sequence_number = sequence_number;
+      if (m.min_sequence_number == kUnassignedSequenceNumber)
+        m.min_sequence_number = sequence_number;
     }
   }
   out.manifests = std::move(manifests);
@@ -246,13 +274,15 @@ Result<PendingSnapshot> FastAppend::Prepare(const TableMetadata& base, int64_t n
   s.sequence_number = sequence_number;
   // Keep the snapshot-log sorted even if this clock is behind another writer's.
   s.timestamp_ms = now_ms;
-  if (!base.snapshot_log.empty()) s.timestamp_ms = std::max(s.timestamp_ms, base.snapshot_log.back().timestamp_ms);
+  if (!base.snapshot_log.empty())
+    s.timestamp_ms = std::max(s.timestamp_ms, base.snapshot_log.back().timestamp_ms);
   s.manifest_list = list_location;
   s.summary = std::move(summary);
   s.schema_id = base.current_schema_id;
 
   out.requirements.push_back(requirement::AssertTableUuid{base.table_uuid});
-  out.requirements.push_back(requirement::AssertRefSnapshotId{kMainBranch, base.current_snapshot_id});
+  out.requirements.push_back(
+      requirement::AssertRefSnapshotId{kMainBranch, base.current_snapshot_id});
   out.updates.push_back(update::AddSnapshot{s});
   SnapshotRef ref;
   ref.snapshot_id = snapshot_id_;
@@ -285,7 +315,8 @@ std::optional<update::RemoveSnapshots> ExpireSnapshots(
       if (!young && depth >= keep) break;
       retain.insert(cur->snapshot_id);
       ++depth;
-      cur = cur->parent_snapshot_id ? base.SnapshotById(*cur->parent_snapshot_id) : nullptr;
+      cur =
+          cur->parent_snapshot_id ? base.SnapshotById(*cur->parent_snapshot_id) : nullptr;
     }
   }
   // Everything some ref reaches through parent links.
@@ -293,27 +324,32 @@ std::optional<update::RemoveSnapshots> ExpireSnapshots(
   for (const auto& [name, ref] : base.refs) {
     const Snapshot* cur = base.SnapshotById(ref.snapshot_id);
     while (cur && reachable.insert(cur->snapshot_id).second) {
-      cur = cur->parent_snapshot_id ? base.SnapshotById(*cur->parent_snapshot_id) : nullptr;
+      cur =
+          cur->parent_snapshot_id ? base.SnapshotById(*cur->parent_snapshot_id) : nullptr;
     }
   }
   update::RemoveSnapshots out;
   for (const auto& s : base.snapshots) {
     if (retain.count(s.snapshot_id)) continue;
     if (protect && protect(s)) continue;
-    // A snapshot no ref reaches (a staged or orphaned commit) expires only once it is old.
-    if (!reachable.count(s.snapshot_id) && s.timestamp_ms >= now_ms - max_age_ms) continue;
+    // A snapshot no ref reaches (a staged or orphaned commit) expires only once it is
+    // old.
+    if (!reachable.count(s.snapshot_id) && s.timestamp_ms >= now_ms - max_age_ms)
+      continue;
     out.snapshot_ids.push_back(s.snapshot_id);
   }
   if (out.snapshot_ids.empty()) return std::nullopt;
   return out;
 }
 
-std::optional<int64_t> NewestAncestorWithSummaryKey(const TableMetadata& metadata, std::string_view key) {
+std::optional<int64_t> NewestAncestorWithSummaryKey(const TableMetadata& metadata,
+                                                    std::string_view key) {
   const Snapshot* cur = metadata.CurrentSnapshot();
   std::set<int64_t> seen;
   while (cur && seen.insert(cur->snapshot_id).second) {
     if (cur->summary.count(std::string(key))) return cur->snapshot_id;
-    cur = cur->parent_snapshot_id ? metadata.SnapshotById(*cur->parent_snapshot_id) : nullptr;
+    cur = cur->parent_snapshot_id ? metadata.SnapshotById(*cur->parent_snapshot_id)
+                                  : nullptr;
   }
   return std::nullopt;
 }

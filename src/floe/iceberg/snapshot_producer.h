@@ -1,11 +1,13 @@
-// Producing snapshots: FastAppend (one commit of new data files, spec "Snapshots" / "Manifest
-// Lists"), manifest merging to keep the manifest list bounded, and snapshot expiry.
+// Producing snapshots: FastAppend (one commit of new data files, spec "Snapshots" /
+// "Manifest Lists"), manifest merging to keep the manifest list bounded, and snapshot
+// expiry.
 //
 // Commit protocol with FastAppend (one object per commit, single-threaded):
-//   auto append = FastAppend::Make(&io, base, files, options);  // writes the data manifest once
-//   loop: auto pending = append->Prepare(base, NowMs());         // manifest list per attempt
-//         UpdateTable(io, &base, base_location, pending.requirements, pending.updates, ...)
-//         then the catalog's compare-and-swap; on kConflict reload `base` and loop.
+//   auto append = FastAppend::Make(&io, base, files, options);  // writes the data
+//   manifest once loop: auto pending = append->Prepare(base, NowMs());         //
+//   manifest list per attempt
+//         UpdateTable(io, &base, base_location, pending.requirements, pending.updates,
+//         ...) then the catalog's compare-and-swap; on kConflict reload `base` and loop.
 // The data manifest's entries inherit their sequence numbers, so it is valid for every
 // attempt; only the manifest list (and any merged manifest) is rewritten.
 // Expiry removes snapshots from metadata only: no data or metadata file is deleted here.
@@ -32,7 +34,8 @@ namespace floe::iceberg {
 struct FastAppendOptions {
   // Extra snapshot summary entries (e.g. "floe.kafka.offsets"); the standard keys win.
   std::map<std::string, std::string> summary;
-  // Appended after add-snapshot and set-snapshot-ref (e.g. set-properties, remove-snapshots).
+  // Appended after add-snapshot and set-snapshot-ref (e.g. set-properties,
+  // remove-snapshots).
   std::vector<TableUpdate> extra_updates;
   // When the new manifest list would hold more manifests than this, the data manifests
   // smaller than `small_manifest_bytes` (per partition spec) are merged into one.
@@ -43,18 +46,21 @@ struct FastAppendOptions {
 // One commit attempt, ready for UpdateTable.
 struct PendingSnapshot {
   Snapshot snapshot;
-  std::vector<TableRequirement> requirements;  // assert-table-uuid, assert-ref-snapshot-id main
-  std::vector<TableUpdate> updates;            // add-snapshot, set-snapshot-ref main, extras
-  std::vector<std::string> written_files;      // manifest list and merged manifests
-  std::vector<ManifestFile> manifests;         // the new snapshot's manifest list
+  std::vector<TableRequirement>
+      requirements;                  // assert-table-uuid, assert-ref-snapshot-id main
+  std::vector<TableUpdate> updates;  // add-snapshot, set-snapshot-ref main, extras
+  std::vector<std::string> written_files;  // manifest list and merged manifests
+  std::vector<ManifestFile> manifests;     // the new snapshot's manifest list
 };
 
 class FastAppend {
  public:
-  // Chooses the snapshot id and writes `<location>/metadata/<uuid>-m0.avro` with the files as
-  // ADDED entries (current schema, default spec of `base`). No manifest when `files` is empty
-  // (a snapshot that only records summary/properties). `io` must outlive the object.
-  static Result<std::unique_ptr<FastAppend>> Make(storage::FileIO* io, const TableMetadata& base,
+  // Chooses the snapshot id and writes `<location>/metadata/<uuid>-m0.avro` with the
+  // files as ADDED entries (current schema, default spec of `base`). No manifest when
+  // `files` is empty (a snapshot that only records summary/properties). `io` must outlive
+  // the object.
+  static Result<std::unique_ptr<FastAppend>> Make(storage::FileIO* io,
+                                                  const TableMetadata& base,
                                                   std::vector<DataFile> files,
                                                   FastAppendOptions options = {});
 
@@ -75,8 +81,8 @@ class FastAppend {
 
  private:
   FastAppend() = default;
-  Result<std::map<std::string, std::string>> Summarize(const TableMetadata& base,
-                                                       const std::vector<ManifestFile>& carried);
+  Result<std::map<std::string, std::string>> Summarize(
+      const TableMetadata& base, const std::vector<ManifestFile>& carried);
   Status MergeIfNeeded(const TableMetadata& base, std::vector<ManifestFile>* manifests,
                        std::vector<std::string>* written);
 
@@ -91,17 +97,17 @@ class FastAppend {
   std::optional<ManifestFile> data_manifest_;
 };
 
-// Snapshots to expire (spec "Snapshot Retention Policy"): every ref's snapshot is kept; each
-// branch keeps its ancestors while they are younger than its max-snapshot-age-ms (default
-// `max_age_ms`) or among its newest min-snapshots-to-keep (default `min_keep`); snapshots no
-// ref reaches are kept until older than `max_age_ms`; `protect` (may be empty) keeps any
-// snapshot it returns true for. nullopt when nothing expires.
+// Snapshots to expire (spec "Snapshot Retention Policy"): every ref's snapshot is kept;
+// each branch keeps its ancestors while they are younger than its max-snapshot-age-ms
+// (default `max_age_ms`) or among its newest min-snapshots-to-keep (default `min_keep`);
+// snapshots no ref reaches are kept until older than `max_age_ms`; `protect` (may be
+// empty) keeps any snapshot it returns true for. nullopt when nothing expires.
 std::optional<update::RemoveSnapshots> ExpireSnapshots(
     const TableMetadata& base, int64_t now_ms, int64_t max_age_ms = 3'600'000,
     int min_keep = 100, const std::function<bool(const Snapshot&)>& protect = {});
 
-// The newest snapshot in the current snapshot's ancestry (itself included) whose summary has
-// `key`; nullopt if none.
+// The newest snapshot in the current snapshot's ancestry (itself included) whose summary
+// has `key`; nullopt if none.
 std::optional<int64_t> NewestAncestorWithSummaryKey(const TableMetadata& metadata,
                                                     std::string_view key);
 

@@ -32,12 +32,13 @@ class SnapshotProducerTest : public ::testing::Test {
 
   // Runs one append through the full protocol; returns the pending snapshot used.
   PendingSnapshot Commit(std::vector<DataFile> files, FastAppendOptions options = {}) {
-    auto append = FastAppend::Make(io_.get(), current_.metadata, std::move(files), options);
+    auto append =
+        FastAppend::Make(io_.get(), current_.metadata, std::move(files), options);
     EXPECT_TRUE(append.ok()) << append.status().ToString();
     auto pending = (*append)->Prepare(current_.metadata, now_ += 1000);
     EXPECT_TRUE(pending.ok()) << pending.status().ToString();
-    auto next = UpdateTable(*io_, &current_.metadata, current_.metadata_location, pending->requirements,
-                            pending->updates, now_);
+    auto next = UpdateTable(*io_, &current_.metadata, current_.metadata_location,
+                            pending->requirements, pending->updates, now_);
     EXPECT_TRUE(next.ok()) << next.status().ToString();
     current_ = *next;
     return *pending;
@@ -66,9 +67,12 @@ class SnapshotProducerTest : public ::testing::Test {
 TEST_F(SnapshotProducerTest, FirstAppendOnEmptyTable) {
   FastAppendOptions options;
   options.summary["floe.kafka.offsets"] = R"({"t":{"0":10}})";
-  options.extra_updates.push_back(update::SetProperties{{{"floe.kafka.offsets", R"({"t":{"0":10}})"}}});
+  options.extra_updates.push_back(
+      update::SetProperties{{{"floe.kafka.offsets", R"({"t":{"0":10}})"}}});
   const TableMetadata base = current_.metadata;
-  ASSERT_OK_AND_ASSIGN(auto append, FastAppend::Make(io_.get(), base, {File(10, 1000), File(5, 500)}, options));
+  ASSERT_OK_AND_ASSIGN(
+      auto append,
+      FastAppend::Make(io_.get(), base, {File(10, 1000), File(5, 500)}, options));
   ASSERT_TRUE(append->data_manifest().has_value());
   const std::string& m0 = append->data_manifest()->manifest_path;
   EXPECT_NE(m0.find("/ns/t/metadata/"), std::string::npos);
@@ -82,20 +86,24 @@ TEST_F(SnapshotProducerTest, FirstAppendOnEmptyTable) {
   EXPECT_EQ(s.sequence_number, 1);
   EXPECT_EQ(s.timestamp_ms, 1'800'000'000'500);
   EXPECT_EQ(s.schema_id, 0);
-  std::string expected_prefix = dir_.uri() + "/ns/t/metadata/snap-" + std::to_string(s.snapshot_id) + "-1-";
+  std::string expected_prefix =
+      dir_.uri() + "/ns/t/metadata/snap-" + std::to_string(s.snapshot_id) + "-1-";
   EXPECT_EQ(s.manifest_list.rfind(expected_prefix, 0), 0u) << s.manifest_list;
   std::map<std::string, std::string> expected = {
-      {"operation", "append"},        {"added-data-files", "2"},     {"added-records", "15"},
-      {"added-files-size", "1500"},   {"changed-partition-count", "1"},
-      {"total-data-files", "2"},      {"total-delete-files", "0"},   {"total-records", "15"},
-      {"total-files-size", "1500"},   {"total-position-deletes", "0"},
-      {"total-equality-deletes", "0"}, {"floe.kafka.offsets", R"({"t":{"0":10}})"}};
+      {"operation", "append"},          {"added-data-files", "2"},
+      {"added-records", "15"},          {"added-files-size", "1500"},
+      {"changed-partition-count", "1"}, {"total-data-files", "2"},
+      {"total-delete-files", "0"},      {"total-records", "15"},
+      {"total-files-size", "1500"},     {"total-position-deletes", "0"},
+      {"total-equality-deletes", "0"},  {"floe.kafka.offsets", R"({"t":{"0":10}})"}};
   EXPECT_EQ(s.summary, expected);
 
   ASSERT_EQ(p.requirements.size(), 2u);
-  EXPECT_EQ(std::get<requirement::AssertTableUuid>(p.requirements[0]).uuid, base.table_uuid);
+  EXPECT_EQ(std::get<requirement::AssertTableUuid>(p.requirements[0]).uuid,
+            base.table_uuid);
   EXPECT_EQ(std::get<requirement::AssertRefSnapshotId>(p.requirements[1]).ref, "main");
-  EXPECT_EQ(std::get<requirement::AssertRefSnapshotId>(p.requirements[1]).snapshot_id, std::nullopt);
+  EXPECT_EQ(std::get<requirement::AssertRefSnapshotId>(p.requirements[1]).snapshot_id,
+            std::nullopt);
   ASSERT_EQ(p.updates.size(), 3u);
   EXPECT_EQ(UpdateAction(p.updates[0]), "add-snapshot");
   EXPECT_EQ(UpdateAction(p.updates[1]), "set-snapshot-ref");
@@ -114,8 +122,9 @@ TEST_F(SnapshotProducerTest, FirstAppendOnEmptyTable) {
   ASSERT_OK_AND_ASSIGN(int64_t size, io_->Size(m0));
   EXPECT_EQ(list[0].manifest_length, size);
 
-  ASSERT_OK_AND_ASSIGN(auto next, UpdateTable(*io_, &base, current_.metadata_location, p.requirements,
-                                              p.updates, 1'800'000'000'600));
+  ASSERT_OK_AND_ASSIGN(
+      auto next, UpdateTable(*io_, &base, current_.metadata_location, p.requirements,
+                             p.updates, 1'800'000'000'600));
   EXPECT_EQ(next.metadata.current_snapshot_id, s.snapshot_id);
   EXPECT_EQ(next.metadata.properties.at("floe.kafka.offsets"), R"({"t":{"0":10}})");
   EXPECT_EQ(next.metadata.last_sequence_number, 1);
@@ -150,16 +159,18 @@ TEST_F(SnapshotProducerTest, AppendsCarryManifestsAndTotalsForward) {
 TEST_F(SnapshotProducerTest, RetryAfterConflictReusesTheDataManifest) {
   Commit({File(1, 10)});
   const CommittedMetadata before = current_;
-  ASSERT_OK_AND_ASSIGN(auto ours, FastAppend::Make(io_.get(), before.metadata, {File(7, 70)}));
+  ASSERT_OK_AND_ASSIGN(auto ours,
+                       FastAppend::Make(io_.get(), before.metadata, {File(7, 70)}));
   ASSERT_OK_AND_ASSIGN(PendingSnapshot first, ours->Prepare(before.metadata, now_ + 10));
   // Another writer commits first.
   Commit({File(2, 20)});
-  Status lost = UpdateTable(*io_, &current_.metadata, current_.metadata_location, first.requirements,
-                            first.updates, now_ + 20)
+  Status lost = UpdateTable(*io_, &current_.metadata, current_.metadata_location,
+                            first.requirements, first.updates, now_ + 20)
                     .status();
   ASSERT_EQ(KindOf(lost), ErrorKind::kConflict) << lost.ToString();
   // Retry on the new base: same snapshot id and data manifest, new list (attempt 2).
-  ASSERT_OK_AND_ASSIGN(PendingSnapshot second, ours->Prepare(current_.metadata, now_ + 30));
+  ASSERT_OK_AND_ASSIGN(PendingSnapshot second,
+                       ours->Prepare(current_.metadata, now_ + 30));
   EXPECT_EQ(second.snapshot.snapshot_id, first.snapshot.snapshot_id);
   EXPECT_EQ(second.snapshot.sequence_number, 3);
   EXPECT_EQ(second.snapshot.parent_snapshot_id, current_.metadata.current_snapshot_id);
@@ -167,8 +178,9 @@ TEST_F(SnapshotProducerTest, RetryAfterConflictReusesTheDataManifest) {
   EXPECT_NE(second.snapshot.manifest_list.find("-2-"), std::string::npos);
   EXPECT_EQ(second.manifests[0].manifest_path, ours->data_manifest()->manifest_path);
   EXPECT_EQ(second.snapshot.summary.at("total-records"), "10");
-  ASSERT_OK_AND_ASSIGN(current_, UpdateTable(*io_, &current_.metadata, current_.metadata_location,
-                                             second.requirements, second.updates, now_ + 40));
+  ASSERT_OK_AND_ASSIGN(current_,
+                       UpdateTable(*io_, &current_.metadata, current_.metadata_location,
+                                   second.requirements, second.updates, now_ + 40));
   EXPECT_TRUE(ours->IsCommittedIn(current_.metadata));
   EXPECT_FALSE(ours->Prepare(current_.metadata, now_ + 50).ok());
   auto live = LiveEntries(current_.metadata);
@@ -188,7 +200,8 @@ TEST_F(SnapshotProducerTest, MergesSmallManifestsAboveTheLimit) {
     EXPECT_LE(p.manifests.size(), 5u) << i;
   }
   const TableMetadata& m = current_.metadata;
-  ASSERT_OK_AND_ASSIGN(auto list, ReadManifestList(*io_, m.CurrentSnapshot()->manifest_list));
+  ASSERT_OK_AND_ASSIGN(auto list,
+                       ReadManifestList(*io_, m.CurrentSnapshot()->manifest_list));
   EXPECT_LE(list.size(), 5u);
   auto live = LiveEntries(m);
   ASSERT_EQ(live.size(), 12u);
@@ -235,7 +248,8 @@ TEST_F(SnapshotProducerTest, EmptyAppendRecordsOnlySummary) {
   EXPECT_EQ(p.manifests.size(), 1u);
 }
 
-Snapshot At(int64_t id, std::optional<int64_t> parent, int64_t seq, int64_t ts, bool offsets = false) {
+Snapshot At(int64_t id, std::optional<int64_t> parent, int64_t seq, int64_t ts,
+            bool offsets = false) {
   Snapshot s;
   s.snapshot_id = id;
   s.parent_snapshot_id = parent;
@@ -250,7 +264,8 @@ Snapshot At(int64_t id, std::optional<int64_t> parent, int64_t seq, int64_t ts, 
 TableMetadata Chain(int n, int64_t step_ms) {
   TableMetadata m = NewTableMetadata(testing::SampleSchema(), "file:///t").ValueOrDie();
   for (int i = 1; i <= n; ++i) {
-    m.snapshots.push_back(At(i, i > 1 ? std::optional<int64_t>(i - 1) : std::nullopt, i, i * step_ms));
+    m.snapshots.push_back(
+        At(i, i > 1 ? std::optional<int64_t>(i - 1) : std::nullopt, i, i * step_ms));
   }
   m.last_sequence_number = n;
   m.current_snapshot_id = n;

@@ -19,9 +19,12 @@ constexpr int64_t kClockSkewToleranceMs = 60'000;
 
 Status CollectIds(const std::vector<NestedField>& fields, std::set<int>* seen) {
   for (const auto& f : fields) {
-    if (f.id <= 0) return InvalidInput("field '" + f.name + "' has invalid id " + std::to_string(f.id));
+    if (f.id <= 0)
+      return InvalidInput("field '" + f.name + "' has invalid id " +
+                          std::to_string(f.id));
     if (!seen->insert(f.id).second) {
-      return InvalidInput("field id " + std::to_string(f.id) + " is used twice (field '" + f.name + "')");
+      return InvalidInput("field id " + std::to_string(f.id) + " is used twice (field '" +
+                          f.name + "')");
     }
     if (!f.type) return InvalidInput("field '" + f.name + "' has no type");
     FLOE_RETURN_NOT_OK(CollectIds(f.type->fields, seen));
@@ -30,7 +33,8 @@ Status CollectIds(const std::vector<NestedField>& fields, std::set<int>* seen) {
   return Status::OK();
 }
 
-Result<std::map<std::string, std::string>> StringMapFromJson(const Json& j, const char* key,
+Result<std::map<std::string, std::string>> StringMapFromJson(const Json& j,
+                                                             const char* key,
                                                              const char* what) {
   if (!j.is_object()) return internal::WrongType(key, what, "a JSON object");
   std::map<std::string, std::string> out;
@@ -64,27 +68,45 @@ void PutExtra(const ExtraFields& extra, Json* obj) {
 Result<SnapshotLogEntry> SnapshotLogEntryFromJson(const Json& j) {
   FLOE_RETURN_NOT_OK(internal::CheckObject(j, "snapshot-log entry"));
   SnapshotLogEntry e;
-  FLOE_ASSIGN_OR_RAISE(e.timestamp_ms, internal::GetInt64(j, "timestamp-ms", "snapshot-log entry"));
-  FLOE_ASSIGN_OR_RAISE(e.snapshot_id, internal::GetInt64(j, "snapshot-id", "snapshot-log entry"));
+  FLOE_ASSIGN_OR_RAISE(e.timestamp_ms,
+                       internal::GetInt64(j, "timestamp-ms", "snapshot-log entry"));
+  FLOE_ASSIGN_OR_RAISE(e.snapshot_id,
+                       internal::GetInt64(j, "snapshot-id", "snapshot-log entry"));
   return e;
 }
 
 Result<MetadataLogEntry> MetadataLogEntryFromJson(const Json& j) {
   FLOE_RETURN_NOT_OK(internal::CheckObject(j, "metadata-log entry"));
   MetadataLogEntry e;
-  FLOE_ASSIGN_OR_RAISE(e.timestamp_ms, internal::GetInt64(j, "timestamp-ms", "metadata-log entry"));
-  FLOE_ASSIGN_OR_RAISE(e.metadata_file, internal::GetString(j, "metadata-file", "metadata-log entry"));
+  FLOE_ASSIGN_OR_RAISE(e.timestamp_ms,
+                       internal::GetInt64(j, "timestamp-ms", "metadata-log entry"));
+  FLOE_ASSIGN_OR_RAISE(e.metadata_file,
+                       internal::GetString(j, "metadata-file", "metadata-log entry"));
   return e;
 }
 
 const std::set<std::string>& KnownTopLevelKeys() {
-  static const std::set<std::string> kKnown = {
-      "format-version",   "table-uuid",         "location",          "last-sequence-number",
-      "last-updated-ms",  "last-column-id",     "schema",            "schemas",
-      "current-schema-id", "partition-spec",    "partition-specs",   "default-spec-id",
-      "last-partition-id", "properties",        "current-snapshot-id", "snapshots",
-      "snapshot-log",     "metadata-log",       "sort-orders",       "default-sort-order-id",
-      "refs"};
+  static const std::set<std::string> kKnown = {"format-version",
+                                               "table-uuid",
+                                               "location",
+                                               "last-sequence-number",
+                                               "last-updated-ms",
+                                               "last-column-id",
+                                               "schema",
+                                               "schemas",
+                                               "current-schema-id",
+                                               "partition-spec",
+                                               "partition-specs",
+                                               "default-spec-id",
+                                               "last-partition-id",
+                                               "properties",
+                                               "current-snapshot-id",
+                                               "snapshots",
+                                               "snapshot-log",
+                                               "metadata-log",
+                                               "sort-orders",
+                                               "default-sort-order-id",
+                                               "refs"};
   return kKnown;
 }
 
@@ -94,7 +116,8 @@ Result<TableMetadata> ParseMetadata(const Json& j) {
   TableMetadata m;
   FLOE_ASSIGN_OR_RAISE(m.format_version, internal::GetInt(j, "format-version", what));
   if (m.format_version < 1 || m.format_version > 2) {
-    return InvalidInput("unsupported table format-version " + std::to_string(m.format_version) +
+    return InvalidInput("unsupported table format-version " +
+                        std::to_string(m.format_version) +
                         " (Floe reads versions 1 and 2)");
   }
   const bool v1 = m.format_version == 1;
@@ -106,15 +129,18 @@ Result<TableMetadata> ParseMetadata(const Json& j) {
   }
   FLOE_ASSIGN_OR_RAISE(m.location, internal::GetString(j, "location", what));
   if (v1) {
-    FLOE_ASSIGN_OR_RAISE(auto seq, internal::GetOptInt64(j, "last-sequence-number", what));
+    FLOE_ASSIGN_OR_RAISE(auto seq,
+                         internal::GetOptInt64(j, "last-sequence-number", what));
     m.last_sequence_number = seq.value_or(0);
   } else {
-    FLOE_ASSIGN_OR_RAISE(m.last_sequence_number, internal::GetInt64(j, "last-sequence-number", what));
+    FLOE_ASSIGN_OR_RAISE(m.last_sequence_number,
+                         internal::GetInt64(j, "last-sequence-number", what));
   }
   FLOE_ASSIGN_OR_RAISE(m.last_updated_ms, internal::GetInt64(j, "last-updated-ms", what));
   FLOE_ASSIGN_OR_RAISE(m.last_column_id, internal::GetInt(j, "last-column-id", what));
 
-  // Schemas: v2 `schemas` + `current-schema-id`; v1 may have only the deprecated `schema`.
+  // Schemas: v2 `schemas` + `current-schema-id`; v1 may have only the deprecated
+  // `schema`.
   if (const Json* schemas = internal::Find(j, "schemas")) {
     if (!schemas->is_array()) return internal::WrongType("schemas", what, "a list");
     for (const auto& s : *schemas) {
@@ -123,7 +149,8 @@ Result<TableMetadata> ParseMetadata(const Json& j) {
     }
     FLOE_ASSIGN_OR_RAISE(auto cur, internal::GetOptInt(j, "current-schema-id", what));
     if (!cur && !v1) return internal::Missing("current-schema-id", what);
-    m.current_schema_id = cur ? *cur : (m.schemas.empty() ? 0 : m.schemas.front().schema_id);
+    m.current_schema_id =
+        cur ? *cur : (m.schemas.empty() ? 0 : m.schemas.front().schema_id);
   } else if (const Json* schema = internal::Find(j, "schema"); schema && v1) {
     FLOE_ASSIGN_OR_RAISE(auto s, SchemaFromJson(*schema));
     m.current_schema_id = s.schema_id;
@@ -168,7 +195,8 @@ Result<TableMetadata> ParseMetadata(const Json& j) {
     FLOE_ASSIGN_OR_RAISE(m.properties, StringMapFromJson(*props, "properties", what));
   }
 
-  FLOE_ASSIGN_OR_RAISE(auto cur_snap, internal::GetOptInt64(j, "current-snapshot-id", what));
+  FLOE_ASSIGN_OR_RAISE(auto cur_snap,
+                       internal::GetOptInt64(j, "current-snapshot-id", what));
   // Java writes -1 for "no current snapshot" in v1/v2 (spec Appendix F).
   if (cur_snap && *cur_snap != -1) m.current_snapshot_id = *cur_snap;
 
@@ -217,8 +245,8 @@ Result<TableMetadata> ParseMetadata(const Json& j) {
       m.refs[it.key()] = ref;
     }
   }
-  // "There is always a main branch reference pointing to the current-snapshot-id even if the
-  // refs map is null" (spec "Table Metadata Fields").
+  // "There is always a main branch reference pointing to the current-snapshot-id even if
+  // the refs map is null" (spec "Table Metadata Fields").
   if (m.current_snapshot_id && !m.refs.count(kMainBranch)) {
     SnapshotRef main;
     main.snapshot_id = *m.current_snapshot_id;
@@ -238,7 +266,8 @@ bool PartitionSpecsEquivalent(const PartitionSpec& a, const PartitionSpec& b) {
   for (size_t i = 0; i < a.fields.size(); ++i) {
     const auto& x = a.fields[i];
     const auto& y = b.fields[i];
-    if (x.source_id != y.source_id || x.transform != y.transform || x.name != y.name) return false;
+    if (x.source_id != y.source_id || x.transform != y.transform || x.name != y.name)
+      return false;
   }
   return true;
 }
@@ -323,7 +352,9 @@ Result<TableMetadata> NewTableMetadata(Schema schema, std::string location,
 }
 
 Status ValidateTableMetadata(const TableMetadata& m) {
-  auto bad = [](std::string msg) { return InvalidInput("invalid table metadata: " + msg); };
+  auto bad = [](std::string msg) {
+    return InvalidInput("invalid table metadata: " + msg);
+  };
   if (m.format_version < 1 || m.format_version > 2) {
     return bad("format-version " + std::to_string(m.format_version));
   }
@@ -337,23 +368,29 @@ Status ValidateTableMetadata(const TableMetadata& m) {
     }
   }
   const Schema* current = m.CurrentSchema();
-  if (!current) return bad("current-schema-id " + std::to_string(m.current_schema_id) + " not in schemas");
+  if (!current)
+    return bad("current-schema-id " + std::to_string(m.current_schema_id) +
+               " not in schemas");
   if (current->HighestFieldId() > m.last_column_id) {
     return bad("last-column-id " + std::to_string(m.last_column_id) +
                " is below a field id of the current schema");
   }
   if (m.partition_specs.empty()) return bad("no partition specs");
-  if (!m.DefaultSpec()) return bad("default-spec-id " + std::to_string(m.default_spec_id) + " not in partition-specs");
+  if (!m.DefaultSpec())
+    return bad("default-spec-id " + std::to_string(m.default_spec_id) +
+               " not in partition-specs");
   for (const auto& spec : m.partition_specs) {
     for (const auto& f : spec.fields) {
       if (f.field_id > m.last_partition_id) {
-        return bad("partition field id " + std::to_string(f.field_id) + " above last-partition-id");
+        return bad("partition field id " + std::to_string(f.field_id) +
+                   " above last-partition-id");
       }
     }
   }
   if (m.sort_orders.empty()) return bad("no sort orders");
   if (!m.SortOrderById(m.default_sort_order_id)) {
-    return bad("default-sort-order-id " + std::to_string(m.default_sort_order_id) + " not in sort-orders");
+    return bad("default-sort-order-id " + std::to_string(m.default_sort_order_id) +
+               " not in sort-orders");
   }
   std::set<int64_t> snapshot_ids;
   for (const auto& s : m.snapshots) {
@@ -369,7 +406,8 @@ Status ValidateTableMetadata(const TableMetadata& m) {
   const SnapshotRef* main = m.Ref(kMainBranch);
   if (m.current_snapshot_id) {
     if (!m.SnapshotById(*m.current_snapshot_id)) {
-      return bad("current-snapshot-id " + std::to_string(*m.current_snapshot_id) + " not in snapshots");
+      return bad("current-snapshot-id " + std::to_string(*m.current_snapshot_id) +
+                 " not in snapshots");
     }
     if (!main || main->snapshot_id != *m.current_snapshot_id) {
       return bad("current-snapshot-id differs from refs.main");
@@ -379,17 +417,21 @@ Status ValidateTableMetadata(const TableMetadata& m) {
   }
   for (const auto& [name, ref] : m.refs) {
     if (!m.SnapshotById(ref.snapshot_id)) {
-      return bad("ref '" + name + "' points to unknown snapshot " + std::to_string(ref.snapshot_id));
+      return bad("ref '" + name + "' points to unknown snapshot " +
+                 std::to_string(ref.snapshot_id));
     }
-    if (ref.type != "branch" && ref.type != "tag") return bad("ref '" + name + "' has type " + ref.type);
+    if (ref.type != "branch" && ref.type != "tag")
+      return bad("ref '" + name + "' has type " + ref.type);
   }
   for (size_t i = 1; i < m.snapshot_log.size(); ++i) {
-    if (m.snapshot_log[i].timestamp_ms < m.snapshot_log[i - 1].timestamp_ms - kClockSkewToleranceMs) {
+    if (m.snapshot_log[i].timestamp_ms <
+        m.snapshot_log[i - 1].timestamp_ms - kClockSkewToleranceMs) {
       return bad("snapshot-log is not sorted by time");
     }
   }
   for (size_t i = 1; i < m.metadata_log.size(); ++i) {
-    if (m.metadata_log[i].timestamp_ms < m.metadata_log[i - 1].timestamp_ms - kClockSkewToleranceMs) {
+    if (m.metadata_log[i].timestamp_ms <
+        m.metadata_log[i - 1].timestamp_ms - kClockSkewToleranceMs) {
       return bad("metadata-log is not sorted by time");
     }
   }
@@ -435,7 +477,8 @@ Result<std::vector<PartitionField>> PartitionFieldsFromJson(const Json& j) {
     } else if (const Json* ids = internal::Find(f, "source-ids")) {
       // v3 multi-argument transforms; a single id is still representable.
       if (!ids->is_array() || ids->size() != 1) {
-        return InvalidInput("partition field: multi-argument transforms are not supported");
+        return InvalidInput(
+            "partition field: multi-argument transforms are not supported");
       }
       FLOE_ASSIGN_OR_RAISE(pf.source_id, internal::AsInt((*ids)[0], "source-ids", what));
     } else {
@@ -494,18 +537,22 @@ Result<SortOrder> SortOrderFromJson(const Json& j) {
       FLOE_ASSIGN_OR_RAISE(sf.source_id, internal::GetInt(f, "source-id", "sort field"));
     } else if (const Json* ids = internal::Find(f, "source-ids");
                ids && ids->is_array() && ids->size() == 1) {
-      FLOE_ASSIGN_OR_RAISE(sf.source_id, internal::AsInt((*ids)[0], "source-ids", "sort field"));
+      FLOE_ASSIGN_OR_RAISE(sf.source_id,
+                           internal::AsInt((*ids)[0], "source-ids", "sort field"));
     } else {
       return internal::Missing("source-id", "sort field");
     }
     FLOE_ASSIGN_OR_RAISE(sf.direction, internal::GetString(f, "direction", "sort field"));
-    FLOE_ASSIGN_OR_RAISE(sf.null_order, internal::GetString(f, "null-order", "sort field"));
+    FLOE_ASSIGN_OR_RAISE(sf.null_order,
+                         internal::GetString(f, "null-order", "sort field"));
     if (sf.direction != "asc" && sf.direction != "desc") {
-      return InvalidInput("sort field: direction must be asc or desc, got " + sf.direction);
+      return InvalidInput("sort field: direction must be asc or desc, got " +
+                          sf.direction);
     }
     if (sf.null_order != "nulls-first" && sf.null_order != "nulls-last") {
-      return InvalidInput("sort field: null-order must be nulls-first or nulls-last, got " +
-                          sf.null_order);
+      return InvalidInput(
+          "sort field: null-order must be nulls-first or nulls-last, got " +
+          sf.null_order);
     }
     order.fields.push_back(std::move(sf));
   }
@@ -532,7 +579,8 @@ Result<Snapshot> SnapshotFromJson(const Json& j) {
   FLOE_RETURN_NOT_OK(internal::CheckObject(j, what));
   Snapshot s;
   FLOE_ASSIGN_OR_RAISE(s.snapshot_id, internal::GetInt64(j, "snapshot-id", what));
-  FLOE_ASSIGN_OR_RAISE(s.parent_snapshot_id, internal::GetOptInt64(j, "parent-snapshot-id", what));
+  FLOE_ASSIGN_OR_RAISE(s.parent_snapshot_id,
+                       internal::GetOptInt64(j, "parent-snapshot-id", what));
   FLOE_ASSIGN_OR_RAISE(auto seq, internal::GetOptInt64(j, "sequence-number", what));
   s.sequence_number = seq.value_or(0);  // v1: default 0 (Appendix E)
   FLOE_ASSIGN_OR_RAISE(s.timestamp_ms, internal::GetInt64(j, "timestamp-ms", what));
@@ -542,9 +590,10 @@ Result<Snapshot> SnapshotFromJson(const Json& j) {
     FLOE_ASSIGN_OR_RAISE(s.summary, StringMapFromJson(*summary, "summary", what));
   }
   FLOE_ASSIGN_OR_RAISE(s.schema_id, internal::GetOptInt(j, "schema-id", what));
-  static const std::set<std::string> kKnown = {"snapshot-id", "parent-snapshot-id",
+  static const std::set<std::string> kKnown = {"snapshot-id",     "parent-snapshot-id",
                                                "sequence-number", "timestamp-ms",
-                                               "manifest-list", "summary", "schema-id"};
+                                               "manifest-list",   "summary",
+                                               "schema-id"};
   s.extra_fields = ExtraFrom(j, kKnown);
   return s;
 }
@@ -568,9 +617,12 @@ Result<SnapshotRef> SnapshotRefFromJson(const Json& j) {
   if (ref.type != "branch" && ref.type != "tag") {
     return InvalidInput("snapshot ref: type must be branch or tag, got " + ref.type);
   }
-  FLOE_ASSIGN_OR_RAISE(ref.min_snapshots_to_keep, internal::GetOptInt(j, "min-snapshots-to-keep", what));
-  FLOE_ASSIGN_OR_RAISE(ref.max_snapshot_age_ms, internal::GetOptInt64(j, "max-snapshot-age-ms", what));
-  FLOE_ASSIGN_OR_RAISE(ref.max_ref_age_ms, internal::GetOptInt64(j, "max-ref-age-ms", what));
+  FLOE_ASSIGN_OR_RAISE(ref.min_snapshots_to_keep,
+                       internal::GetOptInt(j, "min-snapshots-to-keep", what));
+  FLOE_ASSIGN_OR_RAISE(ref.max_snapshot_age_ms,
+                       internal::GetOptInt64(j, "max-snapshot-age-ms", what));
+  FLOE_ASSIGN_OR_RAISE(ref.max_ref_age_ms,
+                       internal::GetOptInt64(j, "max-ref-age-ms", what));
   return ref;
 }
 
@@ -611,7 +663,8 @@ Json TableMetadataToJson(const TableMetadata& m) {
   if (v1) {
     // v1 readers require the deprecated single-schema and single-spec fields.
     if (const Schema* cur = m.CurrentSchema()) o["schema"] = SchemaToJson(*cur);
-    if (const PartitionSpec* spec = m.DefaultSpec()) o["partition-spec"] = PartitionFieldsToJson(spec->fields);
+    if (const PartitionSpec* spec = m.DefaultSpec())
+      o["partition-spec"] = PartitionFieldsToJson(spec->fields);
   }
   Json props = Json::object();
   for (const auto& [k, v] : m.properties) props[k] = v;
@@ -622,12 +675,14 @@ Json TableMetadataToJson(const TableMetadata& m) {
   o["snapshots"] = std::move(snaps);
   Json slog = Json::array();
   for (const auto& e : m.snapshot_log) {
-    slog.push_back(Json{{"timestamp-ms", e.timestamp_ms}, {"snapshot-id", e.snapshot_id}});
+    slog.push_back(
+        Json{{"timestamp-ms", e.timestamp_ms}, {"snapshot-id", e.snapshot_id}});
   }
   o["snapshot-log"] = std::move(slog);
   Json mlog = Json::array();
   for (const auto& e : m.metadata_log) {
-    mlog.push_back(Json{{"timestamp-ms", e.timestamp_ms}, {"metadata-file", e.metadata_file}});
+    mlog.push_back(
+        Json{{"timestamp-ms", e.timestamp_ms}, {"metadata-file", e.metadata_file}});
   }
   o["metadata-log"] = std::move(mlog);
   Json orders = Json::array();

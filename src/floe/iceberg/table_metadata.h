@@ -1,15 +1,15 @@
-// Iceberg table metadata model, format v2 (spec "Table Metadata", Appendix C), and its JSON.
+// Iceberg table metadata model, format v2 (spec "Table Metadata", Appendix C), and its
+// JSON.
 //
 // Parsing accepts what pyiceberg and Java/Spark write (and v1 files): top-level keys this
-// model does not know (statistics, partition-statistics, ...) and unknown snapshot fields are
-// kept verbatim in `extra_fields` and written back. Serializing writes every field v2
+// model does not know (statistics, partition-statistics, ...) and unknown snapshot fields
+// are kept verbatim in `extra_fields` and written back. Serializing writes every field v2
 // requires. Plain values: no I/O, no locking; copy freely.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,8 +26,8 @@ inline constexpr int kUnpartitionedLastPartitionId = 999;
 inline constexpr int kUnsortedOrderId = 0;
 inline constexpr const char* kMainBranch = "main";
 
-// Raw JSON text of members the model does not interpret, keyed by member name; written back
-// as they were read.
+// Raw JSON text of members the model does not interpret, keyed by member name; written
+// back as they were read.
 using ExtraFields = std::map<std::string, std::string>;
 
 struct PartitionField {
@@ -44,7 +44,8 @@ struct PartitionSpec {
   bool is_unpartitioned() const { return fields.empty(); }
 };
 
-// Same source ids, transforms and names (spec "Partitioning": equivalent specs); ids ignored.
+// Same source ids, transforms and names (spec "Partitioning": equivalent specs); ids
+// ignored.
 bool PartitionSpecsEquivalent(const PartitionSpec& a, const PartitionSpec& b);
 
 struct SortField {
@@ -132,21 +133,23 @@ struct TableMetadata {
 };
 
 // A new v2 table: schema (its field ids as the caller assigned them, schema id 0), an
-// unpartitioned spec 0 with last-partition-id 999, the unsorted order 0, no snapshot, a fresh
-// table uuid, last-updated-ms now. `location` is the table root URI (no trailing slash).
-Result<TableMetadata> NewTableMetadata(Schema schema, std::string location,
-                                       std::map<std::string, std::string> properties = {});
+// unpartitioned spec 0 with last-partition-id 999, the unsorted order 0, no snapshot, a
+// fresh table uuid, last-updated-ms now. `location` is the table root URI (no trailing
+// slash).
+Result<TableMetadata> NewTableMetadata(
+    Schema schema, std::string location,
+    std::map<std::string, std::string> properties = {});
 
 // Field ids positive and unique across the whole schema tree.
 Status ValidateSchemaFieldIds(const Schema& schema);
 
 // Structural checks every metadata Floe writes must pass (REFERENCE.md "Iceberg table
-// metadata"): ids referenced exist, current-snapshot-id equals refs.main, sequence numbers
-// at most last-sequence-number, logs sorted by time, ...
+// metadata"): ids referenced exist, current-snapshot-id equals refs.main, sequence
+// numbers at most last-sequence-number, logs sorted by time, ...
 Status ValidateTableMetadata(const TableMetadata& metadata);
 
-// JSON. Parse errors are InvalidInput; a format version above 2 is rejected (spec: readers
-// must refuse versions they do not support).
+// JSON. Parse errors are InvalidInput; a format version above 2 is rejected (spec:
+// readers must refuse versions they do not support).
 Result<TableMetadata> TableMetadataFromJson(const ::nlohmann::json& json);
 Result<TableMetadata> TableMetadataFromJsonString(std::string_view text);
 ::nlohmann::json TableMetadataToJson(const TableMetadata& metadata);

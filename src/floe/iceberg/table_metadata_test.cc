@@ -21,8 +21,9 @@ std::string ReadTestFile(const std::string& name) {
 }
 
 TEST(TableMetadata, NewTableDefaults) {
-  ASSERT_OK_AND_ASSIGN(TableMetadata m,
-                       NewTableMetadata(testing::SampleSchema(), "file:///wh/ns/t-1/", {{"k", "v"}}));
+  ASSERT_OK_AND_ASSIGN(
+      TableMetadata m,
+      NewTableMetadata(testing::SampleSchema(), "file:///wh/ns/t-1/", {{"k", "v"}}));
   EXPECT_EQ(m.format_version, 2);
   EXPECT_EQ(m.table_uuid.size(), 36u);
   EXPECT_EQ(m.location, "file:///wh/ns/t-1");
@@ -45,10 +46,11 @@ TEST(TableMetadata, NewTableDefaults) {
   EXPECT_OK(ValidateTableMetadata(m));
 
   json j = TableMetadataToJson(m);
-  for (const char* key : {"format-version", "table-uuid", "location", "last-sequence-number",
-                          "last-updated-ms", "last-column-id", "schemas", "current-schema-id",
-                          "partition-specs", "default-spec-id", "last-partition-id", "sort-orders",
-                          "default-sort-order-id"}) {
+  for (const char* key :
+       {"format-version", "table-uuid", "location", "last-sequence-number",
+        "last-updated-ms", "last-column-id", "schemas", "current-schema-id",
+        "partition-specs", "default-spec-id", "last-partition-id", "sort-orders",
+        "default-sort-order-id"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["current-snapshot-id"], -1);
@@ -65,7 +67,8 @@ TEST(TableMetadata, NewTableRejectsBadInput) {
 }
 
 TableMetadata WithSnapshots() {
-  TableMetadata m = NewTableMetadata(testing::SampleSchema(), "file:///wh/t").ValueOrDie();
+  TableMetadata m =
+      NewTableMetadata(testing::SampleSchema(), "file:///wh/t").ValueOrDie();
   for (int i = 1; i <= 3; ++i) {
     Snapshot s;
     s.snapshot_id = 100 + i;
@@ -104,7 +107,8 @@ TEST(TableMetadata, JsonRoundTrip) {
   EXPECT_EQ(back.refs.at("v1").type, "tag");
   EXPECT_EQ(back.refs.at("v1").max_ref_age_ms, 5000);
   EXPECT_EQ(back.extra_fields.at("statistics"), "[]");
-  EXPECT_EQ(back.metadata_log.at(0).metadata_file, "file:///wh/t/metadata/00000-x.metadata.json");
+  EXPECT_EQ(back.metadata_log.at(0).metadata_file,
+            "file:///wh/t/metadata/00000-x.metadata.json");
   EXPECT_TRUE(SchemasEqual(back.schemas[0], m.schemas[0]));
   json j = json::parse(text);
   EXPECT_EQ(j["snapshots"][0].count("parent-snapshot-id"), 0u);  // omitted, never null
@@ -113,7 +117,8 @@ TEST(TableMetadata, JsonRoundTrip) {
 }
 
 // Semantic JSON equality after writing back what we parsed.
-void ExpectRoundTripPreservesJson(const std::string& original_text, json (*normalize)(json)) {
+void ExpectRoundTripPreservesJson(const std::string& original_text,
+                                  json (*normalize)(json)) {
   ASSERT_OK_AND_ASSIGN(TableMetadata m, TableMetadataFromJsonString(original_text));
   ASSERT_OK(ValidateTableMetadata(m));
   json written = json::parse(TableMetadataToJsonString(m));
@@ -218,9 +223,10 @@ TEST(TableMetadata, RejectsUnsupportedAndMalformed) {
   auto r = TableMetadataFromJson(j);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("format-version 3"), std::string::npos);
-  for (const char* key : {"table-uuid", "location", "last-sequence-number", "last-column-id",
-                          "schemas", "current-schema-id", "partition-specs", "default-spec-id",
-                          "last-partition-id", "sort-orders", "last-updated-ms"}) {
+  for (const char* key :
+       {"table-uuid", "location", "last-sequence-number", "last-column-id", "schemas",
+        "current-schema-id", "partition-specs", "default-spec-id", "last-partition-id",
+        "sort-orders", "last-updated-ms"}) {
     json k = TableMetadataToJson(WithSnapshots());
     k.erase(key);
     auto rk = TableMetadataFromJson(k);
@@ -254,7 +260,8 @@ TEST(TableMetadata, ValidateCatchesInconsistencies) {
   }
   {
     TableMetadata m = WithSnapshots();
-    m.snapshot_log.push_back({m.snapshot_log.back().timestamp_ms - 61'000, 101});  // > 1 min back
+    m.snapshot_log.push_back(
+        {m.snapshot_log.back().timestamp_ms - 61'000, 101});  // > 1 min back
     EXPECT_FALSE(ValidateTableMetadata(m).ok());
   }
   {
@@ -269,7 +276,8 @@ TEST(TableMetadata, ValidateCatchesInconsistencies) {
   }
   {
     TableMetadata m = WithSnapshots();
-    m.refs["dangling"] = SnapshotRef{999, "branch", std::nullopt, std::nullopt, std::nullopt};
+    m.refs["dangling"] =
+        SnapshotRef{999, "branch", std::nullopt, std::nullopt, std::nullopt};
     EXPECT_FALSE(ValidateTableMetadata(m).ok());
   }
 }

@@ -28,7 +28,8 @@ std::string Lower(std::string s) {
 // ---------------------------------------------------------------------------------------
 // Updates JSON
 
-Result<std::vector<int64_t>> Int64List(const Json& obj, const char* key, const char* what) {
+Result<std::vector<int64_t>> Int64List(const Json& obj, const char* key,
+                                       const char* what) {
   const Json* v = internal::Find(obj, key);
   if (!v) return internal::Missing(key, what);
   if (!v->is_array()) return internal::WrongType(key, what, "a list of integers");
@@ -44,7 +45,8 @@ Result<std::vector<int>> IntList(const Json& obj, const char* key, const char* w
   FLOE_ASSIGN_OR_RAISE(auto wide, Int64List(obj, key, what));
   std::vector<int> out;
   for (int64_t x : wide) {
-    if (x < INT32_MIN || x > INT32_MAX) return internal::WrongType(key, what, "32-bit integers");
+    if (x < INT32_MIN || x > INT32_MAX)
+      return internal::WrongType(key, what, "32-bit integers");
     out.push_back(static_cast<int>(x));
   }
   return out;
@@ -57,7 +59,8 @@ Result<int64_t> StatisticsSnapshotId(const Json& stats, const char* what) {
 
 Result<TableUpdate> ParseUpdate(const Json& j) {
   FLOE_RETURN_NOT_OK(internal::CheckObject(j, "table update"));
-  FLOE_ASSIGN_OR_RAISE(std::string action, internal::GetString(j, "action", "table update"));
+  FLOE_ASSIGN_OR_RAISE(std::string action,
+                       internal::GetString(j, "action", "table update"));
   const std::string what_s = "table update " + action;
   const char* what = what_s.c_str();
   if (action == "assign-uuid") {
@@ -75,7 +78,8 @@ Result<TableUpdate> ParseUpdate(const Json& j) {
     const Json* s = internal::Find(j, "schema");
     if (!s) return internal::Missing("schema", what);
     FLOE_ASSIGN_OR_RAISE(u.schema, SchemaFromJson(*s));
-    FLOE_ASSIGN_OR_RAISE(u.last_column_id, internal::GetOptInt(j, "last-column-id", what));
+    FLOE_ASSIGN_OR_RAISE(u.last_column_id,
+                         internal::GetOptInt(j, "last-column-id", what));
     return u;
   }
   if (action == "set-current-schema") {
@@ -141,7 +145,8 @@ Result<TableUpdate> ParseUpdate(const Json& j) {
     if (!m) return internal::Missing("updates", what);
     if (!m->is_object()) return internal::WrongType("updates", what, "a JSON object");
     for (auto it = m->begin(); it != m->end(); ++it) {
-      if (!it->is_string()) return internal::WrongType("updates", what, "a map of strings");
+      if (!it->is_string())
+        return internal::WrongType("updates", what, "a map of strings");
       u.updates[it.key()] = it->get<std::string>();
     }
     return u;
@@ -152,7 +157,8 @@ Result<TableUpdate> ParseUpdate(const Json& j) {
     if (!r) return internal::Missing("removals", what);
     if (!r->is_array()) return internal::WrongType("removals", what, "a list of strings");
     for (const auto& x : *r) {
-      if (!x.is_string()) return internal::WrongType("removals", what, "a list of strings");
+      if (!x.is_string())
+        return internal::WrongType("removals", what, "a list of strings");
       u.removals.push_back(x.get<std::string>());
     }
     return u;
@@ -198,7 +204,8 @@ Result<TableUpdate> ParseUpdate(const Json& j) {
 
 Result<TableRequirement> ParseRequirement(const Json& j) {
   FLOE_RETURN_NOT_OK(internal::CheckObject(j, "table requirement"));
-  FLOE_ASSIGN_OR_RAISE(std::string type, internal::GetString(j, "type", "table requirement"));
+  FLOE_ASSIGN_OR_RAISE(std::string type,
+                       internal::GetString(j, "type", "table requirement"));
   const std::string what_s = "table requirement " + type;
   const char* what = what_s.c_str();
   if (type == "assert-create") return requirement::AssertCreate{};
@@ -217,12 +224,14 @@ Result<TableRequirement> ParseRequirement(const Json& j) {
   }
   if (type == "assert-last-assigned-field-id") {
     requirement::AssertLastAssignedFieldId r;
-    FLOE_ASSIGN_OR_RAISE(r.last_assigned_field_id, internal::GetInt(j, "last-assigned-field-id", what));
+    FLOE_ASSIGN_OR_RAISE(r.last_assigned_field_id,
+                         internal::GetInt(j, "last-assigned-field-id", what));
     return r;
   }
   if (type == "assert-current-schema-id") {
     requirement::AssertCurrentSchemaId r;
-    FLOE_ASSIGN_OR_RAISE(r.current_schema_id, internal::GetInt(j, "current-schema-id", what));
+    FLOE_ASSIGN_OR_RAISE(r.current_schema_id,
+                         internal::GetInt(j, "current-schema-id", what));
     return r;
   }
   if (type == "assert-last-assigned-partition-id") {
@@ -238,7 +247,8 @@ Result<TableRequirement> ParseRequirement(const Json& j) {
   }
   if (type == "assert-default-sort-order-id") {
     requirement::AssertDefaultSortOrderId r;
-    FLOE_ASSIGN_OR_RAISE(r.default_sort_order_id, internal::GetInt(j, "default-sort-order-id", what));
+    FLOE_ASSIGN_OR_RAISE(r.default_sort_order_id,
+                         internal::GetInt(j, "default-sort-order-id", what));
     return r;
   }
   return InvalidInput("unknown table requirement type '" + type + "'");
@@ -303,12 +313,13 @@ class Builder {
     m_.last_updated_ms = updated;
     if (base_ && !base_location.empty()) {
       m_.metadata_log.push_back(MetadataLogEntry{base_->last_updated_ms, base_location});
-      int64_t max_entries =
-          m_.PropertyAsInt(kMetadataPreviousVersionsMax, kMetadataPreviousVersionsMaxDefault);
+      int64_t max_entries = m_.PropertyAsInt(kMetadataPreviousVersionsMax,
+                                             kMetadataPreviousVersionsMaxDefault);
       if (max_entries < 1) max_entries = 1;
       if (static_cast<int64_t>(m_.metadata_log.size()) > max_entries) {
-        m_.metadata_log.erase(m_.metadata_log.begin(),
-                              m_.metadata_log.end() - static_cast<ptrdiff_t>(max_entries));
+        m_.metadata_log.erase(
+            m_.metadata_log.begin(),
+            m_.metadata_log.end() - static_cast<ptrdiff_t>(max_entries));
       }
     }
     FLOE_RETURN_NOT_OK(ValidateTableMetadata(m_));
@@ -316,7 +327,9 @@ class Builder {
   }
 
  private:
-  static Status Bad(const std::string& msg) { return InvalidInput("cannot apply update: " + msg); }
+  static Status Bad(const std::string& msg) {
+    return InvalidInput("cannot apply update: " + msg);
+  }
 
   Status Do(const update::AssignUuid& u) {
     if (u.uuid.empty()) return Bad("assign-uuid with an empty uuid");
@@ -333,8 +346,9 @@ class Builder {
                  " is not supported (Floe writes version 2)");
     }
     if (u.format_version < m_.format_version) {
-      return Bad("cannot downgrade format-version from " + std::to_string(m_.format_version) +
-                 " to " + std::to_string(u.format_version));
+      return Bad("cannot downgrade format-version from " +
+                 std::to_string(m_.format_version) + " to " +
+                 std::to_string(u.format_version));
     }
     m_.format_version = u.format_version;
     return Status::OK();
@@ -348,8 +362,8 @@ class Builder {
       if (SchemasEqual(s, u.schema)) id = s.schema_id;
       max_id = std::max(max_id, s.schema_id);
     }
-    m_.last_column_id = std::max({m_.last_column_id, u.schema.HighestFieldId(),
-                                  u.last_column_id.value_or(0)});
+    m_.last_column_id = std::max(
+        {m_.last_column_id, u.schema.HighestFieldId(), u.last_column_id.value_or(0)});
     if (id < 0) {
       Schema s = u.schema;
       s.schema_id = max_id + 1;
@@ -383,12 +397,14 @@ class Builder {
       // Reuse the id of an equivalent field of an existing spec (spec "Partitioning").
       for (const auto& s : m_.partition_specs) {
         for (const auto& g : s.fields) {
-          if (g.source_id == f.source_id && g.transform == f.transform) f.field_id = g.field_id;
+          if (g.source_id == f.source_id && g.transform == f.transform)
+            f.field_id = g.field_id;
         }
       }
       if (f.field_id < 0) f.field_id = ++m_.last_partition_id;
     }
-    for (const auto& f : spec.fields) m_.last_partition_id = std::max(m_.last_partition_id, f.field_id);
+    for (const auto& f : spec.fields)
+      m_.last_partition_id = std::max(m_.last_partition_id, f.field_id);
     int id = -1;
     int max_id = -1;
     for (const auto& s : m_.partition_specs) {
@@ -449,7 +465,8 @@ class Builder {
   Status Do(const update::SetDefaultSortOrder& u) {
     int id = u.sort_order_id;
     if (id == -1) {
-      if (!last_added_order_) return Bad("set-default-sort-order -1 without add-sort-order");
+      if (!last_added_order_)
+        return Bad("set-default-sort-order -1 without add-sort-order");
       id = *last_added_order_;
     }
     if (!m_.SortOrderById(id)) return Bad("unknown sort order id " + std::to_string(id));
@@ -468,7 +485,8 @@ class Builder {
                  std::to_string(m_.last_sequence_number));
     }
     if (s.summary.find("operation") == s.summary.end()) {
-      return Bad("snapshot " + std::to_string(s.snapshot_id) + " has no summary operation");
+      return Bad("snapshot " + std::to_string(s.snapshot_id) +
+                 " has no summary operation");
     }
     m_.snapshots.push_back(s);
     m_.last_sequence_number = std::max(m_.last_sequence_number, s.sequence_number);
@@ -478,9 +496,13 @@ class Builder {
 
   Status Do(const update::SetSnapshotRef& u) {
     const Snapshot* s = m_.SnapshotById(u.ref.snapshot_id);
-    if (!s) return Bad("ref '" + u.ref_name + "' to unknown snapshot " + std::to_string(u.ref.snapshot_id));
-    if (u.ref.type != "branch" && u.ref.type != "tag") return Bad("ref type " + u.ref.type);
-    if (u.ref_name == kMainBranch && !u.ref.is_branch()) return Bad("main must be a branch");
+    if (!s)
+      return Bad("ref '" + u.ref_name + "' to unknown snapshot " +
+                 std::to_string(u.ref.snapshot_id));
+    if (u.ref.type != "branch" && u.ref.type != "tag")
+      return Bad("ref type " + u.ref.type);
+    if (u.ref_name == kMainBranch && !u.ref.is_branch())
+      return Bad("main must be a branch");
     if (u.ref_name.empty()) return Bad("empty ref name");
     const SnapshotRef* old = m_.Ref(u.ref_name);
     if (old && old->snapshot_id == u.ref.snapshot_id && old->type == u.ref.type &&
@@ -494,7 +516,8 @@ class Builder {
       m_.current_snapshot_id = u.ref.snapshot_id;
       int64_t ts = added_snapshots_.count(s->snapshot_id) ? s->timestamp_ms : now_ms_;
       // Keep the log sorted by time even across writers with skewed clocks.
-      if (!m_.snapshot_log.empty()) ts = std::max(ts, m_.snapshot_log.back().timestamp_ms);
+      if (!m_.snapshot_log.empty())
+        ts = std::max(ts, m_.snapshot_log.back().timestamp_ms);
       m_.snapshot_log.push_back(SnapshotLogEntry{ts, u.ref.snapshot_id});
     }
     return Status::OK();
@@ -504,9 +527,10 @@ class Builder {
     std::set<int64_t> ids(u.snapshot_ids.begin(), u.snapshot_ids.end());
     // Ids already gone are ignored: a retried expiry must not fail.
     size_t before = m_.snapshots.size();
-    m_.snapshots.erase(std::remove_if(m_.snapshots.begin(), m_.snapshots.end(),
-                                      [&](const Snapshot& s) { return ids.count(s.snapshot_id) > 0; }),
-                       m_.snapshots.end());
+    m_.snapshots.erase(
+        std::remove_if(m_.snapshots.begin(), m_.snapshots.end(),
+                       [&](const Snapshot& s) { return ids.count(s.snapshot_id) > 0; }),
+        m_.snapshots.end());
     if (m_.snapshots.size() == before) return Status::OK();
     removed_snapshots_ = true;
     for (auto it = m_.refs.begin(); it != m_.refs.end();) {
@@ -518,7 +542,8 @@ class Builder {
       }
     }
     for (int64_t id : ids) {
-      if (m_.extra_fields.count("statistics")) EditStatistics(&m_.extra_fields, "statistics", id, nullptr);
+      if (m_.extra_fields.count("statistics"))
+        EditStatistics(&m_.extra_fields, "statistics", id, nullptr);
       if (m_.extra_fields.count("partition-statistics")) {
         EditStatistics(&m_.extra_fields, "partition-statistics", id, nullptr);
       }
@@ -571,7 +596,8 @@ class Builder {
 
   Status Do(const update::RemovePartitionSpecs& u) {
     for (int id : u.spec_ids) {
-      if (id == m_.default_spec_id) return Bad("cannot remove the default partition spec " + std::to_string(id));
+      if (id == m_.default_spec_id)
+        return Bad("cannot remove the default partition spec " + std::to_string(id));
     }
     std::set<int> ids(u.spec_ids.begin(), u.spec_ids.end());
     m_.partition_specs.erase(
@@ -583,12 +609,14 @@ class Builder {
 
   Status Do(const update::RemoveSchemas& u) {
     for (int id : u.schema_ids) {
-      if (id == m_.current_schema_id) return Bad("cannot remove the current schema " + std::to_string(id));
+      if (id == m_.current_schema_id)
+        return Bad("cannot remove the current schema " + std::to_string(id));
     }
     std::set<int> ids(u.schema_ids.begin(), u.schema_ids.end());
-    m_.schemas.erase(std::remove_if(m_.schemas.begin(), m_.schemas.end(),
-                                    [&](const Schema& s) { return ids.count(s.schema_id) > 0; }),
-                     m_.schemas.end());
+    m_.schemas.erase(
+        std::remove_if(m_.schemas.begin(), m_.schemas.end(),
+                       [&](const Schema& s) { return ids.count(s.schema_id) > 0; }),
+        m_.schemas.end());
     return Status::OK();
   }
 
@@ -624,59 +652,82 @@ std::string_view UpdateAction(const TableUpdate& u) {
   return std::visit(
       Overloaded{
           [](const update::AssignUuid&) { return std::string_view("assign-uuid"); },
-          [](const update::UpgradeFormatVersion&) { return std::string_view("upgrade-format-version"); },
+          [](const update::UpgradeFormatVersion&) {
+            return std::string_view("upgrade-format-version");
+          },
           [](const update::AddSchema&) { return std::string_view("add-schema"); },
-          [](const update::SetCurrentSchema&) { return std::string_view("set-current-schema"); },
+          [](const update::SetCurrentSchema&) {
+            return std::string_view("set-current-schema");
+          },
           [](const update::AddPartitionSpec&) { return std::string_view("add-spec"); },
-          [](const update::SetDefaultSpec&) { return std::string_view("set-default-spec"); },
+          [](const update::SetDefaultSpec&) {
+            return std::string_view("set-default-spec");
+          },
           [](const update::AddSortOrder&) { return std::string_view("add-sort-order"); },
-          [](const update::SetDefaultSortOrder&) { return std::string_view("set-default-sort-order"); },
+          [](const update::SetDefaultSortOrder&) {
+            return std::string_view("set-default-sort-order");
+          },
           [](const update::AddSnapshot&) { return std::string_view("add-snapshot"); },
-          [](const update::SetSnapshotRef&) { return std::string_view("set-snapshot-ref"); },
-          [](const update::RemoveSnapshots&) { return std::string_view("remove-snapshots"); },
-          [](const update::RemoveSnapshotRef&) { return std::string_view("remove-snapshot-ref"); },
+          [](const update::SetSnapshotRef&) {
+            return std::string_view("set-snapshot-ref");
+          },
+          [](const update::RemoveSnapshots&) {
+            return std::string_view("remove-snapshots");
+          },
+          [](const update::RemoveSnapshotRef&) {
+            return std::string_view("remove-snapshot-ref");
+          },
           [](const update::SetLocation&) { return std::string_view("set-location"); },
           [](const update::SetProperties&) { return std::string_view("set-properties"); },
-          [](const update::RemoveProperties&) { return std::string_view("remove-properties"); },
+          [](const update::RemoveProperties&) {
+            return std::string_view("remove-properties");
+          },
           [](const update::SetStatistics&) { return std::string_view("set-statistics"); },
-          [](const update::RemoveStatistics&) { return std::string_view("remove-statistics"); },
+          [](const update::RemoveStatistics&) {
+            return std::string_view("remove-statistics");
+          },
           [](const update::SetPartitionStatistics&) {
             return std::string_view("set-partition-statistics");
           },
           [](const update::RemovePartitionStatistics&) {
             return std::string_view("remove-partition-statistics");
           },
-          [](const update::RemovePartitionSpecs&) { return std::string_view("remove-partition-specs"); },
+          [](const update::RemovePartitionSpecs&) {
+            return std::string_view("remove-partition-specs");
+          },
           [](const update::RemoveSchemas&) { return std::string_view("remove-schemas"); },
       },
       u);
 }
 
 std::string_view RequirementType(const TableRequirement& r) {
-  return std::visit(
-      Overloaded{
-          [](const requirement::AssertCreate&) { return std::string_view("assert-create"); },
-          [](const requirement::AssertTableUuid&) { return std::string_view("assert-table-uuid"); },
-          [](const requirement::AssertRefSnapshotId&) {
-            return std::string_view("assert-ref-snapshot-id");
-          },
-          [](const requirement::AssertLastAssignedFieldId&) {
-            return std::string_view("assert-last-assigned-field-id");
-          },
-          [](const requirement::AssertCurrentSchemaId&) {
-            return std::string_view("assert-current-schema-id");
-          },
-          [](const requirement::AssertLastAssignedPartitionId&) {
-            return std::string_view("assert-last-assigned-partition-id");
-          },
-          [](const requirement::AssertDefaultSpecId&) {
-            return std::string_view("assert-default-spec-id");
-          },
-          [](const requirement::AssertDefaultSortOrderId&) {
-            return std::string_view("assert-default-sort-order-id");
-          },
-      },
-      r);
+  return std::visit(Overloaded{
+                        [](const requirement::AssertCreate&) {
+                          return std::string_view("assert-create");
+                        },
+                        [](const requirement::AssertTableUuid&) {
+                          return std::string_view("assert-table-uuid");
+                        },
+                        [](const requirement::AssertRefSnapshotId&) {
+                          return std::string_view("assert-ref-snapshot-id");
+                        },
+                        [](const requirement::AssertLastAssignedFieldId&) {
+                          return std::string_view("assert-last-assigned-field-id");
+                        },
+                        [](const requirement::AssertCurrentSchemaId&) {
+                          return std::string_view("assert-current-schema-id");
+                        },
+                        [](const requirement::AssertLastAssignedPartitionId&) {
+                          return std::string_view("assert-last-assigned-partition-id");
+                        },
+                        [](const requirement::AssertDefaultSpecId&) {
+                          return std::string_view("assert-default-spec-id");
+                        },
+                        [](const requirement::AssertDefaultSortOrderId&) {
+                          return std::string_view("assert-default-sort-order-id");
+                        },
+                    },
+                    r);
 }
 
 Json TableUpdateToJson(const TableUpdate& u) {
@@ -685,17 +736,27 @@ Json TableUpdateToJson(const TableUpdate& u) {
   std::visit(
       Overloaded{
           [&](const update::AssignUuid& x) { o["uuid"] = x.uuid; },
-          [&](const update::UpgradeFormatVersion& x) { o["format-version"] = x.format_version; },
+          [&](const update::UpgradeFormatVersion& x) {
+            o["format-version"] = x.format_version;
+          },
           [&](const update::AddSchema& x) {
             o["schema"] = SchemaToJson(x.schema);
             if (x.last_column_id) o["last-column-id"] = *x.last_column_id;
           },
           [&](const update::SetCurrentSchema& x) { o["schema-id"] = x.schema_id; },
-          [&](const update::AddPartitionSpec& x) { o["spec"] = PartitionSpecToJson(x.spec); },
+          [&](const update::AddPartitionSpec& x) {
+            o["spec"] = PartitionSpecToJson(x.spec);
+          },
           [&](const update::SetDefaultSpec& x) { o["spec-id"] = x.spec_id; },
-          [&](const update::AddSortOrder& x) { o["sort-order"] = SortOrderToJson(x.sort_order); },
-          [&](const update::SetDefaultSortOrder& x) { o["sort-order-id"] = x.sort_order_id; },
-          [&](const update::AddSnapshot& x) { o["snapshot"] = SnapshotToJson(x.snapshot); },
+          [&](const update::AddSortOrder& x) {
+            o["sort-order"] = SortOrderToJson(x.sort_order);
+          },
+          [&](const update::SetDefaultSortOrder& x) {
+            o["sort-order-id"] = x.sort_order_id;
+          },
+          [&](const update::AddSnapshot& x) {
+            o["snapshot"] = SnapshotToJson(x.snapshot);
+          },
           [&](const update::SetSnapshotRef& x) {
             Json ref = SnapshotRefToJson(x.ref);
             for (auto it = ref.begin(); it != ref.end(); ++it) o[it.key()] = *it;
@@ -716,9 +777,12 @@ Json TableUpdateToJson(const TableUpdate& u) {
           },
           [&](const update::RemoveStatistics& x) { o["snapshot-id"] = x.snapshot_id; },
           [&](const update::SetPartitionStatistics& x) {
-            o["partition-statistics"] = internal::ParseOrDiscard(x.partition_statistics_json);
+            o["partition-statistics"] =
+                internal::ParseOrDiscard(x.partition_statistics_json);
           },
-          [&](const update::RemovePartitionStatistics& x) { o["snapshot-id"] = x.snapshot_id; },
+          [&](const update::RemovePartitionStatistics& x) {
+            o["snapshot-id"] = x.snapshot_id;
+          },
           [&](const update::RemovePartitionSpecs& x) { o["spec-ids"] = x.spec_ids; },
           [&](const update::RemoveSchemas& x) { o["schema-ids"] = x.schema_ids; },
       },
@@ -737,29 +801,31 @@ Result<TableUpdate> TableUpdateFromJson(const Json& json) {
 Json TableRequirementToJson(const TableRequirement& r) {
   Json o = Json::object();
   o["type"] = std::string(RequirementType(r));
-  std::visit(
-      Overloaded{
-          [&](const requirement::AssertCreate&) {},
-          [&](const requirement::AssertTableUuid& x) { o["uuid"] = x.uuid; },
-          [&](const requirement::AssertRefSnapshotId& x) {
-            o["ref"] = x.ref;
-            o["snapshot-id"] = x.snapshot_id ? Json(*x.snapshot_id) : Json(nullptr);
-          },
-          [&](const requirement::AssertLastAssignedFieldId& x) {
-            o["last-assigned-field-id"] = x.last_assigned_field_id;
-          },
-          [&](const requirement::AssertCurrentSchemaId& x) {
-            o["current-schema-id"] = x.current_schema_id;
-          },
-          [&](const requirement::AssertLastAssignedPartitionId& x) {
-            o["last-assigned-partition-id"] = x.last_assigned_partition_id;
-          },
-          [&](const requirement::AssertDefaultSpecId& x) { o["default-spec-id"] = x.default_spec_id; },
-          [&](const requirement::AssertDefaultSortOrderId& x) {
-            o["default-sort-order-id"] = x.default_sort_order_id;
-          },
-      },
-      r);
+  std::visit(Overloaded{
+                 [&](const requirement::AssertCreate&) {},
+                 [&](const requirement::AssertTableUuid& x) { o["uuid"] = x.uuid; },
+                 [&](const requirement::AssertRefSnapshotId& x) {
+                   o["ref"] = x.ref;
+                   o["snapshot-id"] =
+                       x.snapshot_id ? Json(*x.snapshot_id) : Json(nullptr);
+                 },
+                 [&](const requirement::AssertLastAssignedFieldId& x) {
+                   o["last-assigned-field-id"] = x.last_assigned_field_id;
+                 },
+                 [&](const requirement::AssertCurrentSchemaId& x) {
+                   o["current-schema-id"] = x.current_schema_id;
+                 },
+                 [&](const requirement::AssertLastAssignedPartitionId& x) {
+                   o["last-assigned-partition-id"] = x.last_assigned_partition_id;
+                 },
+                 [&](const requirement::AssertDefaultSpecId& x) {
+                   o["default-spec-id"] = x.default_spec_id;
+                 },
+                 [&](const requirement::AssertDefaultSortOrderId& x) {
+                   o["default-sort-order-id"] = x.default_sort_order_id;
+                 },
+             },
+             r);
   return o;
 }
 
@@ -803,66 +869,75 @@ Result<std::vector<TableRequirement>> TableRequirementsFromJson(const Json& json
   return out;
 }
 
-Status CheckRequirements(const TableMetadata* base, const std::vector<TableRequirement>& reqs) {
+Status CheckRequirements(const TableMetadata* base,
+                         const std::vector<TableRequirement>& reqs) {
   for (const auto& req : reqs) {
     if (std::holds_alternative<requirement::AssertCreate>(req)) {
       if (base) return Failed("table already exists");
       continue;
     }
-    if (!base) return Failed(std::string(RequirementType(req)) + ": table does not exist");
+    if (!base)
+      return Failed(std::string(RequirementType(req)) + ": table does not exist");
     const TableMetadata& m = *base;
     Status st = std::visit(
         Overloaded{
             [&](const requirement::AssertCreate&) { return Status::OK(); },
             [&](const requirement::AssertTableUuid& x) {
               if (Lower(x.uuid) == Lower(m.table_uuid)) return Status::OK();
-              return Failed("table uuid does not match: expected " + x.uuid + " != " + m.table_uuid);
+              return Failed("table uuid does not match: expected " + x.uuid +
+                            " != " + m.table_uuid);
             },
             [&](const requirement::AssertRefSnapshotId& x) {
               const SnapshotRef* ref = m.Ref(x.ref);
               std::string kind = ref ? ref->type : std::string("branch");
               if (!x.snapshot_id) {
                 if (!ref) return Status::OK();
-                return Failed(kind + " " + x.ref + " was created concurrently (now snapshot " +
+                return Failed(kind + " " + x.ref +
+                              " was created concurrently (now snapshot " +
                               std::to_string(ref->snapshot_id) + ")");
               }
               if (!ref) {
-                return Failed(kind + " or tag " + x.ref + " is missing, expected snapshot " +
+                return Failed(kind + " or tag " + x.ref +
+                              " is missing, expected snapshot " +
                               std::to_string(*x.snapshot_id));
               }
               if (ref->snapshot_id != *x.snapshot_id) {
                 return Failed(kind + " " + x.ref + " has changed: expected id " +
-                              std::to_string(*x.snapshot_id) + " != " + std::to_string(ref->snapshot_id));
+                              std::to_string(*x.snapshot_id) +
+                              " != " + std::to_string(ref->snapshot_id));
               }
               return Status::OK();
             },
             [&](const requirement::AssertLastAssignedFieldId& x) {
               if (x.last_assigned_field_id == m.last_column_id) return Status::OK();
               return Failed("last assigned field id changed: expected id " +
-                            std::to_string(x.last_assigned_field_id) + " != " +
-                            std::to_string(m.last_column_id));
+                            std::to_string(x.last_assigned_field_id) +
+                            " != " + std::to_string(m.last_column_id));
             },
             [&](const requirement::AssertCurrentSchemaId& x) {
               if (x.current_schema_id == m.current_schema_id) return Status::OK();
-              return Failed("current schema changed: expected id " + std::to_string(x.current_schema_id) +
+              return Failed("current schema changed: expected id " +
+                            std::to_string(x.current_schema_id) +
                             " != " + std::to_string(m.current_schema_id));
             },
             [&](const requirement::AssertLastAssignedPartitionId& x) {
-              if (x.last_assigned_partition_id == m.last_partition_id) return Status::OK();
+              if (x.last_assigned_partition_id == m.last_partition_id)
+                return Status::OK();
               return Failed("last assigned partition id changed: expected id " +
-                            std::to_string(x.last_assigned_partition_id) + " != " +
-                            std::to_string(m.last_partition_id));
+                            std::to_string(x.last_assigned_partition_id) +
+                            " != " + std::to_string(m.last_partition_id));
             },
             [&](const requirement::AssertDefaultSpecId& x) {
               if (x.default_spec_id == m.default_spec_id) return Status::OK();
               return Failed("default partition spec changed: expected id " +
-                            std::to_string(x.default_spec_id) + " != " + std::to_string(m.default_spec_id));
+                            std::to_string(x.default_spec_id) +
+                            " != " + std::to_string(m.default_spec_id));
             },
             [&](const requirement::AssertDefaultSortOrderId& x) {
               if (x.default_sort_order_id == m.default_sort_order_id) return Status::OK();
               return Failed("default sort order changed: expected id " +
-                            std::to_string(x.default_sort_order_id) + " != " +
-                            std::to_string(m.default_sort_order_id));
+                            std::to_string(x.default_sort_order_id) +
+                            " != " + std::to_string(m.default_sort_order_id));
             },
         },
         req);
@@ -871,8 +946,10 @@ Status CheckRequirements(const TableMetadata* base, const std::vector<TableRequi
   return Status::OK();
 }
 
-Result<TableMetadata> ApplyUpdates(const TableMetadata* base, const std::vector<TableUpdate>& updates,
-                                   int64_t now_ms, const std::string& base_metadata_location) {
+Result<TableMetadata> ApplyUpdates(const TableMetadata* base,
+                                   const std::vector<TableUpdate>& updates,
+                                   int64_t now_ms,
+                                   const std::string& base_metadata_location) {
   Builder b(base, now_ms);
   for (const auto& u : updates) FLOE_RETURN_NOT_OK(b.Apply(u));
   return b.Finish(base_metadata_location);

@@ -12,12 +12,14 @@ namespace {
 using ::nlohmann::json;
 
 TableMetadata Base() {
-  TableMetadata m = NewTableMetadata(testing::SampleSchema(), "file:///wh/t").ValueOrDie();
+  TableMetadata m =
+      NewTableMetadata(testing::SampleSchema(), "file:///wh/t").ValueOrDie();
   m.last_updated_ms = 1000;
   return m;
 }
 
-Snapshot MakeSnapshot(int64_t id, std::optional<int64_t> parent, int64_t seq, int64_t ts) {
+Snapshot MakeSnapshot(int64_t id, std::optional<int64_t> parent, int64_t seq,
+                      int64_t ts) {
   Snapshot s;
   s.snapshot_id = id;
   s.parent_snapshot_id = parent;
@@ -35,7 +37,8 @@ SnapshotRef Branch(int64_t id) {
   return r;
 }
 
-std::vector<TableUpdate> Append(int64_t id, std::optional<int64_t> parent, int64_t seq, int64_t ts) {
+std::vector<TableUpdate> Append(int64_t id, std::optional<int64_t> parent, int64_t seq,
+                                int64_t ts) {
   return {update::AddSnapshot{MakeSnapshot(id, parent, seq, ts)},
           update::SetSnapshotRef{"main", Branch(id)}};
 }
@@ -122,7 +125,8 @@ TEST(TableUpdateJson, EveryRequirementRoundTrips) {
   ASSERT_OK_AND_ASSIGN(auto reqs, TableRequirementsFromJson(in));
   ASSERT_EQ(reqs.size(), in.size());
   EXPECT_EQ(std::get<requirement::AssertRefSnapshotId>(reqs[2]).snapshot_id, 5);
-  EXPECT_EQ(std::get<requirement::AssertRefSnapshotId>(reqs[3]).snapshot_id, std::nullopt);
+  EXPECT_EQ(std::get<requirement::AssertRefSnapshotId>(reqs[3]).snapshot_id,
+            std::nullopt);
   EXPECT_EQ(TableRequirementsToJson(reqs), in);
 }
 
@@ -162,14 +166,14 @@ TEST(TableUpdateJson, UnknownOrMalformedIsBadRequest) {
 TEST(CheckRequirements, PassAndFailWithConflict) {
   TableMetadata m = Base();
   ASSERT_OK_AND_ASSIGN(m, ApplyUpdates(&m, Append(5, std::nullopt, 1, 2000), 2000));
-  ASSERT_OK(CheckRequirements(&m, {requirement::AssertTableUuid{m.table_uuid},
-                                   requirement::AssertRefSnapshotId{"main", 5},
-                                   requirement::AssertRefSnapshotId{"other", std::nullopt},
-                                   requirement::AssertLastAssignedFieldId{11},
-                                   requirement::AssertCurrentSchemaId{0},
-                                   requirement::AssertLastAssignedPartitionId{999},
-                                   requirement::AssertDefaultSpecId{0},
-                                   requirement::AssertDefaultSortOrderId{0}}));
+  ASSERT_OK(CheckRequirements(
+      &m,
+      {requirement::AssertTableUuid{m.table_uuid},
+       requirement::AssertRefSnapshotId{"main", 5},
+       requirement::AssertRefSnapshotId{"other", std::nullopt},
+       requirement::AssertLastAssignedFieldId{11}, requirement::AssertCurrentSchemaId{0},
+       requirement::AssertLastAssignedPartitionId{999},
+       requirement::AssertDefaultSpecId{0}, requirement::AssertDefaultSortOrderId{0}}));
   ASSERT_OK(CheckRequirements(nullptr, {requirement::AssertCreate{}}));
 
   struct Case {
@@ -179,8 +183,10 @@ TEST(CheckRequirements, PassAndFailWithConflict) {
   std::vector<Case> cases = {
       {requirement::AssertCreate{}, "already exists"},
       {requirement::AssertTableUuid{"00000000-0000-0000-0000-000000000000"}, "uuid"},
-      {requirement::AssertRefSnapshotId{"main", 4}, "main has changed: expected id 4 != 5"},
-      {requirement::AssertRefSnapshotId{"main", std::nullopt}, "main was created concurrently"},
+      {requirement::AssertRefSnapshotId{"main", 4},
+       "main has changed: expected id 4 != 5"},
+      {requirement::AssertRefSnapshotId{"main", std::nullopt},
+       "main was created concurrently"},
       {requirement::AssertRefSnapshotId{"dev", 4}, "dev"},
       {requirement::AssertLastAssignedFieldId{10}, "last assigned field id"},
       {requirement::AssertCurrentSchemaId{1}, "current schema"},
@@ -200,8 +206,9 @@ TEST(CheckRequirements, PassAndFailWithConflict) {
 
 TEST(ApplyUpdates, AppendSetsSequenceRefsAndLogs) {
   TableMetadata base = Base();
-  ASSERT_OK_AND_ASSIGN(TableMetadata m1, ApplyUpdates(&base, Append(5, std::nullopt, 1, 2000), 2500,
-                                                      "file:///wh/t/metadata/00000-a.metadata.json"));
+  ASSERT_OK_AND_ASSIGN(TableMetadata m1,
+                       ApplyUpdates(&base, Append(5, std::nullopt, 1, 2000), 2500,
+                                    "file:///wh/t/metadata/00000-a.metadata.json"));
   EXPECT_EQ(m1.current_snapshot_id, 5);
   EXPECT_EQ(m1.last_sequence_number, 1);
   EXPECT_EQ(m1.Ref("main")->snapshot_id, 5);
@@ -210,7 +217,8 @@ TEST(ApplyUpdates, AppendSetsSequenceRefsAndLogs) {
   EXPECT_EQ(m1.last_updated_ms, 2500);
   ASSERT_EQ(m1.metadata_log.size(), 1u);
   EXPECT_EQ(m1.metadata_log[0].timestamp_ms, 1000);  // previous file's last-updated-ms
-  EXPECT_EQ(m1.metadata_log[0].metadata_file, "file:///wh/t/metadata/00000-a.metadata.json");
+  EXPECT_EQ(m1.metadata_log[0].metadata_file,
+            "file:///wh/t/metadata/00000-a.metadata.json");
 
   ASSERT_OK_AND_ASSIGN(TableMetadata m2, ApplyUpdates(&m1, Append(6, 5, 2, 3000), 3000));
   EXPECT_EQ(m2.current_snapshot_id, 6);
@@ -224,18 +232,21 @@ TEST(ApplyUpdates, AppendSetsSequenceRefsAndLogs) {
   EXPECT_EQ(KindOf(stale.status()), ErrorKind::kInvalidRecord);
   // Duplicate snapshot id and refs to unknown snapshots are rejected.
   EXPECT_FALSE(ApplyUpdates(&m2, Append(6, 5, 3, 4000), 4000).ok());
-  EXPECT_FALSE(ApplyUpdates(&m2, {update::SetSnapshotRef{"main", Branch(77)}}, 4000).ok());
+  EXPECT_FALSE(
+      ApplyUpdates(&m2, {update::SetSnapshotRef{"main", Branch(77)}}, 4000).ok());
   SnapshotRef tag = Branch(5);
   tag.type = "tag";
   EXPECT_FALSE(ApplyUpdates(&m2, {update::SetSnapshotRef{"main", tag}}, 4000).ok());
   // last-updated-ms never goes back.
-  ASSERT_OK_AND_ASSIGN(TableMetadata m3, ApplyUpdates(&m2, {update::SetProperties{{{"x", "y"}}}}, 10));
+  ASSERT_OK_AND_ASSIGN(TableMetadata m3,
+                       ApplyUpdates(&m2, {update::SetProperties{{{"x", "y"}}}}, 10));
   EXPECT_EQ(m3.last_updated_ms, 3000);
 }
 
 TEST(ApplyUpdates, SnapshotLogStaysSortedWithSkewedClocks) {
   TableMetadata base = Base();
-  ASSERT_OK_AND_ASSIGN(TableMetadata m1, ApplyUpdates(&base, Append(5, std::nullopt, 1, 5000), 5000));
+  ASSERT_OK_AND_ASSIGN(TableMetadata m1,
+                       ApplyUpdates(&base, Append(5, std::nullopt, 1, 5000), 5000));
   ASSERT_OK_AND_ASSIGN(TableMetadata m2, ApplyUpdates(&m1, Append(6, 5, 2, 4000), 4000));
   EXPECT_GE(m2.snapshot_log[1].timestamp_ms, m2.snapshot_log[0].timestamp_ms);
   EXPECT_GE(m2.last_updated_ms, m2.snapshot_log[1].timestamp_ms);
@@ -245,8 +256,9 @@ TEST(ApplyUpdates, MetadataLogCappedByProperty) {
   TableMetadata m = Base();
   m.properties[kMetadataPreviousVersionsMax] = "3";
   for (int i = 0; i < 6; ++i) {
-    ASSERT_OK_AND_ASSIGN(m, ApplyUpdates(&m, {update::SetProperties{{{"i", std::to_string(i)}}}},
-                                         2000 + i, "file:///wh/t/metadata/v" + std::to_string(i)));
+    ASSERT_OK_AND_ASSIGN(
+        m, ApplyUpdates(&m, {update::SetProperties{{{"i", std::to_string(i)}}}}, 2000 + i,
+                        "file:///wh/t/metadata/v" + std::to_string(i)));
   }
   ASSERT_EQ(m.metadata_log.size(), 3u);
   EXPECT_EQ(m.metadata_log[0].metadata_file, "file:///wh/t/metadata/v3");
@@ -256,7 +268,8 @@ TEST(ApplyUpdates, MetadataLogCappedByProperty) {
 TEST(ApplyUpdates, MetadataLogDefaultCapIs100) {
   TableMetadata m = Base();
   for (int i = 0; i < 120; ++i) {
-    ASSERT_OK_AND_ASSIGN(m, ApplyUpdates(&m, {}, 2000 + i, "file:///m" + std::to_string(i)));
+    ASSERT_OK_AND_ASSIGN(m,
+                         ApplyUpdates(&m, {}, 2000 + i, "file:///m" + std::to_string(i)));
   }
   EXPECT_EQ(m.metadata_log.size(), 100u);
   EXPECT_EQ(m.metadata_log.back().metadata_file, "file:///m119");
@@ -270,13 +283,16 @@ TEST(ApplyUpdates, RemoveSnapshotsTrimsRefsLogAndStatistics) {
   SnapshotRef tag = Branch(1);
   tag.type = "tag";
   ASSERT_OK_AND_ASSIGN(
-      m, ApplyUpdates(&m,
-                      {update::SetSnapshotRef{"old", tag},
-                       update::SetStatistics{1, R"({"snapshot-id":1,"statistics-path":"s1"})"},
-                       update::SetStatistics{3, R"({"snapshot-id":3,"statistics-path":"s3"})"},
-                       update::SetPartitionStatistics{1, R"({"snapshot-id":1,"statistics-path":"p1"})"}},
-                      4100));
-  ASSERT_OK_AND_ASSIGN(TableMetadata r, ApplyUpdates(&m, {update::RemoveSnapshots{{1, 2, 42}}}, 5000));
+      m, ApplyUpdates(
+             &m,
+             {update::SetSnapshotRef{"old", tag},
+              update::SetStatistics{1, R"({"snapshot-id":1,"statistics-path":"s1"})"},
+              update::SetStatistics{3, R"({"snapshot-id":3,"statistics-path":"s3"})"},
+              update::SetPartitionStatistics{
+                  1, R"({"snapshot-id":1,"statistics-path":"p1"})"}},
+             4100));
+  ASSERT_OK_AND_ASSIGN(TableMetadata r,
+                       ApplyUpdates(&m, {update::RemoveSnapshots{{1, 2, 42}}}, 5000));
   ASSERT_EQ(r.snapshots.size(), 1u);
   EXPECT_EQ(r.snapshots[0].snapshot_id, 3);
   EXPECT_EQ(r.refs.count("old"), 0u);  // pointed at an expired snapshot
@@ -290,10 +306,12 @@ TEST(ApplyUpdates, RemoveSnapshotsTrimsRefsLogAndStatistics) {
   // Removing ids already gone is a no-op (retried expiry).
   ASSERT_OK(ApplyUpdates(&r, {update::RemoveSnapshots{{1, 2}}}, 6000).status());
   // Removing the current snapshot drops main.
-  ASSERT_OK_AND_ASSIGN(TableMetadata empty, ApplyUpdates(&r, {update::RemoveSnapshots{{3}}}, 6000));
+  ASSERT_OK_AND_ASSIGN(TableMetadata empty,
+                       ApplyUpdates(&r, {update::RemoveSnapshots{{3}}}, 6000));
   EXPECT_FALSE(empty.current_snapshot_id);
   EXPECT_EQ(empty.Ref("main"), nullptr);
-  ASSERT_OK_AND_ASSIGN(TableMetadata no_main, ApplyUpdates(&r, {update::RemoveSnapshotRef{"main"}}, 6000));
+  ASSERT_OK_AND_ASSIGN(TableMetadata no_main,
+                       ApplyUpdates(&r, {update::RemoveSnapshotRef{"main"}}, 6000));
   EXPECT_FALSE(no_main.current_snapshot_id);
 }
 
@@ -323,9 +341,10 @@ TEST(ApplyUpdates, SchemaSpecAndOrderEvolution) {
   // Adding an equal schema/spec/order again reuses the existing ids.
   ASSERT_OK_AND_ASSIGN(
       TableMetadata again,
-      ApplyUpdates(&r, {update::AddSchema{testing::SampleSchema(), std::nullopt},
-                        update::SetCurrentSchema{-1}, update::AddPartitionSpec{spec},
-                        update::AddSortOrder{SortOrder{}}, update::SetDefaultSortOrder{-1}},
+      ApplyUpdates(&r,
+                   {update::AddSchema{testing::SampleSchema(), std::nullopt},
+                    update::SetCurrentSchema{-1}, update::AddPartitionSpec{spec},
+                    update::AddSortOrder{SortOrder{}}, update::SetDefaultSortOrder{-1}},
                    3000));
   EXPECT_EQ(again.schemas.size(), 2u);
   EXPECT_EQ(again.current_schema_id, 0);
@@ -340,8 +359,10 @@ TEST(ApplyUpdates, SchemaSpecAndOrderEvolution) {
   EXPECT_FALSE(ApplyUpdates(&m, {update::AddPartitionSpec{bad}}, 1).ok());
   EXPECT_FALSE(ApplyUpdates(&r, {update::RemoveSchemas{{1}}}, 1).ok());
   EXPECT_FALSE(ApplyUpdates(&r, {update::RemovePartitionSpecs{{1}}}, 1).ok());
-  ASSERT_OK_AND_ASSIGN(TableMetadata pruned,
-                       ApplyUpdates(&r, {update::RemoveSchemas{{0}}, update::RemovePartitionSpecs{{0}}}, 4000));
+  ASSERT_OK_AND_ASSIGN(
+      TableMetadata pruned,
+      ApplyUpdates(&r, {update::RemoveSchemas{{0}}, update::RemovePartitionSpecs{{0}}},
+                   4000));
   EXPECT_EQ(pruned.schemas.size(), 1u);
   EXPECT_EQ(pruned.partition_specs.size(), 1u);
 }
@@ -352,11 +373,13 @@ TEST(ApplyUpdates, UuidAndFormatVersion) {
   EXPECT_FALSE(ApplyUpdates(&m, {update::AssignUuid{"other"}}, 1).ok());
   EXPECT_FALSE(ApplyUpdates(&m, {update::UpgradeFormatVersion{3}}, 1).ok());
   EXPECT_FALSE(ApplyUpdates(&m, {update::UpgradeFormatVersion{1}}, 1).ok());
-  ASSERT_OK_AND_ASSIGN(TableMetadata loc, ApplyUpdates(&m, {update::SetLocation{"file:///x"}}, 1));
+  ASSERT_OK_AND_ASSIGN(TableMetadata loc,
+                       ApplyUpdates(&m, {update::SetLocation{"file:///x"}}, 1));
   EXPECT_EQ(loc.location, "file:///x");
   ASSERT_OK_AND_ASSIGN(TableMetadata props,
-                       ApplyUpdates(&m, {update::SetProperties{{{"a", "1"}, {"b", "2"}}},
-                                         update::RemoveProperties{{"a", "zzz"}}},
+                       ApplyUpdates(&m,
+                                    {update::SetProperties{{{"a", "1"}, {"b", "2"}}},
+                                     update::RemoveProperties{{"a", "zzz"}}},
                                     1));
   EXPECT_EQ(props.properties.count("a"), 0u);
   EXPECT_EQ(props.properties.at("b"), "2");
