@@ -219,3 +219,45 @@ def fnv1a64(s: str) -> int:
         h ^= b
         h = (h * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
     return h
+
+
+def test_broker_outage_is_retried_and_nothing_is_lost(kafka_broker, registry, tmp_path):
+    topic = "eo-broker-outage"
+    kafka_broker.create_topic(topic, partitions=2)
+    ser = serializer(registry)
+    produce_events(kafka_broker.bootstrap, ser, topic, 0, 5000, 2)
+    table = "eo_broker_outage_" + format(fnv1a64(topic), "016x")[:8]
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}])
+    run.start()
+    wait_total(run, table, 5000)
+    kafka_broker.restart(kill=True)  # the broker dies and comes back on the same port
+    produce_events(kafka_broker.bootstrap, ser, topic, 5000, 5000, 2)
+    hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+    run.wait_for_positions(table, topic, hwm, timeout=180)
+    assert run.proc.running()
+    assert run.stop() == 0, run.log()
+    assert table_records(run, table) == committed_records(kafka_broker.bootstrap, topic)
+
+
+def test_changed_cluster_id_suspends_the_topic(kafka_broker, registry, tmp_path):
+    topic = "eo-cluster"
+    kafka_broker.create_topic(topic, partitions=1)
+    ser = serializer(registry)
+    produce_events(kafka_broker.bootstrap, ser, topic, 0, 50, 1)
+    table = "eo_cluster_" + format(fnv1a64(topic), "016x")[:8]
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}])
+    run.start()
+    run.wait_for_positions(table, topic, {0: 50})
+    assert run.stop() == 0
+    # Another writer (pyiceberg, through the same SQLite catalog) says the table came from
+    # another cluster: Floe must not apply these positions to this broker.
+    from pyiceberg.catalog.sql import SqlCatalog
+    cat = SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}", warehouse=f"file://{run.warehouse}")
+    t = cat.load_table(f"kafka.{table}")
+    with t.transaction() as tx:
+        tx.set_properties({"floe.kafka.cluster-id": "some-other-cluster"})
+    run.start()
+    log = run.wait_for_log(f"topic {topic} suspended")
+    assert "some-other-cluster" in log and kafka_broker.cluster_id in log
+    assert run.stop() == 0
+    assert sum(table_records(run, table).values()) == 50

@@ -29,6 +29,19 @@ Status KafkaError(const std::string& what, rd_kafka_resp_err_t err) {
   }
 }
 
+// librdkafka's own log lines go through Floe's logger instead of raw stderr.
+void LogCallback(const rd_kafka_t*, int level, const char* fac, const char* buf) {
+  if (level <= 3) {
+    FLOE_LOG_ERROR("kafka {}: {}", fac, buf);
+  } else if (level <= 4) {
+    FLOE_LOG_WARN("kafka {}: {}", fac, buf);
+  } else if (level <= 6) {
+    FLOE_LOG_INFO("kafka {}: {}", fac, buf);
+  } else {
+    FLOE_LOG_DEBUG("kafka {}: {}", fac, buf);
+  }
+}
+
 }  // namespace
 
 size_t Record::HeaderCount() const {
@@ -58,16 +71,15 @@ Header Record::GetHeader(size_t i) const {
   return h;
 }
 
-bool Record::FindHeader(std::string_view name, Header* out) const {
+bool Record::FindHeader(const char* name, Header* out) const {
   rd_kafka_headers_t* hdrs = nullptr;
   if (rd_kafka_message_headers(static_cast<rd_kafka_message_t*>(native), &hdrs) !=
       RD_KAFKA_RESP_ERR_NO_ERROR) {
     return false;
   }
-  std::string k(name);
   const void* val = nullptr;
   size_t size = 0;
-  if (rd_kafka_header_get_last(hdrs, k.c_str(), &val, &size) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (rd_kafka_header_get_last(hdrs, name, &val, &size) != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return false;
   }
   out->key = name;
@@ -105,6 +117,7 @@ Result<std::unique_ptr<Consumer>> Consumer::Make(const std::map<std::string, std
       return st;
     }
   }
+  rd_kafka_conf_set_log_cb(conf, LogCallback);
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
   if (rk == nullptr) {
     rd_kafka_conf_destroy(conf);

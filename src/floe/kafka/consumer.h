@@ -37,8 +37,8 @@ struct Record {
   // Headers are parsed lazily (most records are decoded without them).
   size_t HeaderCount() const;
   Header GetHeader(size_t i) const;
-  // Finds the last header with this key; false if absent.
-  bool FindHeader(std::string_view name, Header* out) const;
+  // Finds the last header with this key; false if absent. No allocation.
+  bool FindHeader(const char* name, Header* out) const;
 };
 
 // Records from one Poll. Owns the librdkafka messages; Clear() releases them.

@@ -104,6 +104,8 @@ Status TableWriter::FlushBuilders() {
     file_uri_ = options_.table_location + "/data/" + name;
     parquet::DataFileWriter::Options opts;
     opts.max_row_group_bytes = std::min<int64_t>(options_.target_file_size_bytes, 32 << 20);
+    opts.initial_compression_ratio = compression_ratio_;
+    max_row_group_bytes_ = opts.max_row_group_bytes;
     FLOE_ASSIGN_OR_RAISE(file_, parquet::DataFileWriter::Open(out, file_uri_, arrow_schema_,
                                                               schema_, schema_json_, opts));
   }
@@ -116,7 +118,11 @@ Status TableWriter::FlushBuilders() {
 
 Status TableWriter::CloseFile() {
   if (!file_) return Status::OK();
+  int64_t raw = file_->RawBytesWritten();
   FLOE_ASSIGN_OR_RAISE(auto data_file, file_->Close());
+  if (raw > 0 && data_file.file_size_in_bytes > 0) {
+    compression_ratio_ = std::min(1.0, static_cast<double>(data_file.file_size_in_bytes) / raw);
+  }
   file_.reset();
   rows_in_file_ = 0;
   CrashPoint("after-parquet-write");
@@ -138,8 +144,7 @@ void TableWriter::DiscardFiles() {
   builder_->Flush().status().Warn();
   rows_in_builders_ = 0;
   if (file_) {
-    (void)file_->Close();
-    file_.reset();
+    file_.reset();  // destroying without Close() aborts the stream
     std::filesystem::remove(options_.local_table_dir + "/data/" +
                             file_uri_.substr(file_uri_.rfind('/') + 1));
   }
@@ -158,7 +163,8 @@ int64_t TableWriter::MemoryBytes() const {
     // sufficient signal for the memory budget.
     bytes += b->capacity() * 16;
   }
-  if (file_) bytes += file_->EstimatedBytes();
+  // The Parquet writer holds at most the open row group's pages in memory.
+  if (file_) bytes += std::min(file_->EstimatedBytes(), max_row_group_bytes_);
   return bytes;
 }
 

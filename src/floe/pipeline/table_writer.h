@@ -79,6 +79,10 @@ class TableWriter {
   int file_counter_ = 0;
   int64_t rows_in_builders_ = 0;
   int64_t rows_in_file_ = 0;
+  int64_t max_row_group_bytes_ = 0;
+  // Compressed / in-memory ratio of the previous file, so the next file's size estimate is
+  // right from its first row group.
+  double compression_ratio_ = 1.0;
   std::vector<iceberg::DataFile> done_;
 };
 

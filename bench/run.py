@@ -1,0 +1,206 @@
+"""`make bench`: end-to-end ingestion throughput of Floe on this machine (issue 2 baseline).
+
+W1: ~300-byte Avro records (Confluent framing) preloaded into a 4-partition topic on the
+local KRaft broker; Floe drains it into one table. Reported: records per Floe CPU-second
+(utime + stime of the Floe process from start until the commit covering the last offset),
+wall-clock records/s and MB/s, peak RSS, data and metadata bytes written per input byte,
+files per commit. Results go to bench/results/<date>.json; the seeded generator makes runs
+comparable. No assertion on any number: benchmarks measure, tests check.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import io
+import json
+import os
+import pathlib
+import platform
+import random
+import statistics
+import struct
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+
+import fastavro  # noqa: E402
+
+from harness import procs  # noqa: E402
+from harness.floe import FloeRun  # noqa: E402
+from harness.kafka import start_kafka  # noqa: E402
+from harness.registry import start_registry  # noqa: E402
+
+W1_SCHEMA = {
+    "type": "record", "name": "Order", "namespace": "bench",
+    "fields": [
+        {"name": "order_id", "type": "long"},
+        {"name": "customer_id", "type": "long"},
+        {"name": "customer", "type": "string"},
+        {"name": "email", "type": "string"},
+        {"name": "status", "type": {"type": "enum", "name": "S", "symbols": ["NEW", "PAID", "SHIPPED", "DONE"]}},
+        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 12, "scale": 2}},
+        {"name": "currency", "type": "string"},
+        {"name": "created_at", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+        {"name": "note", "type": ["null", "string"], "default": None},
+        {"name": "address", "type": {"type": "record", "name": "A", "fields": [
+            {"name": "street", "type": "string"}, {"name": "city", "type": "string"},
+            {"name": "zip", "type": "string"}, {"name": "country", "type": "string"}]}},
+        {"name": "items", "type": {"type": "array", "items": "string"}},
+        {"name": "score", "type": "double"},
+    ],
+}
+
+
+def payloads(schema_id: int, distinct: int = 4096) -> list[bytes]:
+    """Seeded ~300-byte records, Confluent-framed (magic 0 + 4-byte id + Avro body)."""
+    rnd = random.Random(1234)
+    parsed = fastavro.parse_schema(W1_SCHEMA)
+    out = []
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    import decimal
+    for i in range(distinct):
+        rec = {
+            "order_id": i, "customer_id": rnd.randrange(1 << 40),
+            "customer": " ".join(rnd.choices(words, k=3)),
+            "email": f"user{rnd.randrange(10**6)}@example.com",
+            "status": rnd.choice(["NEW", "PAID", "SHIPPED", "DONE"]),
+            "amount": decimal.Decimal(rnd.randrange(10**8)).scaleb(-2),
+            "currency": rnd.choice(["EUR", "USD", "GBP"]),
+            "created_at": dt.datetime.now(dt.timezone.utc),
+            "note": None if i % 3 else " ".join(rnd.choices(words, k=6)),
+            "address": {"street": f"{rnd.randrange(999)} {rnd.choice(words)} street",
+                         "city": rnd.choice(words).title() + "ville",
+                         "zip": f"{rnd.randrange(10**5):05d}", "country": "Neverland"},
+            "items": [f"sku-{rnd.randrange(10**6)}-{rnd.choice(words)}" for _ in range(rnd.randint(2, 5))],
+            "score": rnd.random(),
+        }
+        buf = io.BytesIO()
+        fastavro.schemaless_writer(buf, parsed, rec)
+        out.append(b"\x00" + struct.pack(">I", schema_id) + buf.getvalue())
+    return out
+
+
+def preload(bootstrap: str, topic: str, values: list[bytes], n: int, partitions: int) -> int:
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.size": 1 << 20,
+                  "compression.type": "none", "queue.buffering.max.messages": 1_000_000,
+                  "acks": "1"})
+    total = 0
+    for i in range(n):
+        v = values[i % len(values)]
+        total += len(v)
+        while True:
+            try:
+                p.produce(topic, value=v, partition=i % partitions)
+                break
+            except BufferError:
+                p.poll(0.05)
+        if i % 10000 == 0:
+            p.poll(0)
+    assert p.flush(120) == 0
+    return total
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def peak_rss_mib(pid: int) -> float:
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def dir_bytes(path: pathlib.Path, pattern: str) -> int:
+    return sum(f.stat().st_size for f in path.rglob(pattern) if f.is_file())
+
+
+def one_run(kafka, registry_url: str, topic: str, work: pathlib.Path, hwm: dict, input_bytes: int):
+    run = FloeRun(work, kafka.bootstrap, registry_url, [{"name": topic}],
+                  defaults={"commit.interval.ms": 1000})
+    t0 = time.monotonic()
+    run.start()
+    pid = run.proc.pid
+    cpu = rss = 0.0
+    while True:
+        cpu, rss = cpu_seconds(pid), peak_rss_mib(pid)
+        pos = run.table_positions(topic.replace("-", "_"), topic)
+        if pos and all(pos.get(p, 0) >= v for p, v in hwm.items()):
+            break
+        if not run.proc.running():
+            raise RuntimeError(run.log())
+        time.sleep(0.02)
+    wall = time.monotonic() - t0
+    run.stop()
+    md = run.metadata(topic.replace("-", "_"))
+    snaps = md["snapshots"]
+    n = sum(hwm.values())
+    data = dir_bytes(run.warehouse, "*.parquet")
+    meta = dir_bytes(run.warehouse, "*.avro") + dir_bytes(run.warehouse, "*.metadata.json")
+    files = int(snaps[-1]["summary"]["total-data-files"]) if snaps else 0
+    return {"records": n, "cpu_s": cpu, "wall_s": wall, "records_per_cpu_s": n / cpu,
+            "records_per_wall_s": n / wall, "mb_per_wall_s": input_bytes / wall / 1e6,
+            "peak_rss_mib": rss, "data_bytes_per_input_byte": data / input_bytes,
+            "metadata_bytes_per_input_byte": meta / input_bytes, "commits": len(snaps),
+            "files_per_commit": files / max(1, len(snaps))}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--floe", required=True)
+    ap.add_argument("--records", type=int, default=int(os.environ.get("FLOE_BENCH_RECORDS", 2_000_000)))
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    os.environ["FLOE_BUILD_DIR"] = str(pathlib.Path(args.floe).resolve().parents[3])
+    work = ROOT / "build" / "bench-work"
+    if work.exists():
+        import shutil
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    try:
+        kafka = start_kafka(work / "kafka")
+        registry = start_registry(work)
+        from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+        sid = SchemaRegistryClient({"url": registry.url}).register_schema(
+            "w1-value", Schema(json.dumps(W1_SCHEMA), "AVRO"))
+        values = payloads(sid)
+        topic = "w1"
+        kafka.create_topic(topic, partitions=4)
+        print(f"[bench] preloading {args.records} records "
+              f"(~{statistics.mean(map(len, values)):.0f} B each) ...", flush=True)
+        input_bytes = preload(kafka.bootstrap, topic, values, args.records, 4)
+        hwm = {p: hi for p, (lo, hi) in kafka.watermarks(topic).items()}
+        results = []
+        for i in range(args.runs):
+            r = one_run(kafka, registry.url, topic, work / f"run{i}", hwm, input_bytes)
+            print(f"[bench] run {i + 1}: {r['records_per_cpu_s']:,.0f} records/CPU-s, "
+                  f"{r['records_per_wall_s']:,.0f} records/s wall, peak RSS {r['peak_rss_mib']:.0f} MiB",
+                  flush=True)
+            results.append(r)
+        med = sorted(results, key=lambda r: r["records_per_cpu_s"])[len(results) // 2]
+        out = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+               "machine": {"cores": os.cpu_count(), "cpu": platform.processor() or platform.machine(),
+                           "kernel": platform.release()},
+               "workload": {"name": "W1 Avro", "records": args.records,
+                            "avg_record_bytes": input_bytes / args.records, "partitions": 4},
+               "runs": results, "median": med}
+        res_dir = ROOT / "bench" / "results"
+        res_dir.mkdir(exist_ok=True)
+        path = res_dir / f"{dt.date.today().isoformat()}.json"
+        path.write_text(json.dumps(out, indent=2))
+        print(f"[bench] W1 Avro ~{input_bytes / args.records:.0f} B/record, {args.records} records: "
+              f"median {med['records_per_cpu_s']:,.0f} records per Floe CPU-second "
+              f"({med['mb_per_wall_s']:.1f} MB/s wall, peak RSS {med['peak_rss_mib']:.0f} MiB, "
+              f"{med['files_per_commit']:.2f} files/commit) → {path}")
+        return 0
+    finally:
+        procs.kill_all()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
