@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "tests" / "integration"))
 import fastavro  # noqa: E402
 
 from harness import procs  # noqa: E402
-from harness.floe import FloeRun  # noqa: E402
+from harness.floe import FloeRun, default_table_name  # noqa: E402
 from harness.kafka import start_kafka  # noqa: E402
 from harness.registry import start_registry  # noqa: E402
 
@@ -69,11 +69,11 @@ def payloads(schema_id: int, distinct: int = 4096) -> list[bytes]:
             "amount": decimal.Decimal(rnd.randrange(10**8)).scaleb(-2),
             "currency": rnd.choice(["EUR", "USD", "GBP"]),
             "created_at": dt.datetime.now(dt.timezone.utc),
-            "note": None if i % 3 else " ".join(rnd.choices(words, k=6)),
+            "note": None if i % 5 == 0 else " ".join(rnd.choices(words, k=8)),
             "address": {"street": f"{rnd.randrange(999)} {rnd.choice(words)} street",
                          "city": rnd.choice(words).title() + "ville",
                          "zip": f"{rnd.randrange(10**5):05d}", "country": "Neverland"},
-            "items": [f"sku-{rnd.randrange(10**6)}-{rnd.choice(words)}" for _ in range(rnd.randint(2, 5))],
+            "items": [f"sku-{rnd.randrange(10**6)}-{rnd.choice(words)}" for _ in range(rnd.randint(5, 9))],
             "score": rnd.random(),
         }
         buf = io.BytesIO()
@@ -129,7 +129,7 @@ def one_run(kafka, registry_url: str, topic: str, work: pathlib.Path, hwm: dict,
     cpu = rss = 0.0
     while True:
         cpu, rss = cpu_seconds(pid), peak_rss_mib(pid)
-        pos = run.table_positions(topic.replace("-", "_"), topic)
+        pos = run.table_positions(default_table_name(topic), topic)
         if pos and all(pos.get(p, 0) >= v for p, v in hwm.items()):
             break
         if not run.proc.running():
@@ -137,7 +137,7 @@ def one_run(kafka, registry_url: str, topic: str, work: pathlib.Path, hwm: dict,
         time.sleep(0.02)
     wall = time.monotonic() - t0
     run.stop()
-    md = run.metadata(topic.replace("-", "_"))
+    md = run.metadata(default_table_name(topic))
     snaps = md["snapshots"]
     n = sum(hwm.values())
     data = dir_bytes(run.warehouse, "*.parquet")

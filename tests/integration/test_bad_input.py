@@ -6,7 +6,6 @@ exits 2 naming the key."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import time
 
@@ -14,13 +13,8 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 from confluent_kafka import TopicPartition
 
-from harness.floe import FloeRun, floe_binary
-from test_exactly_once import fnv1a64, produce_events, serializer, table_records, wait_total
-
-
-def table_of(topic: str) -> str:
-    base = re.sub(r"[^a-z0-9_]", "_", topic.lower())
-    return base if base == topic else base + "_" + format(fnv1a64(topic), "016x")[:8]
+from harness.floe import FloeRun, default_table_name as table_of, floe_binary
+from test_exactly_once import produce_events, serializer, table_records
 
 
 def produce_raw(bootstrap: str, topic: str, values: list[bytes], partition: int = 0) -> None:

@@ -10,23 +10,21 @@ from __future__ import annotations
 import decimal
 import datetime as dt
 import json
-import os
 import pathlib
 import random
-import signal
 import sysconfig
 import time
 import uuid
 
 import duckdb
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from harness import jvm
-from harness.floe import FloeRun
+from harness.floe import FloeRun, default_table_name
 
 ORDER_SCHEMA = {
     "type": "record", "name": "Order", "namespace": "shop",
@@ -110,8 +108,11 @@ def expected_row(order: dict, partition: int, offset: int) -> dict:
     }
 
 
-def produce_orders(kafka, registry, topic: str, n: int, partitions: int) -> dict[tuple, dict]:
-    """Produces n orders round-robin over partitions; returns {(partition, offset): order}."""
+def produce_orders(kafka, registry, topic: str, n: int, partitions: int,
+                   index: dict | None = None) -> dict[tuple, dict]:
+    """Produces n orders round-robin over partitions; returns {(partition, offset): order}.
+    `index`, when given, receives {(partition, offset): i} (record i has key b"k<i>" and, for
+    odd i, the header ("h", b"v<i>"))."""
     client = SchemaRegistryClient({"url": registry.url})
     ser = AvroSerializer(client, json.dumps(ORDER_SCHEMA))
     p = Producer({"bootstrap.servers": kafka.bootstrap, "enable.idempotence": True,
@@ -119,12 +120,14 @@ def produce_orders(kafka, registry, topic: str, n: int, partitions: int) -> dict
     out = {}
     errors = []
 
-    def delivered(order):
+    def delivered(order, i):
         def on_delivery(err, msg):
             if err is not None:
                 errors.append(err)
             else:
                 out[(msg.partition(), msg.offset())] = order
+                if index is not None:
+                    index[(msg.partition(), msg.offset())] = i
         return on_delivery
 
     for i in range(n):
@@ -132,7 +135,7 @@ def produce_orders(kafka, registry, topic: str, n: int, partitions: int) -> dict
         value = ser(order, SerializationContext(topic, MessageField.VALUE))
         p.produce(topic, key=f"k{i}".encode(), value=value, partition=i % partitions,
                   headers=[("h", f"v{i}".encode())] if i % 2 else None,
-                  on_delivery=delivered(order))
+                  on_delivery=delivered(order, i))
         if i % 1000 == 0:
             p.poll(0)
     assert p.flush(60) == 0
@@ -158,12 +161,15 @@ def duckdb_connect():
 def test_avro_all_types_read_back_by_three_readers(kafka_broker, registry, tmp_path):
     topic = "orders-all-types"
     kafka_broker.create_topic(topic, partitions=4)
-    produced = produce_orders(kafka_broker, registry, topic, 2000, 4)
+    index = {}
+    t_before = time.time()
+    produced = produce_orders(kafka_broker, registry, topic, 2000, 4, index)
+    t_after = time.time()
     hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
 
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}])
     run.start()
-    table = "orders_all_types_" + format(fnv1a64(topic), "016x")[:8]
+    table = default_table_name(topic)
     run.wait_for_positions(table, topic, hwm, timeout=180)
     assert run.stop() == 0, run.log()
     assert "stopped cleanly" in run.log()
@@ -186,10 +192,11 @@ def test_avro_all_types_read_back_by_three_readers(kafka_broker, registry, tmp_p
         assert norm_float(r["price"]) == norm_float(exp["price"])
         assert abs(r["ratio"] - exp["ratio"]) < 1e-6
         assert dict(r["attrs"]) == exp["attrs"]
-        kafka_meta = r["_kafka"]
-        i = order["id"]
-        assert kafka_meta["key"] is not None
-        assert kafka_meta["timestamp"] is not None
+        meta = r["_kafka"]
+        i = index[(p, o)]
+        assert meta["key"] == f"k{i}".encode()
+        assert t_before - 5 <= meta["timestamp"].timestamp() <= t_after + 5
+        assert meta["headers"] == ([{"key": "h", "value": f"v{i}".encode()}] if i % 2 else [])
     # Every field carries its id, and every referenced file exists with its recorded size.
     for task in t.scan().plan_files():
         f = task.file
@@ -211,7 +218,8 @@ def test_avro_all_types_read_back_by_three_readers(kafka_broker, registry, tmp_p
         order = produced[(p, o)]
         assert (i, name, tags) == (order["id"], order["name"], order["tags"])
         assert decimal.Decimal(amount) == order["amount"]
-        assert ts_us.replace(tzinfo=dt.timezone.utc) if ts_us.tzinfo is None else ts_us == order["ts_us"]
+        got_ts = ts_us if ts_us.tzinfo is not None else ts_us.replace(tzinfo=dt.timezone.utc)
+        assert got_ts == order["ts_us"]
 
     # The JVM reader (Iceberg's own Java libraries) through the same catalog.
     jrows = jvm.read_table(run.catalog_db, "floe", run.warehouse, f"kafka.{table}")
@@ -221,11 +229,3 @@ def test_avro_all_types_read_back_by_three_readers(kafka_broker, registry, tmp_p
         assert r["id"] == order["id"] and r["name"] == order["name"]
         assert decimal.Decimal(r["amount"]) == order["amount"]
         assert r["uid"] == order["uid"]
-
-
-def fnv1a64(s: str) -> int:
-    h = 0xcbf29ce484222325
-    for b in s.encode():
-        h ^= b
-        h = (h * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return h

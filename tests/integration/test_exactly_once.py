@@ -18,7 +18,7 @@ from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from harness import jvm
-from harness.floe import FloeRun
+from harness.floe import FloeRun, default_table_name
 from test_core import duckdb_connect
 
 SCHEMA = {
@@ -135,7 +135,7 @@ def test_crash_at_every_commit_step_and_random_kills(kafka_broker, registry, tmp
     n = 200_000
     kafka_broker.create_topic(topic, partitions=partitions)
     ser = serializer(registry)
-    table = "eo_crash_" + format(fnv1a64(topic), "016x")[:8]
+    table = default_table_name(topic)
     # Small files so every commit writes several and a crash can land between them.
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}],
                   defaults={"commit.interval.ms": 1000, "target.file.size.bytes": 1 << 20})
@@ -192,7 +192,7 @@ def test_aborted_transactions_never_appear(kafka_broker, registry, tmp_path):
     # 30 transactions of 10 records; every third is aborted.
     produce_events(kafka_broker.bootstrap, ser, topic, 0, 300, partitions,
                    transactional_id="floe-test-txn", abort_every=3)
-    table = "eo_txn_" + format(fnv1a64(topic), "016x")[:8]
+    table = default_table_name(topic)
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}])
     run.start()
     wait_total(run, table, 200)
@@ -213,20 +213,13 @@ def test_aborted_transactions_never_appear(kafka_broker, registry, tmp_path):
     assert run.table_positions(table, topic) == hwm
 
 
-def fnv1a64(s: str) -> int:
-    h = 0xcbf29ce484222325
-    for b in s.encode():
-        h ^= b
-        h = (h * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return h
-
 
 def test_broker_outage_is_retried_and_nothing_is_lost(kafka_broker, registry, tmp_path):
     topic = "eo-broker-outage"
     kafka_broker.create_topic(topic, partitions=2)
     ser = serializer(registry)
     produce_events(kafka_broker.bootstrap, ser, topic, 0, 5000, 2)
-    table = "eo_broker_outage_" + format(fnv1a64(topic), "016x")[:8]
+    table = default_table_name(topic)
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}])
     run.start()
     wait_total(run, table, 5000)
@@ -244,7 +237,7 @@ def test_changed_cluster_id_suspends_the_topic(kafka_broker, registry, tmp_path)
     kafka_broker.create_topic(topic, partitions=1)
     ser = serializer(registry)
     produce_events(kafka_broker.bootstrap, ser, topic, 0, 50, 1)
-    table = "eo_cluster_" + format(fnv1a64(topic), "016x")[:8]
+    table = default_table_name(topic)
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}])
     run.start()
     run.wait_for_positions(table, topic, {0: 50})

@@ -20,6 +20,23 @@ from . import procs
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 
+def fnv1a64(s: str) -> int:
+    h = 0xcbf29ce484222325
+    for b in s.encode():
+        h ^= b
+        h = (h * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def default_table_name(topic: str) -> str:
+    """Floe's default table name for a topic (config::DefaultTableName): lower-cased, every
+    character outside [a-z0-9_] mapped to '_', plus '_' + 8 hex digits of the FNV-1a 64 hash of
+    the topic when the mapping changed the name."""
+    base = "".join(c if c.isascii() and (c.islower() or c.isdigit() or c == "_") else "_"
+                   for c in topic.lower())
+    return base if base == topic else base + "_" + format(fnv1a64(topic), "016x")[:8]
+
+
 def floe_binary() -> pathlib.Path:
     build = pathlib.Path(os.environ.get("FLOE_BUILD_DIR", str(ROOT / "build" / "default")))
     return build / "src" / "floe" / "cli" / "floe"
