@@ -229,3 +229,33 @@ def test_avro_all_types_read_back_by_three_readers(kafka_broker, registry, tmp_p
         assert r["id"] == order["id"] and r["name"] == order["name"]
         assert decimal.Decimal(r["amount"]) == order["amount"]
         assert r["uid"] == order["uid"]
+
+
+def test_schema_guid_in_record_header(kafka_broker, registry, tmp_path):
+    """Newer serializers put the schema GUID in the `__value_schema_id` header and leave the
+    payload unprefixed; Floe resolves the GUID through the registry."""
+    from confluent_kafka.schema_registry import header_schema_id_serializer
+    topic = "orders-guid"
+    kafka_broker.create_topic(topic, partitions=2)
+    client = SchemaRegistryClient({"url": registry.url})
+    ser = AvroSerializer(client, json.dumps(ORDER_SCHEMA),
+                         conf={"schema.id.serializer": header_schema_id_serializer})
+    p = Producer({"bootstrap.servers": kafka_broker.bootstrap})
+    for i in range(300):
+        ctx = SerializationContext(topic, MessageField.VALUE, [])
+        value = ser(make_order(i), ctx)
+        assert value[:1] != b"\x00" or len(ctx.headers) == 1
+        p.produce(topic, value=value, headers=ctx.headers, partition=i % 2)
+    assert p.flush(30) == 0
+    hwm = {p_: hi for p_, (lo, hi) in kafka_broker.watermarks(topic).items()}
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}])
+    run.start()
+    table = default_table_name(topic)
+    run.wait_for_positions(table, topic, hwm)
+    assert run.stop() == 0, run.log()
+    from pyiceberg.catalog.sql import SqlCatalog
+    cat = SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}", warehouse=f"file://{run.warehouse}")
+    rows = cat.load_table(f"kafka.{table}").scan(selected_fields=("id", "name", "_kafka")).to_arrow().to_pylist()
+    assert sorted(r["name"] for r in rows) == sorted(make_order(i)["name"] for i in range(300))
+    hdr = rows[0]["_kafka"]["headers"][0]
+    assert hdr["key"] == "__value_schema_id" and hdr["value"][0] == 1 and len(hdr["value"]) == 17

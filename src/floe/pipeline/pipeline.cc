@@ -313,7 +313,9 @@ class PipelineImpl : public Pipeline {
         id = git->second;
       } else {
         FLOE_ASSIGN_OR_RAISE(auto s, registry_->ByGuid(guid));
-        id = s->id;
+        // A registry that does not return the numeric id with the GUID gets a private key
+        // (negative, never a real id) so decoders of different GUIDs never mix.
+        id = s->id >= 0 ? s->id : -static_cast<int>(ts.guid_ids.size()) - 1;
         ts.guid_ids[guid] = id;
         if (!ts.decoders.count(id)) FLOE_RETURN_NOT_OK(Compile(ts, id, *s));
         return ts.decoders[id].get();
