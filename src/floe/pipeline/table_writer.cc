@@ -138,24 +138,6 @@ Result<std::vector<iceberg::DataFile>> TableWriter::TakeFiles() {
   return out;
 }
 
-void TableWriter::DiscardFiles() {
-  // Rows in builders and files not yet committed are dropped; the positions they cover were
-  // not committed either, so they will be read again.
-  builder_->Flush().status().Warn();
-  rows_in_builders_ = 0;
-  if (file_) {
-    file_.reset();  // destroying without Close() aborts the stream
-    std::filesystem::remove(options_.local_table_dir + "/data/" +
-                            file_uri_.substr(file_uri_.rfind('/') + 1));
-  }
-  rows_in_file_ = 0;
-  for (const auto& f : done_) {
-    auto slash = f.file_path.rfind('/');
-    std::filesystem::remove(options_.local_table_dir + "/data/" + f.file_path.substr(slash + 1));
-  }
-  done_.clear();
-}
-
 int64_t TableWriter::MemoryBytes() const {
   int64_t bytes = 0;
   for (auto* b : columns_) {

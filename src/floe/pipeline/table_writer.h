@@ -53,8 +53,6 @@ class TableWriter {
   Status FlushBuilders();
   // Closes the open file and returns every file completed since the last call.
   Result<std::vector<iceberg::DataFile>> TakeFiles();
-  // Deletes files that were written but never committed (e.g. before a suspend).
-  void DiscardFiles();
 
   const iceberg::Schema& schema() const { return schema_; }
   int64_t buffered_rows() const { return rows_in_builders_ + rows_in_file_; }
