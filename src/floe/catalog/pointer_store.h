@@ -45,10 +45,32 @@ class PointerStore {
   virtual Status Drop(const TableIdent& ident) = 0;
   virtual Result<std::vector<TableIdent>> ListTables(const std::vector<std::string>& ns) = 0;
 
-  // Namespaces: a row `exists=true` marks a namespace (SQL catalog convention).
+  // kNotFound if `from` is absent; kConflict if `to` exists.
+  virtual Status Rename(const TableIdent& from, const TableIdent& to) = 0;
+
+  struct SwapOp {
+    TableIdent ident;
+    std::string expected;  // empty: create the table (it must not exist)
+    std::string desired;
+  };
+  // All swaps/creates or none, in one transaction. kConflict names the first that lost.
+  virtual Status SwapAll(const std::vector<SwapOp>& ops) = 0;
+
+  // Namespaces: a row `exists=true` marks a namespace (SQL catalog convention). Creating
+  // an existing namespace adds the properties it lacks.
   virtual Status CreateNamespace(const std::vector<std::string>& ns,
                                  const std::map<std::string, std::string>& props) = 0;
   virtual Result<bool> NamespaceExists(const std::vector<std::string>& ns) = 0;
+  // Every namespace with a properties row or a table, each as its levels.
+  virtual Result<std::vector<std::vector<std::string>>> ListNamespaces() = 0;
+  // kNotFound if the namespace has no properties row (tables alone do not make one).
+  virtual Result<std::map<std::string, std::string>> NamespaceProperties(
+      const std::vector<std::string>& ns) = 0;
+  virtual Status UpdateNamespaceProperties(const std::vector<std::string>& ns,
+                                           const std::map<std::string, std::string>& updates,
+                                           const std::vector<std::string>& removals) = 0;
+  // Removes the namespace's properties rows (the caller checks it is empty).
+  virtual Status DropNamespace(const std::vector<std::string>& ns) = 0;
 };
 
 // Opens (creating if needed) a SQLite catalog file: WAL mode, busy timeout ≥ 5 s, tables in

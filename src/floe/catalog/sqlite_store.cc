@@ -76,40 +76,57 @@ class SqliteStore : public PointerStore {
   Status Create(const TableIdent& ident, const std::string& location) override {
     FLOE_RETURN_NOT_OK(ValidateIdent(ident));
     std::lock_guard lock(mu_);
-    Stmt st(db_, "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
-                 "metadata_location, previous_metadata_location, iceberg_type) "
-                 "VALUES (?, ?, ?, ?, NULL, 'TABLE')");
-    FLOE_RETURN_NOT_OK(st.status);
-    st.Bind(1, catalog_).Bind(2, ident.NamespaceString()).Bind(3, ident.name).Bind(4, location);
-    int rc = st.Step();
-    if (rc == SQLITE_DONE) return Status::OK();
-    if (sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_PRIMARYKEY) {
-      return Conflict("table " + ident.ToString() + " already exists");
-    }
-    return Error("create table " + ident.ToString());
+    return CreateLocked(ident, location);
   }
 
   Status Swap(const TableIdent& ident, const std::string& expected,
               const std::string& desired) override {
     std::lock_guard lock(mu_);
-    Stmt st(db_, "UPDATE iceberg_tables SET metadata_location=?, previous_metadata_location=? "
-                 "WHERE catalog_name=? AND table_namespace=? AND table_name=? AND "
-                 "metadata_location=?");
+    return SwapLocked(ident, expected, desired);
+  }
+
+  Status SwapAll(const std::vector<SwapOp>& ops) override {
+    for (const auto& op : ops) {
+      if (op.expected.empty()) FLOE_RETURN_NOT_OK(ValidateIdent(op.ident));
+    }
+    std::lock_guard lock(mu_);
+    // IMMEDIATE: take the write lock up front so no other writer (pyiceberg on the same
+    // file) can slip in between our statements.
+    int rc = sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) return Retriable(std::string("catalog busy: ") + sqlite3_errmsg(db_));
+    for (const auto& op : ops) {
+      Status st = op.expected.empty() ? CreateLocked(op.ident, op.desired)
+                                      : SwapLocked(op.ident, op.expected, op.desired);
+      if (!st.ok()) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        return st;
+      }
+    }
+    rc = sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) return Status::OK();
+    std::string msg = sqlite3_errmsg(db_);
+    if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_BUSY) return Retriable("catalog busy while committing a transaction");
+    return StateUnknown("catalog transaction commit failed: " + msg);
+  }
+
+  Status Rename(const TableIdent& from, const TableIdent& to) override {
+    FLOE_RETURN_NOT_OK(ValidateIdent(to));
+    std::lock_guard lock(mu_);
+    Stmt st(db_, "UPDATE iceberg_tables SET table_namespace=?, table_name=? WHERE "
+                 "catalog_name=? AND table_namespace=? AND table_name=?");
     FLOE_RETURN_NOT_OK(st.status);
-    st.Bind(1, desired).Bind(2, expected).Bind(3, catalog_).Bind(4, ident.NamespaceString());
-    st.Bind(5, ident.name).Bind(6, expected);
+    st.Bind(1, to.NamespaceString()).Bind(2, to.name).Bind(3, catalog_);
+    st.Bind(4, from.NamespaceString()).Bind(5, from.name);
     int rc = st.Step();
     if (rc == SQLITE_DONE) {
       if (sqlite3_changes(db_) == 1) return Status::OK();
-      return Conflict("table " + ident.ToString() + " was changed by another writer");
+      return NotFound("table " + from.ToString() + " does not exist");
     }
-    if (rc == SQLITE_BUSY) {
-      // Busy after the timeout: the statement did not run, so nothing was applied.
-      return Retriable("catalog busy while committing " + ident.ToString());
+    if (sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_PRIMARYKEY) {
+      return Conflict("table " + to.ToString() + " already exists");
     }
-    // An autocommit statement that failed is rolled back by SQLite, but an I/O error during
-    // the commit itself leaves the outcome unknown to us: the caller reloads and checks.
-    return StateUnknown("pointer swap of " + ident.ToString() + " failed: " + sqlite3_errmsg(db_));
+    return Error("rename table " + from.ToString());
   }
 
   Status Drop(const TableIdent& ident) override {
@@ -169,7 +186,153 @@ class SqliteStore : public PointerStore {
     return Error("namespace lookup");
   }
 
+  Result<std::vector<std::vector<std::string>>> ListNamespaces() override {
+    std::lock_guard lock(mu_);
+    Stmt st(db_, "SELECT namespace FROM iceberg_namespace_properties WHERE catalog_name=? "
+                 "UNION SELECT table_namespace FROM iceberg_tables WHERE catalog_name=? "
+                 "ORDER BY 1");
+    FLOE_RETURN_NOT_OK(st.status);
+    st.Bind(1, catalog_).Bind(2, catalog_);
+    std::vector<std::vector<std::string>> out;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) {
+      const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(st.stmt, 0));
+      if (text == nullptr || *text == '\0') continue;
+      out.push_back(Split(text, '.'));
+    }
+    if (rc != SQLITE_DONE) return Error("list namespaces");
+    return out;
+  }
+
+  Result<std::map<std::string, std::string>> NamespaceProperties(
+      const std::vector<std::string>& ns) override {
+    std::lock_guard lock(mu_);
+    TableIdent probe{ns, ""};
+    Stmt st(db_, "SELECT property_key, property_value FROM iceberg_namespace_properties "
+                 "WHERE catalog_name=? AND namespace=?");
+    FLOE_RETURN_NOT_OK(st.status);
+    st.Bind(1, catalog_).Bind(2, probe.NamespaceString());
+    std::map<std::string, std::string> out;
+    bool any = false;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) {
+      any = true;
+      const auto* k = reinterpret_cast<const char*>(sqlite3_column_text(st.stmt, 0));
+      const auto* v = reinterpret_cast<const char*>(sqlite3_column_text(st.stmt, 1));
+      if (k != nullptr) out[k] = v ? v : "";
+    }
+    if (rc != SQLITE_DONE) return Error("load namespace " + probe.NamespaceString());
+    if (!any) return NotFound("namespace " + probe.NamespaceString() + " does not exist");
+    return out;
+  }
+
+  Status UpdateNamespaceProperties(const std::vector<std::string>& ns,
+                                   const std::map<std::string, std::string>& updates,
+                                   const std::vector<std::string>& removals) override {
+    std::lock_guard lock(mu_);
+    TableIdent probe{ns, ""};
+    const std::string nss = probe.NamespaceString();
+    if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) {
+      return Retriable(std::string("catalog busy: ") + sqlite3_errmsg(db_));
+    }
+    auto fail = [&](const std::string& what) {
+      Status err = Error(what);
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      return err;
+    };
+    for (const auto& key : removals) {
+      Stmt st(db_, "DELETE FROM iceberg_namespace_properties WHERE catalog_name=? AND "
+                   "namespace=? AND property_key=?");
+      if (!st.status.ok()) return fail("prepare");
+      st.Bind(1, catalog_).Bind(2, nss).Bind(3, key);
+      if (st.Step() != SQLITE_DONE) return fail("remove namespace property " + key);
+    }
+    for (const auto& [k, v] : updates) {
+      Stmt st(db_, "INSERT INTO iceberg_namespace_properties (catalog_name, namespace, "
+                   "property_key, property_value) VALUES (?, ?, ?, ?) ON CONFLICT "
+                   "(catalog_name, namespace, property_key) DO UPDATE SET "
+                   "property_value=excluded.property_value");
+      if (!st.status.ok()) return fail("prepare");
+      st.Bind(1, catalog_).Bind(2, nss).Bind(3, k).Bind(4, v);
+      if (st.Step() != SQLITE_DONE) return fail("set namespace property " + k);
+    }
+    // The namespace must keep a row, or it would vanish (SQL catalog convention).
+    {
+      Stmt st(db_, "INSERT OR IGNORE INTO iceberg_namespace_properties (catalog_name, "
+                   "namespace, property_key, property_value) VALUES (?, ?, 'exists', 'true')");
+      if (!st.status.ok()) return fail("prepare");
+      st.Bind(1, catalog_).Bind(2, nss);
+      if (st.Step() != SQLITE_DONE) return fail("keep namespace " + nss);
+    }
+    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
+      return fail("commit namespace properties of " + nss);
+    }
+    return Status::OK();
+  }
+
+  Status DropNamespace(const std::vector<std::string>& ns) override {
+    std::lock_guard lock(mu_);
+    TableIdent probe{ns, ""};
+    Stmt st(db_, "DELETE FROM iceberg_namespace_properties WHERE catalog_name=? AND "
+                 "namespace=?");
+    FLOE_RETURN_NOT_OK(st.status);
+    st.Bind(1, catalog_).Bind(2, probe.NamespaceString());
+    if (st.Step() != SQLITE_DONE) return Error("drop namespace " + probe.NamespaceString());
+    if (sqlite3_changes(db_) == 0) {
+      return NotFound("namespace " + probe.NamespaceString() + " does not exist");
+    }
+    return Status::OK();
+  }
+
  private:
+  static std::vector<std::string> Split(const std::string& s, char sep) {
+    std::vector<std::string> out(1);
+    for (char c : s) {
+      if (c == sep) {
+        out.emplace_back();
+      } else {
+        out.back() += c;
+      }
+    }
+    return out;
+  }
+
+  Status CreateLocked(const TableIdent& ident, const std::string& location) {
+    Stmt st(db_, "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+                 "metadata_location, previous_metadata_location, iceberg_type) "
+                 "VALUES (?, ?, ?, ?, NULL, 'TABLE')");
+    FLOE_RETURN_NOT_OK(st.status);
+    st.Bind(1, catalog_).Bind(2, ident.NamespaceString()).Bind(3, ident.name).Bind(4, location);
+    int rc = st.Step();
+    if (rc == SQLITE_DONE) return Status::OK();
+    if (sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_PRIMARYKEY) {
+      return Conflict("table " + ident.ToString() + " already exists");
+    }
+    return Error("create table " + ident.ToString());
+  }
+
+  Status SwapLocked(const TableIdent& ident, const std::string& expected,
+                    const std::string& desired) {
+    Stmt st(db_, "UPDATE iceberg_tables SET metadata_location=?, previous_metadata_location=? "
+                 "WHERE catalog_name=? AND table_namespace=? AND table_name=? AND "
+                 "metadata_location=?");
+    FLOE_RETURN_NOT_OK(st.status);
+    st.Bind(1, desired).Bind(2, expected).Bind(3, catalog_).Bind(4, ident.NamespaceString());
+    st.Bind(5, ident.name).Bind(6, expected);
+    int rc = st.Step();
+    if (rc == SQLITE_DONE) {
+      if (sqlite3_changes(db_) == 1) return Status::OK();
+      return Conflict("table " + ident.ToString() + " was changed by another writer");
+    }
+    if (rc == SQLITE_BUSY) {
+      // Busy after the timeout: the statement did not run, so nothing was applied.
+      return Retriable("catalog busy while committing " + ident.ToString());
+    }
+    // An autocommit statement that failed is rolled back by SQLite, but an I/O error during
+    // the commit itself leaves the outcome unknown to us: the caller reloads and checks.
+    return StateUnknown("pointer swap of " + ident.ToString() + " failed: " + sqlite3_errmsg(db_));
+  }
+
   // RAII prepared statement; binds are chained, text is copied (SQLITE_TRANSIENT).
   struct Stmt {
     Stmt(sqlite3* db, const char* sql) {

@@ -26,6 +26,7 @@ const char* ErrorKindName(ErrorKind kind) {
     case ErrorKind::kInvalidRecord: return "invalid record";
     case ErrorKind::kInvalidConfig: return "invalid config";
     case ErrorKind::kUnauthorized: return "unauthorized";
+    case ErrorKind::kForbidden: return "forbidden";
     case ErrorKind::kSuspend: return "suspend";
     case ErrorKind::kInternal: return "internal";
   }

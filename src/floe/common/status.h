@@ -23,7 +23,8 @@ enum class ErrorKind {
   kRetriable,      // a systemic outage (broker, registry, storage): retry with backoff
   kInvalidRecord,  // one record cannot be decoded: on.invalid.record decides
   kInvalidConfig,  // the user's configuration is wrong: exit status 2
-  kUnauthorized,   // credentials rejected
+  kUnauthorized,   // credentials missing or rejected
+  kForbidden,      // authenticated, but this operation is not allowed (e.g. a Delta-mirrored table)
   kSuspend,        // the topic cannot advance without an operator (offsets lost, out of range)
   kInternal,       // any other failure (a bug or an unexpected library error)
 };
@@ -45,6 +46,9 @@ inline Status InvalidRecord(std::string m) {
 }
 inline Status InvalidConfig(std::string m) {
   return MakeError(ErrorKind::kInvalidConfig, std::move(m));
+}
+inline Status Forbidden(std::string m) {
+  return MakeError(ErrorKind::kForbidden, std::move(m));
 }
 inline Status Suspend(std::string m) { return MakeError(ErrorKind::kSuspend, std::move(m)); }
 

@@ -6,7 +6,6 @@
 #include "floe/common/crash.h"
 #include "floe/common/log.h"
 #include "floe/common/util.h"
-#include "floe/iceberg/metadata_io.h"
 #include "floe/iceberg/snapshot_producer.h"
 #include "floe/iceberg/table_metadata.h"
 #include "floe/iceberg/table_update.h"
@@ -16,11 +15,6 @@ namespace floe::pipeline {
 namespace {
 
 constexpr int kMaxConflictRetries = 20;
-
-struct Loaded {
-  std::string metadata_location;
-  iceberg::TableMetadata metadata;
-};
 
 // Recorded positions: the table property, else the newest ancestor carrying the summary key
 // (ARCHITECTURE.md §2: properties survive other writers' commits and snapshot expiry).
@@ -45,20 +39,17 @@ std::optional<Positions> RecordedPositions(const iceberg::TableMetadata& md) {
 
 }  // namespace
 
-static Result<std::optional<Loaded>> LoadRaw(catalog::PointerStore* store, storage::FileIO* io,
-                                             const catalog::TableIdent& ident) {
-  auto loc = store->Get(ident);
-  if (!loc.ok()) {
-    if (KindOf(loc.status()) == ErrorKind::kNotFound) return std::optional<Loaded>();
-    return loc.status();
+// The table's current state, or nullopt when it does not exist.
+static Result<std::optional<catalog::LoadedTable>> LoadRaw(catalog::Catalog* catalog,
+                                                         const catalog::TableIdent& ident) {
+  auto loaded = catalog->LoadTable(ident);
+  if (!loaded.ok()) {
+    if (KindOf(loaded.status()) == ErrorKind::kNotFound) {
+      return std::optional<catalog::LoadedTable>();
+    }
+    return loaded.status();
   }
-  FLOE_ASSIGN_OR_RAISE(auto text, io->Read(*loc));
-  auto md = iceberg::TableMetadataFromJsonString(text);
-  if (!md.ok()) {
-    return Status::Invalid("table ", ident.ToString(), ": cannot parse ", *loc, ": ",
-                           md.status().message());
-  }
-  return std::optional<Loaded>(Loaded{*loc, std::move(*md)});
+  return std::optional<catalog::LoadedTable>(std::move(*loaded));
 }
 
 static TableState StateOf(const iceberg::TableMetadata& md) {
@@ -74,45 +65,39 @@ static TableState StateOf(const iceberg::TableMetadata& md) {
   return st;
 }
 
-Committer::Committer(catalog::PointerStore* store, storage::FileIO* io,
-                     std::string warehouse_uri, Clock clock)
-    : store_(store), io_(io), warehouse_uri_(std::move(warehouse_uri)),
-      clock_(clock ? std::move(clock) : Clock(NowMs)) {}
+Committer::Committer(catalog::Catalog* catalog, storage::FileIO* io, Clock clock)
+    : catalog_(catalog), io_(io), clock_(clock ? std::move(clock) : Clock(NowMs)) {}
 
 Result<TableState> Committer::Load(const catalog::TableIdent& ident) {
-  FLOE_ASSIGN_OR_RAISE(auto loaded, LoadRaw(store_, io_, ident));
+  FLOE_ASSIGN_OR_RAISE(auto loaded, LoadRaw(catalog_, ident));
   if (!loaded) return TableState{};
   return StateOf(loaded->metadata);
 }
 
 Result<TableState> Committer::CreateIfAbsent(const catalog::TableIdent& ident,
-                                             const iceberg::Schema& schema) {
-  FLOE_RETURN_NOT_OK(catalog::ValidateIdent(ident));
-  FLOE_ASSIGN_OR_RAISE(auto ns_exists, store_->NamespaceExists(ident.ns));
-  if (!ns_exists) FLOE_RETURN_NOT_OK(store_->CreateNamespace(ident.ns, {}));
-  // Location from validated names plus a uuid: never from raw user input.
-  std::string location = warehouse_uri_;
-  for (const auto& level : ident.ns) location += "/" + level;
-  location += "/" + ident.name + "-" + NewUuid();
-  FLOE_ASSIGN_OR_RAISE(auto md, iceberg::NewTableMetadata(schema, location,
-                                                          {{kWriterKey, "floe/" FLOE_VERSION_STRING}}));
-  FLOE_ASSIGN_OR_RAISE(auto created, iceberg::CreateTable(*io_, md));
-  const std::string& metadata_location = created.metadata_location;
-  Status st = store_->Create(ident, metadata_location);
-  if (KindOf(st) == ErrorKind::kConflict) {
-    (void)io_->Delete(metadata_location);
-    return Load(ident);
+                                             const iceberg::Schema& schema,
+                                             const std::string& formats) {
+  FLOE_ASSIGN_OR_RAISE(bool ns_exists, catalog_->NamespaceExists(ident.ns));
+  if (!ns_exists) {
+    Status st = catalog_->CreateNamespace(ident.ns, {});
+    if (!st.ok() && KindOf(st) != ErrorKind::kConflict) return st;
   }
-  FLOE_RETURN_NOT_OK(st);
-  FLOE_LOG_INFO("created table {} at {}", ident.ToString(), location);
-  return StateOf(md);
+  catalog::CreateTableRequest req;
+  req.ident = ident;
+  req.schema = schema;
+  req.properties = {{kWriterKey, "floe/" FLOE_VERSION_STRING},
+                    {catalog::kFormatsProperty, formats}};
+  auto created = catalog_->CreateTable(req);
+  if (KindOf(created.status()) == ErrorKind::kConflict) return Load(ident);
+  FLOE_RETURN_NOT_OK(created.status());
+  return StateOf(created->metadata);
 }
 
 Status Committer::Commit(const CommitRequest& req) {
   // The data manifest is written once; each attempt rebuilds only the manifest list.
   std::unique_ptr<iceberg::FastAppend> append;
   for (int attempt = 0; attempt < kMaxConflictRetries; ++attempt) {
-    FLOE_ASSIGN_OR_RAISE(auto loaded, LoadRaw(store_, io_, req.ident));
+    FLOE_ASSIGN_OR_RAISE(auto loaded, LoadRaw(catalog_, req.ident));
     if (!loaded) return Status::Invalid("table ", req.ident.ToString(), " disappeared from the catalog");
     const iceberg::TableMetadata& base = loaded->metadata;
     Positions recorded = RecordedPositions(base).value_or(Positions{});
@@ -176,22 +161,20 @@ Status Committer::Commit(const CommitRequest& req) {
           [&](const iceberg::Snapshot& s) { return newest && s.snapshot_id == *newest; });
       if (expire) updates.push_back(*expire);
     }
-    FLOE_ASSIGN_OR_RAISE(auto next, iceberg::UpdateTable(*io_, &base, loaded->metadata_location,
-                                                         requirements, updates, now));
-    CrashPoint("after-metadata-write");
-    CrashPoint("before-pointer-swap");
-    Status st = store_->Swap(req.ident, loaded->metadata_location, next.metadata_location);
-    if (st.ok()) {
-      CrashPoint("after-pointer-swap");
-      return Status::OK();
-    }
-    ErrorKind kind = KindOf(st);
+    // The same server-side commit code as other writers' REST commits (requirements,
+    // updates, compare-and-swap). It retries lost races itself; a kConflict here means a
+    // requirement failed against a newer table: reload, re-fence, rebuild the list.
+    auto committed = catalog_->CommitTable(
+        catalog::TableCommit{req.ident, std::move(requirements), std::move(updates)},
+        catalog::Writer::kFloe);
+    if (committed.ok()) return Status::OK();
+    ErrorKind kind = KindOf(committed.status());
     if (kind == ErrorKind::kConflict || kind == ErrorKind::kStateUnknown) {
       FLOE_LOG_DEBUG("commit to {}: {}; reloading (attempt {})", req.ident.ToString(),
-                     st.message(), attempt + 1);
+                     committed.status().message(), attempt + 1);
       continue;
     }
-    return st;
+    return committed.status();
   }
   return Retriable("commit to " + req.ident.ToString() + " kept conflicting after " +
                    std::to_string(kMaxConflictRetries) + " attempts");

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "floe/catalog/pointer_store.h"
+#include "floe/catalog/catalog.h"
 #include "floe/common/status.h"
 #include "floe/iceberg/data_file.h"
 #include "floe/iceberg/schema.h"
@@ -50,22 +50,23 @@ class Committer {
  public:
   using Clock = std::function<int64_t()>;
   // `clock` gives wall time in ms (snapshot timestamps, expiry); tests inject their own.
-  Committer(catalog::PointerStore* store, storage::FileIO* io, std::string warehouse_uri,
-            Clock clock = {});
+  // Commits go through `catalog`, the same code that serves REST commits.
+  Committer(catalog::Catalog* catalog, storage::FileIO* io, Clock clock = {});
 
   Result<TableState> Load(const catalog::TableIdent& ident);
   // Creates the table (namespace too) with this schema if it does not exist yet; returns the
   // table's location either way.
+  // `formats`: the table property floe.formats ("iceberg", "iceberg,delta").
   Result<TableState> CreateIfAbsent(const catalog::TableIdent& ident,
-                                    const iceberg::Schema& schema);
+                                    const iceberg::Schema& schema,
+                                    const std::string& formats = "iceberg");
   // kConflict when the fence fails (another writer moved the positions): the batch must be
   // discarded and the partitions re-read from the table's positions.
   Status Commit(const CommitRequest& request);
 
  private:
-  catalog::PointerStore* store_;
+  catalog::Catalog* catalog_;
   storage::FileIO* io_;
-  std::string warehouse_uri_;
   Clock clock_;
 };
 

@@ -26,9 +26,10 @@ class CommitterTest : public ::testing::Test {
     std::filesystem::create_directories(root_);
     store_ = *catalog::OpenSqliteStore((root_ / "catalog.db").string(), "floe");
     io_ = storage::MakeLocalFileIO(storage::PathToFileUri(root_.string()));
-    committer_ = std::make_unique<Committer>(store_.get(), io_.get(),
-                                             storage::PathToFileUri(root_.string()),
-                                             [this] { return now_; });
+    catalog_ = std::make_unique<catalog::Catalog>(store_.get(), io_.get(),
+                                                  storage::PathToFileUri(root_.string()),
+                                                  [this] { return now_; });
+    committer_ = std::make_unique<Committer>(catalog_.get(), io_.get(), [this] { return now_; });
     iceberg::NestedField id{0, "id", true, iceberg::Type::Primitive(iceberg::TypeId::kLong), {}};
     int last = 0;
     schema_ = *schema::BuildTableSchema({id}, nullptr, &last);
@@ -55,6 +56,7 @@ class CommitterTest : public ::testing::Test {
   std::filesystem::path root_;
   std::unique_ptr<catalog::PointerStore> store_;
   std::unique_ptr<storage::FileIO> io_;
+  std::unique_ptr<catalog::Catalog> catalog_;
   std::unique_ptr<Committer> committer_;
   iceberg::Schema schema_;
   catalog::TableIdent ident_{{"kafka"}, "t"};

@@ -52,7 +52,8 @@ struct TopicState {
 
 class PipelineImpl : public Pipeline {
  public:
-  explicit PipelineImpl(const config::Config& config) : config_(config) {}
+  PipelineImpl(const config::Config& config, catalog::Catalog* catalog, storage::FileIO* io)
+      : config_(config), io_(io), committer_(std::make_unique<Committer>(catalog, io)) {}
 
   Status Init() {
     FLOE_ASSIGN_OR_RAISE(consumer_, kafka::Consumer::Make(config_.kafka));
@@ -61,14 +62,6 @@ class PipelineImpl : public Pipeline {
     ro.basic_auth_user_info = config_.registry.basic_auth_user_info.value_or("");
     ro.timeout_ms = static_cast<int>(config_.registry.request_timeout_ms);
     FLOE_ASSIGN_OR_RAISE(registry_, registry::MakeRegistryClient(ro));
-    std::error_code ec;
-    std::filesystem::create_directories(config_.warehouse, ec);
-    if (ec) return Retriable("cannot create warehouse " + config_.warehouse + ": " + ec.message());
-    std::filesystem::create_directories(std::filesystem::path(config_.catalog.uri).parent_path(), ec);
-    FLOE_ASSIGN_OR_RAISE(store_, catalog::OpenSqliteStore(config_.catalog.uri, config_.catalog.name));
-    warehouse_uri_ = storage::PathToFileUri(config_.warehouse);
-    io_ = storage::MakeLocalFileIO(warehouse_uri_);
-    committer_ = std::make_unique<Committer>(store_.get(), io_.get(), warehouse_uri_);
     return Status::OK();
   }
 
@@ -487,10 +480,8 @@ class PipelineImpl : public Pipeline {
   const config::Config& config_;
   std::unique_ptr<kafka::Consumer> consumer_;
   std::unique_ptr<registry::SchemaSource> registry_;
-  std::unique_ptr<catalog::PointerStore> store_;
-  std::unique_ptr<storage::FileIO> io_;
+  storage::FileIO* io_;
   std::unique_ptr<Committer> committer_;
-  std::string warehouse_uri_;
   std::string cluster_id_;
   std::map<std::string, TopicState> topics_;
   bool registry_outage_ = false;
@@ -498,8 +489,10 @@ class PipelineImpl : public Pipeline {
 
 }  // namespace
 
-Result<std::unique_ptr<Pipeline>> Pipeline::Make(const config::Config& config) {
-  auto p = std::make_unique<PipelineImpl>(config);
+Result<std::unique_ptr<Pipeline>> Pipeline::Make(const config::Config& config,
+                                                 catalog::Catalog* catalog,
+                                                 storage::FileIO* io) {
+  auto p = std::make_unique<PipelineImpl>(config, catalog, io);
   FLOE_RETURN_NOT_OK(p->Init());
   return std::unique_ptr<Pipeline>(std::move(p));
 }

@@ -9,11 +9,22 @@
 #include "floe/common/status.h"
 #include "floe/config/config.h"
 
+namespace floe::catalog {
+class Catalog;
+}
+namespace floe::storage {
+class FileIO;
+}
+
 namespace floe::pipeline {
 
 class Pipeline {
  public:
-  static Result<std::unique_ptr<Pipeline>> Make(const config::Config& config);
+  // Commits go through `catalog` (shared with the REST server); files are written through
+  // `io`. Both must outlive the pipeline.
+  static Result<std::unique_ptr<Pipeline>> Make(const config::Config& config,
+                                                catalog::Catalog* catalog,
+                                                storage::FileIO* io);
   virtual ~Pipeline() = default;
   // Runs until `stop` becomes true, then flushes and commits every table and returns OK.
   // Returns an error only for failures that need an operator (e.g. an invalid config found

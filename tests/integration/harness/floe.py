@@ -56,6 +56,8 @@ class FloeRun:
             "registry": {"url": registry_url},
             "warehouse": str(self.warehouse),
             "catalog": {"type": "sqlite", "uri": str(self.catalog_db), "name": "floe"},
+            # Port 0: each run serves its REST catalog on a free port (rest_uri() reads it).
+            "rest": {"listen": "127.0.0.1:0"},
             "defaults": {"commit.interval.ms": 1000, **(defaults or {})},
             "topics": topics,
         }
@@ -95,6 +97,13 @@ class FloeRun:
                 raise TimeoutError(f"floe did not exit within {timeout}s:\n{self.log()}")
             time.sleep(0.05)
         return self.proc.returncode
+
+    def rest_uri(self, timeout: float = 30.0) -> str:
+        """The REST catalog URI this run serves (from its 'listening on' log line)."""
+        marker = "REST catalog listening on "
+        text = self.wait_for_log(marker, timeout=timeout)
+        line = text[text.rindex(marker) + len(marker):].splitlines()[0]
+        return line.split()[0]
 
     def log(self, lines: int = 60) -> str:
         return procs.tail_file(self.log_path, lines)

@@ -1,0 +1,460 @@
+#include "floe/catalog/catalog.h"
+
+#include <algorithm>
+#include <set>
+
+#include "floe/common/crash.h"
+#include "floe/common/log.h"
+#include "floe/common/util.h"
+#include "floe/iceberg/manifest.h"
+#include "floe/iceberg/metadata_io.h"
+#include "floe/storage/file_io.h"
+
+namespace floe::catalog {
+namespace {
+
+// Lost compare-and-swaps re-checked before giving up. Each retry re-validates the
+// requirements against the new current metadata, so a stale base still fails with 409.
+constexpr int kMaxSwapRetries = 10;
+
+std::string NamespaceName(const Namespace& ns) { return TableIdent{ns, ""}.NamespaceString(); }
+
+bool IsPrefix(const Namespace& prefix, const Namespace& ns) {
+  return prefix.size() <= ns.size() && std::equal(prefix.begin(), prefix.end(), ns.begin());
+}
+
+Status ValidateNamespace(const Namespace& ns) {
+  if (ns.empty()) return Status::Invalid("a namespace needs at least one level");
+  // The table-name rules apply to every level (no '.', '/', '\\', control characters).
+  return ValidateIdent(TableIdent{ns, "x"});
+}
+
+bool MirrorsDelta(const iceberg::TableMetadata& md) {
+  auto it = md.properties.find(kFormatsProperty);
+  return it != md.properties.end() && it->second.find("delta") != std::string::npos;
+}
+
+// Updates that change what the table's data is, or Floe's bookkeeping of it.
+std::optional<std::string> DataChange(const std::vector<iceberg::TableUpdate>& updates) {
+  for (const auto& u : updates) {
+    if (std::holds_alternative<iceberg::update::AddSnapshot>(u) ||
+        std::holds_alternative<iceberg::update::RemoveSnapshots>(u) ||
+        std::holds_alternative<iceberg::update::SetSnapshotRef>(u) ||
+        std::holds_alternative<iceberg::update::RemoveSnapshotRef>(u) ||
+        std::holds_alternative<iceberg::update::SetLocation>(u)) {
+      return std::string(iceberg::UpdateAction(u));
+    }
+    if (const auto* p = std::get_if<iceberg::update::SetProperties>(&u)) {
+      for (const auto& [k, v] : p->updates) {
+        if (k.rfind("floe.", 0) == 0) return "set-properties " + k;
+      }
+    }
+    if (const auto* p = std::get_if<iceberg::update::RemoveProperties>(&u)) {
+      for (const auto& k : p->removals) {
+        if (k.rfind("floe.", 0) == 0) return "remove-properties " + k;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+bool WantsCreate(const std::vector<iceberg::TableRequirement>& reqs) {
+  return std::any_of(reqs.begin(), reqs.end(), [](const auto& r) {
+    return std::holds_alternative<iceberg::requirement::AssertCreate>(r);
+  });
+}
+
+std::string TrimSlashes(std::string s) {
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+Namespace SplitNamespace(const std::string& joined, char separator) {
+  Namespace out(1);
+  for (char c : joined) {
+    if (c == separator) {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+struct Catalog::Prepared {
+  bool create = false;
+  std::string base_location;  // empty when creating
+  std::string new_location;
+  iceberg::TableMetadata metadata;
+};
+
+Catalog::Catalog(PointerStore* store, storage::FileIO* io, std::string warehouse_uri,
+                 Clock clock)
+    : store_(store),
+      io_(io),
+      warehouse_uri_(TrimSlashes(std::move(warehouse_uri))),
+      clock_(clock ? std::move(clock) : Clock(NowMs)) {}
+
+Status Catalog::CheckLocation(const std::string& location) const {
+  const std::string prefix = warehouse_uri_ + "/";
+  bool inside = location.size() > prefix.size() && location.compare(0, prefix.size(), prefix) == 0;
+  if (inside) {
+    // No "." or ".." segments, no empty segments, no backslashes or control characters.
+    std::string rest = location.substr(prefix.size());
+    size_t start = 0;
+    while (inside && start <= rest.size()) {
+      size_t end = rest.find('/', start);
+      if (end == std::string::npos) end = rest.size();
+      std::string seg = rest.substr(start, end - start);
+      if ((seg.empty() && end != rest.size()) || seg == "." || seg == "..") inside = false;
+      for (unsigned char c : seg) {
+        if (c < 0x20 || c == 0x7f || c == '\\' || c == '%') inside = false;
+      }
+      start = end + 1;
+    }
+  }
+  if (!inside) {
+    return Status::Invalid("location '", location, "' is not under the warehouse ",
+                           warehouse_uri_, " (or has '.', '..', '%' or empty segments)");
+  }
+  return Status::OK();
+}
+
+// --- namespaces ------------------------------------------------------------------------
+
+Result<std::vector<Namespace>> Catalog::ListNamespaces(const Namespace& parent) {
+  if (!parent.empty()) {
+    FLOE_RETURN_NOT_OK(ValidateNamespace(parent));
+    FLOE_ASSIGN_OR_RAISE(bool exists, NamespaceExists(parent));
+    if (!exists) return NotFound("namespace " + NamespaceName(parent) + " does not exist");
+  }
+  FLOE_ASSIGN_OR_RAISE(auto all, store_->ListNamespaces());
+  std::set<Namespace> children;
+  for (const auto& ns : all) {
+    if (ns.size() > parent.size() && IsPrefix(parent, ns)) {
+      children.insert(Namespace(ns.begin(), ns.begin() + static_cast<ptrdiff_t>(parent.size() + 1)));
+    }
+  }
+  return std::vector<Namespace>(children.begin(), children.end());
+}
+
+Status Catalog::CreateNamespace(const Namespace& ns,
+                                const std::map<std::string, std::string>& props) {
+  FLOE_RETURN_NOT_OK(ValidateNamespace(ns));
+  FLOE_ASSIGN_OR_RAISE(bool exists, NamespaceExists(ns));
+  if (exists) return Conflict("namespace " + NamespaceName(ns) + " already exists");
+  return store_->CreateNamespace(ns, props);
+}
+
+Result<bool> Catalog::NamespaceExists(const Namespace& ns) {
+  FLOE_RETURN_NOT_OK(ValidateNamespace(ns));
+  FLOE_ASSIGN_OR_RAISE(bool has_row, store_->NamespaceExists(ns));
+  if (has_row) return true;
+  // A namespace that only holds tables (written by another SQL-catalog client) exists too.
+  FLOE_ASSIGN_OR_RAISE(auto all, store_->ListNamespaces());
+  return std::any_of(all.begin(), all.end(), [&](const Namespace& n) { return IsPrefix(ns, n); });
+}
+
+Result<std::map<std::string, std::string>> Catalog::LoadNamespace(const Namespace& ns) {
+  FLOE_ASSIGN_OR_RAISE(bool exists, NamespaceExists(ns));
+  if (!exists) return NotFound("namespace " + NamespaceName(ns) + " does not exist");
+  auto props = store_->NamespaceProperties(ns);
+  if (!props.ok()) {
+    if (KindOf(props.status()) == ErrorKind::kNotFound) return std::map<std::string, std::string>{};
+    return props.status();
+  }
+  props->erase("exists");  // the SQL catalog's marker row, not a user property
+  return props;
+}
+
+Status Catalog::DropNamespace(const Namespace& ns) {
+  FLOE_ASSIGN_OR_RAISE(bool exists, NamespaceExists(ns));
+  if (!exists) return NotFound("namespace " + NamespaceName(ns) + " does not exist");
+  FLOE_ASSIGN_OR_RAISE(auto tables, store_->ListTables(ns));
+  if (!tables.empty()) {
+    return Conflict("namespace " + NamespaceName(ns) + " is not empty: it holds " +
+                    std::to_string(tables.size()) + " table(s), e.g. " + tables[0].name);
+  }
+  FLOE_ASSIGN_OR_RAISE(auto all, store_->ListNamespaces());
+  for (const auto& n : all) {
+    if (n.size() > ns.size() && IsPrefix(ns, n)) {
+      return Conflict("namespace " + NamespaceName(ns) + " is not empty: it holds namespace " +
+                      NamespaceName(n));
+    }
+  }
+  Status st = store_->DropNamespace(ns);
+  if (KindOf(st) == ErrorKind::kNotFound) return Status::OK();  // it had no properties row
+  return st;
+}
+
+Result<NamespacePropertiesChange> Catalog::UpdateNamespaceProperties(
+    const Namespace& ns, const std::vector<std::string>& removals,
+    const std::map<std::string, std::string>& updates) {
+  for (const auto& key : removals) {
+    if (updates.count(key)) {
+      return Status::Invalid("property '", key, "' is both updated and removed");
+    }
+  }
+  for (const auto& [k, v] : updates) {
+    if (k.empty()) return Status::Invalid("a namespace property key must not be empty");
+  }
+  FLOE_ASSIGN_OR_RAISE(auto current, LoadNamespace(ns));
+  NamespacePropertiesChange change;
+  std::vector<std::string> to_remove;
+  for (const auto& key : removals) {
+    if (current.count(key)) {
+      change.removed.push_back(key);
+      to_remove.push_back(key);
+    } else {
+      change.missing.push_back(key);
+    }
+  }
+  std::map<std::string, std::string> to_set;
+  for (const auto& [k, v] : updates) {
+    if (k == "exists") continue;  // reserved by the SQL catalog layout
+    change.updated.push_back(k);
+    to_set[k] = v;
+  }
+  FLOE_RETURN_NOT_OK(store_->UpdateNamespaceProperties(ns, to_set, to_remove));
+  return change;
+}
+
+// --- tables ----------------------------------------------------------------------------
+
+Result<std::vector<TableIdent>> Catalog::ListTables(const Namespace& ns) {
+  FLOE_ASSIGN_OR_RAISE(bool exists, NamespaceExists(ns));
+  if (!exists) return NotFound("namespace " + NamespaceName(ns) + " does not exist");
+  return store_->ListTables(ns);
+}
+
+Result<LoadedTable> Catalog::LoadTable(const TableIdent& ident) {
+  FLOE_RETURN_NOT_OK(ValidateIdent(ident));
+  FLOE_ASSIGN_OR_RAISE(std::string location, store_->Get(ident));
+  auto md = iceberg::ReadTableMetadata(*io_, location);
+  if (!md.ok()) {
+    // A pointer to a missing or unreadable file is a broken table, not a missing one.
+    return Status::Invalid("table ", ident.ToString(), ": cannot read its metadata ", location,
+                           ": ", md.status().message());
+  }
+  return LoadedTable{std::move(location), std::move(*md)};
+}
+
+Result<bool> Catalog::TableExists(const TableIdent& ident) {
+  FLOE_RETURN_NOT_OK(ValidateIdent(ident));
+  auto loc = store_->Get(ident);
+  if (loc.ok()) return true;
+  if (KindOf(loc.status()) == ErrorKind::kNotFound) return false;
+  return loc.status();
+}
+
+Result<LoadedTable> Catalog::CreateTable(const CreateTableRequest& req) {
+  FLOE_RETURN_NOT_OK(ValidateIdent(req.ident));
+  FLOE_ASSIGN_OR_RAISE(bool ns_exists, NamespaceExists(req.ident.ns));
+  if (!ns_exists) {
+    return NotFound("namespace " + NamespaceName(req.ident.ns) + " does not exist");
+  }
+  FLOE_ASSIGN_OR_RAISE(bool exists, TableExists(req.ident));
+  if (exists) return Conflict("table " + req.ident.ToString() + " already exists");
+
+  // Location from validated names plus a uuid, never from raw input (ARCHITECTURE.md §3).
+  std::string location;
+  if (req.location) {
+    location = TrimSlashes(*req.location);
+    FLOE_RETURN_NOT_OK(CheckLocation(location));
+  } else {
+    location = warehouse_uri_;
+    for (const auto& level : req.ident.ns) location += "/" + level;
+    location += "/" + req.ident.name + "-" + NewUuid();
+  }
+  namespace u = iceberg::update;
+  std::vector<iceberg::TableUpdate> updates;
+  updates.push_back(u::AssignUuid{NewUuid()});
+  updates.push_back(u::UpgradeFormatVersion{2});
+  updates.push_back(u::AddSchema{req.schema, std::nullopt});
+  updates.push_back(u::SetCurrentSchema{-1});
+  updates.push_back(u::AddPartitionSpec{req.partition_spec.value_or(iceberg::PartitionSpec{})});
+  updates.push_back(u::SetDefaultSpec{-1});
+  updates.push_back(u::AddSortOrder{req.sort_order.value_or(iceberg::SortOrder{})});
+  updates.push_back(u::SetDefaultSortOrder{-1});
+  updates.push_back(u::SetLocation{location});
+  if (!req.properties.empty()) updates.push_back(u::SetProperties{req.properties});
+  FLOE_ASSIGN_OR_RAISE(auto md, iceberg::ApplyUpdates(nullptr, updates, clock_()));
+  if (req.stage_create) return LoadedTable{"", std::move(md)};
+
+  FLOE_ASSIGN_OR_RAISE(auto written, iceberg::CreateTable(*io_, md));
+  Status st = store_->Create(req.ident, written.metadata_location);
+  if (!st.ok()) {
+    if (KindOf(st) == ErrorKind::kConflict) (void)io_->Delete(written.metadata_location);
+    return st;
+  }
+  FLOE_LOG_INFO("catalog: created table {} at {}", req.ident.ToString(), location);
+  return LoadedTable{std::move(written.metadata_location), std::move(written.metadata)};
+}
+
+Result<Catalog::Prepared> Catalog::Prepare(const TableCommit& commit, Writer writer) {
+  FLOE_RETURN_NOT_OK(ValidateIdent(commit.ident));
+  Prepared p;
+  std::optional<iceberg::TableMetadata> base;
+  auto loc = store_->Get(commit.ident);
+  if (loc.ok()) {
+    p.base_location = *loc;
+    auto md = iceberg::ReadTableMetadata(*io_, p.base_location);
+    if (!md.ok()) {
+      return Status::Invalid("table ", commit.ident.ToString(), ": cannot read its metadata ",
+                             p.base_location, ": ", md.status().message());
+    }
+    base = std::move(*md);
+  } else if (KindOf(loc.status()) != ErrorKind::kNotFound) {
+    return loc.status();
+  } else if (!WantsCreate(commit.requirements)) {
+    return NotFound("table " + commit.ident.ToString() + " does not exist");
+  } else {
+    FLOE_ASSIGN_OR_RAISE(bool ns_exists, NamespaceExists(commit.ident.ns));
+    if (!ns_exists) {
+      return NotFound("namespace " + NamespaceName(commit.ident.ns) + " does not exist");
+    }
+    p.create = true;
+  }
+  const iceberg::TableMetadata* base_ptr = base ? &*base : nullptr;
+  FLOE_RETURN_NOT_OK(iceberg::CheckRequirements(base_ptr, commit.requirements));
+  if (writer == Writer::kExternal && base && MirrorsDelta(*base)) {
+    if (auto change = DataChange(commit.updates)) {
+      return Forbidden("table " + commit.ident.ToString() +
+                       " is mirrored to Delta; only Floe writes its data (refused: " +
+                       *change + ")");
+    }
+  }
+  FLOE_ASSIGN_OR_RAISE(p.metadata, iceberg::ApplyUpdates(base_ptr, commit.updates, clock_(),
+                                                         p.base_location));
+  FLOE_RETURN_NOT_OK(CheckLocation(p.metadata.location));
+  int version = 0;
+  if (!p.create) version = std::max(0, iceberg::ParseMetadataFileVersion(p.base_location) + 1);
+  p.new_location = iceberg::NewMetadataFileLocation(p.metadata.location, version);
+  FLOE_RETURN_NOT_OK(iceberg::WriteTableMetadata(*io_, p.new_location, p.metadata));
+  CrashPoint("after-metadata-write");
+  return p;
+}
+
+Result<LoadedTable> Catalog::CommitTable(const TableCommit& commit, Writer writer) {
+  for (int attempt = 0; attempt < kMaxSwapRetries; ++attempt) {
+    FLOE_ASSIGN_OR_RAISE(Prepared p, Prepare(commit, writer));
+    CrashPoint("before-pointer-swap");
+    Status st = p.create ? store_->Create(commit.ident, p.new_location)
+                         : store_->Swap(commit.ident, p.base_location, p.new_location);
+    if (st.ok()) {
+      CrashPoint("after-pointer-swap");
+      return LoadedTable{std::move(p.new_location), std::move(p.metadata)};
+    }
+    if (KindOf(st) != ErrorKind::kConflict) return st;  // unknown: keep the file
+    // Definitely not applied: the new file is garbage. Re-check against the new base.
+    (void)io_->Delete(p.new_location);
+    FLOE_LOG_DEBUG("catalog: commit to {} lost a race ({}); re-checking (attempt {})",
+                   commit.ident.ToString(), st.message(), attempt + 1);
+  }
+  return Conflict("commit to " + commit.ident.ToString() + " kept losing races after " +
+                  std::to_string(kMaxSwapRetries) + " attempts");
+}
+
+Status Catalog::CommitTransaction(const std::vector<TableCommit>& commits, Writer writer) {
+  if (commits.empty()) return Status::Invalid("a transaction needs at least one table change");
+  std::set<TableIdent> seen;
+  for (const auto& c : commits) {
+    if (!seen.insert(c.ident).second) {
+      return Status::Invalid("table ", c.ident.ToString(), " appears twice in the transaction");
+    }
+  }
+  for (int attempt = 0; attempt < kMaxSwapRetries; ++attempt) {
+    std::vector<Prepared> prepared;
+    auto discard = [&] {
+      for (const auto& p : prepared) (void)io_->Delete(p.new_location);
+    };
+    for (const auto& c : commits) {
+      auto p = Prepare(c, writer);
+      if (!p.ok()) {
+        discard();
+        return p.status();
+      }
+      prepared.push_back(std::move(*p));
+    }
+    std::vector<PointerStore::SwapOp> ops;
+    for (size_t i = 0; i < commits.size(); ++i) {
+      ops.push_back({commits[i].ident, prepared[i].create ? "" : prepared[i].base_location,
+                     prepared[i].new_location});
+    }
+    CrashPoint("before-pointer-swap");
+    Status st = store_->SwapAll(ops);
+    if (st.ok()) return Status::OK();
+    if (KindOf(st) != ErrorKind::kConflict) return st;
+    discard();
+  }
+  return Conflict("transaction kept losing races after " + std::to_string(kMaxSwapRetries) +
+                  " attempts");
+}
+
+Status Catalog::DropTable(const TableIdent& ident, bool purge) {
+  std::optional<LoadedTable> loaded;
+  if (purge) {
+    FLOE_ASSIGN_OR_RAISE(loaded, LoadTable(ident));
+    if (MirrorsDelta(loaded->metadata)) {
+      return Forbidden("table " + ident.ToString() +
+                       " is mirrored to Delta: purging would break the Delta table; drop "
+                       "it without purge");
+    }
+  }
+  FLOE_RETURN_NOT_OK(ValidateIdent(ident));
+  FLOE_RETURN_NOT_OK(store_->Drop(ident));
+  if (!purge) return Status::OK();
+  // Purge: every file the table's metadata reaches. Failures are logged, not returned: the
+  // table is already gone from the catalog.
+  const auto& md = loaded->metadata;
+  std::set<std::string> files;
+  for (const auto& snap : md.snapshots) {
+    auto manifests = iceberg::ReadManifestList(*io_, snap.manifest_list);
+    if (manifests.ok()) {
+      for (const auto& m : *manifests) {
+        auto entries = iceberg::ReadManifestEntries(*io_, m);
+        if (entries.ok()) {
+          for (const auto& e : *entries) files.insert(e.data_file.file_path);
+        }
+        files.insert(m.manifest_path);
+      }
+    }
+    files.insert(snap.manifest_list);
+  }
+  for (const auto& entry : md.metadata_log) files.insert(entry.metadata_file);
+  files.insert(loaded->metadata_location);
+  size_t failed = 0;
+  for (const auto& f : files) {
+    if (!io_->Delete(f).ok()) ++failed;  // files outside the warehouse are refused by FileIO
+  }
+  FLOE_LOG_INFO("catalog: purged table {} ({} files, {} could not be deleted)",
+                ident.ToString(), files.size(), failed);
+  return Status::OK();
+}
+
+Status Catalog::RenameTable(const TableIdent& from, const TableIdent& to) {
+  FLOE_RETURN_NOT_OK(ValidateIdent(from));
+  FLOE_RETURN_NOT_OK(ValidateIdent(to));
+  FLOE_ASSIGN_OR_RAISE(bool ns_exists, NamespaceExists(to.ns));
+  if (!ns_exists) return NotFound("namespace " + NamespaceName(to.ns) + " does not exist");
+  return store_->Rename(from, to);
+}
+
+Result<LoadedTable> Catalog::RegisterTable(const TableIdent& ident,
+                                           const std::string& metadata_location) {
+  FLOE_RETURN_NOT_OK(ValidateIdent(ident));
+  FLOE_RETURN_NOT_OK(CheckLocation(metadata_location));
+  FLOE_ASSIGN_OR_RAISE(bool ns_exists, NamespaceExists(ident.ns));
+  if (!ns_exists) return NotFound("namespace " + NamespaceName(ident.ns) + " does not exist");
+  auto md = iceberg::ReadTableMetadata(*io_, metadata_location);
+  if (!md.ok()) {
+    return Status::Invalid("cannot register ", ident.ToString(), ": ", md.status().message());
+  }
+  FLOE_RETURN_NOT_OK(CheckLocation(md->location));
+  FLOE_RETURN_NOT_OK(store_->Create(ident, metadata_location));
+  return LoadedTable{metadata_location, std::move(*md)};
+}
+
+}  // namespace floe::catalog

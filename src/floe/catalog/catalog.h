@@ -1,0 +1,132 @@
+// Catalog: the server-side catalog operations, named after the Iceberg REST Catalog's
+// (rest-catalog-open-api.yaml), over a PointerStore and a FileIO. It is the one commit
+// path: Floe's pipeline and other writers (through the REST server) both commit with
+// CommitTable — requirements checked against the current metadata, all updates applied,
+// the new metadata file written put-if-absent, the pointer swapped with compare-and-swap.
+//
+// Threading: thread-safe (the REST server calls it from its worker threads while the
+// pipeline commits); concurrent commits to one table are serialized by the pointer CAS.
+// Knows nothing of Kafka.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "floe/catalog/pointer_store.h"
+#include "floe/common/status.h"
+#include "floe/iceberg/table_metadata.h"
+#include "floe/iceberg/table_update.h"
+
+namespace floe::storage {
+class FileIO;
+}
+
+namespace floe::catalog {
+
+// Table property naming the formats Floe materializes a table in ("iceberg", "iceberg,delta",
+// ...). While it contains "delta", only Floe may change the table's data (ARCHITECTURE.md §2).
+inline constexpr const char* kFormatsProperty = "floe.formats";
+
+using Namespace = std::vector<std::string>;
+
+struct LoadedTable {
+  std::string metadata_location;  // empty for a staged (not yet committed) table
+  iceberg::TableMetadata metadata;
+};
+
+// Who commits. Floe's pipeline may change a Delta-mirrored table's data; others may not.
+enum class Writer { kFloe, kExternal };
+
+struct CreateTableRequest {
+  TableIdent ident;
+  iceberg::Schema schema;
+  std::optional<iceberg::PartitionSpec> partition_spec;
+  std::optional<iceberg::SortOrder> sort_order;
+  std::optional<std::string> location;  // must lie under the warehouse
+  std::map<std::string, std::string> properties;
+  // Build the metadata without creating the table (REST stage-create): the client later
+  // commits it with an assert-create requirement.
+  bool stage_create = false;
+};
+
+struct TableCommit {
+  TableIdent ident;
+  std::vector<iceberg::TableRequirement> requirements;
+  std::vector<iceberg::TableUpdate> updates;
+};
+
+struct NamespacePropertiesChange {
+  std::vector<std::string> updated;
+  std::vector<std::string> removed;
+  std::vector<std::string> missing;  // removals that were not set
+};
+
+class Catalog {
+ public:
+  using Clock = std::function<int64_t()>;  // wall time in ms; tests inject their own
+
+  // `warehouse_uri`: the root every table location must lie under (file:///...).
+  Catalog(PointerStore* store, storage::FileIO* io, std::string warehouse_uri,
+          Clock clock = {});
+
+  const std::string& warehouse_uri() const { return warehouse_uri_; }
+
+  // Namespaces. `parent` empty: the top level. Returns direct children only.
+  Result<std::vector<Namespace>> ListNamespaces(const Namespace& parent);
+  // kConflict if it exists.
+  Status CreateNamespace(const Namespace& ns, const std::map<std::string, std::string>& props);
+  // kNotFound if absent.
+  Result<std::map<std::string, std::string>> LoadNamespace(const Namespace& ns);
+  Result<bool> NamespaceExists(const Namespace& ns);
+  // kNotFound if absent; kConflict if it still holds tables or namespaces.
+  Status DropNamespace(const Namespace& ns);
+  // InvalidInput if a key is both updated and removed.
+  Result<NamespacePropertiesChange> UpdateNamespaceProperties(
+      const Namespace& ns, const std::vector<std::string>& removals,
+      const std::map<std::string, std::string>& updates);
+
+  // Tables. kNotFound when the namespace does not exist.
+  Result<std::vector<TableIdent>> ListTables(const Namespace& ns);
+  Result<LoadedTable> LoadTable(const TableIdent& ident);
+  Result<bool> TableExists(const TableIdent& ident);
+  // Location: the request's (checked to lie under the warehouse) or
+  // <warehouse>/<ns levels>/<name>-<uuid>. kConflict if the table exists; kNotFound if the
+  // namespace does not.
+  Result<LoadedTable> CreateTable(const CreateTableRequest& request);
+  // One table's commit. A table that does not exist is created when the requirements
+  // include assert-create (REST create transactions). On a lost CAS the commit is
+  // re-checked against the new current metadata and retried; a failed requirement is
+  // kConflict (HTTP 409), an update that cannot apply InvalidInput (400), a data-changing
+  // commit by kExternal to a Delta-mirrored table kForbidden (403), an unknowable outcome
+  // kStateUnknown (5xx).
+  Result<LoadedTable> CommitTable(const TableCommit& commit, Writer writer);
+  // Several tables at once, all or nothing (REST transactions/commit).
+  Status CommitTransaction(const std::vector<TableCommit>& commits, Writer writer);
+  // `purge`: also delete the table's metadata, manifests and data files.
+  Status DropTable(const TableIdent& ident, bool purge);
+  // kNotFound if `from` or `to`'s namespace is absent; kConflict if `to` exists.
+  Status RenameTable(const TableIdent& from, const TableIdent& to);
+  // Registers an existing metadata file (under the warehouse) as a new table.
+  Result<LoadedTable> RegisterTable(const TableIdent& ident,
+                                    const std::string& metadata_location);
+
+ private:
+  struct Prepared;
+  Result<Prepared> Prepare(const TableCommit& commit, Writer writer);
+  Status CheckLocation(const std::string& location) const;
+
+  PointerStore* store_;
+  storage::FileIO* io_;
+  std::string warehouse_uri_;
+  Clock clock_;
+};
+
+// "a\x1Fb" <-> {"a","b"} (the REST path encoding of a multi-level namespace).
+Namespace SplitNamespace(const std::string& joined, char separator = '\x1F');
+
+}  // namespace floe::catalog

@@ -1,0 +1,285 @@
+// Catalog over a real SQLite pointer store and local files: namespaces, table lifecycle,
+// the commit applier (requirements, CAS races, create transactions, multi-table
+// transactions), the Delta-mirror guard and location containment.
+#include "floe/catalog/catalog.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "floe/common/util.h"
+#include "floe/storage/file_io.h"
+
+namespace floe::catalog {
+namespace {
+
+namespace u = iceberg::update;
+namespace r = iceberg::requirement;
+
+class CatalogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() /
+            ("floe-catalog-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(root_);
+    std::filesystem::create_directories(root_ / "wh");
+    store_ = *OpenSqliteStore((root_ / "catalog.db").string(), "floe");
+    warehouse_ = storage::PathToFileUri((root_ / "wh").string());
+    io_ = storage::MakeLocalFileIO(warehouse_);
+    catalog_ = std::make_unique<Catalog>(store_.get(), io_.get(), warehouse_);
+    schema_.fields.push_back(
+        {1, "id", true, iceberg::Type::Primitive(iceberg::TypeId::kLong), {}});
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+
+  LoadedTable Create(const TableIdent& ident,
+                     std::map<std::string, std::string> props = {}) {
+    if (!*catalog_->NamespaceExists(ident.ns)) {
+      EXPECT_TRUE(catalog_->CreateNamespace(ident.ns, {}).ok());
+    }
+    CreateTableRequest req = Req(ident);
+    req.properties = std::move(props);
+    auto t = catalog_->CreateTable(req);
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    return *t;
+  }
+
+  CreateTableRequest Req(const TableIdent& ident) {
+    CreateTableRequest req;
+    req.ident = ident;
+    req.schema = schema_;
+    return req;
+  }
+
+  // A commit adding one (empty-manifest-list) snapshot on top of `base`'s main.
+  TableCommit AppendOn(const TableIdent& ident, const iceberg::TableMetadata& base) {
+    std::optional<int64_t> main;
+    if (const auto* ref = base.Ref("main")) main = ref->snapshot_id;
+    iceberg::Snapshot s;
+    s.snapshot_id = RandomPositiveInt64();
+    s.parent_snapshot_id = main;
+    s.sequence_number = base.last_sequence_number + 1;
+    s.timestamp_ms = NowMs();
+    s.manifest_list = base.location + "/metadata/snap-" + std::to_string(s.snapshot_id) + ".avro";
+    s.summary = {{"operation", "append"}};
+    s.schema_id = base.current_schema_id;
+    iceberg::SnapshotRef ref;
+    ref.snapshot_id = s.snapshot_id;
+    TableCommit c;
+    c.ident = ident;
+    c.requirements = {r::AssertTableUuid{base.table_uuid}, r::AssertRefSnapshotId{"main", main}};
+    c.updates = {u::AddSnapshot{s}, u::SetSnapshotRef{"main", ref}};
+    return c;
+  }
+
+  std::filesystem::path root_;
+  std::string warehouse_;
+  std::unique_ptr<PointerStore> store_;
+  std::unique_ptr<storage::FileIO> io_;
+  std::unique_ptr<Catalog> catalog_;
+  iceberg::Schema schema_;
+};
+
+TEST_F(CatalogTest, Namespaces) {
+  ASSERT_TRUE(catalog_->CreateNamespace({"a"}, {{"owner", "me"}}).ok());
+  ASSERT_TRUE(catalog_->CreateNamespace({"a", "b"}, {}).ok());
+  ASSERT_TRUE(catalog_->CreateNamespace({"c"}, {}).ok());
+  EXPECT_EQ(KindOf(catalog_->CreateNamespace({"a"}, {})), ErrorKind::kConflict);
+  EXPECT_FALSE(catalog_->CreateNamespace({".."}, {}).ok());
+  EXPECT_FALSE(catalog_->CreateNamespace({"x", ""}, {}).ok());
+
+  auto top = *catalog_->ListNamespaces({});
+  EXPECT_EQ(top, (std::vector<Namespace>{{"a"}, {"c"}}));
+  EXPECT_EQ(*catalog_->ListNamespaces({"a"}), (std::vector<Namespace>{{"a", "b"}}));
+  EXPECT_EQ(KindOf(catalog_->ListNamespaces({"zz"}).status()), ErrorKind::kNotFound);
+
+  auto props = *catalog_->LoadNamespace({"a"});
+  EXPECT_EQ(props, (std::map<std::string, std::string>{{"owner", "me"}}));
+  auto change = *catalog_->UpdateNamespaceProperties({"a"}, {"owner", "nope"}, {{"k", "v"}});
+  EXPECT_EQ(change.removed, std::vector<std::string>{"owner"});
+  EXPECT_EQ(change.missing, std::vector<std::string>{"nope"});
+  EXPECT_EQ(change.updated, std::vector<std::string>{"k"});
+  EXPECT_EQ(*catalog_->LoadNamespace({"a"}), (std::map<std::string, std::string>{{"k", "v"}}));
+  EXPECT_FALSE(catalog_->UpdateNamespaceProperties({"a"}, {"k"}, {{"k", "x"}}).ok());
+
+  EXPECT_EQ(KindOf(catalog_->DropNamespace({"a"})), ErrorKind::kConflict);  // holds a.b
+  ASSERT_TRUE(catalog_->DropNamespace({"a", "b"}).ok());
+  ASSERT_TRUE(catalog_->DropNamespace({"a"}).ok());
+  EXPECT_FALSE(*catalog_->NamespaceExists({"a"}));
+  EXPECT_EQ(KindOf(catalog_->DropNamespace({"a"})), ErrorKind::kNotFound);
+}
+
+TEST_F(CatalogTest, TableLifecycle) {
+  TableIdent t{{"ns"}, "t"};
+  auto created = Create(t);
+  EXPECT_EQ(created.metadata.location.rfind(warehouse_ + "/ns/t-", 0), 0u);
+  EXPECT_EQ(KindOf(catalog_->DropNamespace({"ns"})), ErrorKind::kConflict);
+  CreateTableRequest again = Req(t);
+  EXPECT_EQ(KindOf(catalog_->CreateTable(again).status()), ErrorKind::kConflict);
+  CreateTableRequest no_ns = Req({{"missing"}, "t"});
+  EXPECT_EQ(KindOf(catalog_->CreateTable(no_ns).status()), ErrorKind::kNotFound);
+
+  auto loaded = *catalog_->LoadTable(t);
+  EXPECT_EQ(loaded.metadata_location, created.metadata_location);
+  EXPECT_TRUE(*catalog_->TableExists(t));
+
+  TableIdent moved{{"ns"}, "moved"};
+  ASSERT_TRUE(catalog_->RenameTable(t, moved).ok());
+  EXPECT_FALSE(*catalog_->TableExists(t));
+  EXPECT_EQ(KindOf(catalog_->RenameTable(t, moved)), ErrorKind::kNotFound);
+  EXPECT_EQ(KindOf(catalog_->RenameTable(moved, {{"nope"}, "x"})), ErrorKind::kNotFound);
+
+  TableIdent reg{{"ns"}, "registered"};
+  auto r2 = catalog_->RegisterTable(reg, created.metadata_location);
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  EXPECT_EQ(r2->metadata.table_uuid, created.metadata.table_uuid);
+  EXPECT_FALSE(catalog_->RegisterTable({{"ns"}, "evil"}, "file:///etc/passwd").ok());
+
+  ASSERT_TRUE(catalog_->DropTable(reg, false).ok());
+  EXPECT_TRUE(*io_->Exists(created.metadata_location));  // still owned by `moved`
+  ASSERT_TRUE(catalog_->DropTable(moved, true).ok());
+  EXPECT_FALSE(*io_->Exists(created.metadata_location));
+  EXPECT_EQ(KindOf(catalog_->DropTable(moved, false)), ErrorKind::kNotFound);
+}
+
+TEST_F(CatalogTest, LocationsStayUnderTheWarehouse) {
+  ASSERT_TRUE(catalog_->CreateNamespace({"ns"}, {}).ok());
+  for (std::string loc : {std::string("file:///tmp/elsewhere"), warehouse_ + "/../escape",
+                          warehouse_ + "/a/./b", warehouse_, warehouse_ + "x/t"}) {
+    CreateTableRequest req = Req({{"ns"}, "t"});
+    req.location = loc;
+    EXPECT_FALSE(catalog_->CreateTable(req).ok()) << loc;
+  }
+  CreateTableRequest ok = Req({{"ns"}, "t"});
+  ok.location = warehouse_ + "/custom/place/";
+  auto t = catalog_->CreateTable(ok);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->metadata.location, warehouse_ + "/custom/place");
+  // A set-location out of the warehouse is refused at commit time too.
+  TableCommit c{{{"ns"}, "t"}, {}, {u::SetLocation{"file:///tmp/out"}}};
+  EXPECT_FALSE(catalog_->CommitTable(c, Writer::kExternal).ok());
+}
+
+TEST_F(CatalogTest, CommitChecksRequirementsAndChainsMetadata) {
+  TableIdent t{{"ns"}, "t"};
+  auto base = Create(t);
+  auto c1 = AppendOn(t, base.metadata);
+  auto after = catalog_->CommitTable(c1, Writer::kExternal);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(after->metadata.snapshots.size(), 1u);
+  ASSERT_EQ(after->metadata.metadata_log.size(), 1u);
+  EXPECT_EQ(after->metadata.metadata_log[0].metadata_file, base.metadata_location);
+  EXPECT_NE(after->metadata_location.find("/metadata/00001-"), std::string::npos);
+  // The same base again: its assert-ref-snapshot-id fails.
+  auto stale = catalog_->CommitTable(AppendOn(t, base.metadata), Writer::kExternal);
+  EXPECT_EQ(KindOf(stale.status()), ErrorKind::kConflict);
+  EXPECT_EQ(catalog_->LoadTable(t)->metadata_location, after->metadata_location);
+  // Missing table without assert-create.
+  EXPECT_EQ(KindOf(catalog_->CommitTable({{{"ns"}, "none"}, {}, {}}, Writer::kExternal).status()),
+            ErrorKind::kNotFound);
+}
+
+TEST_F(CatalogTest, StageCreateThenAssertCreateCommit) {
+  ASSERT_TRUE(catalog_->CreateNamespace({"ns"}, {}).ok());
+  CreateTableRequest req = Req({{"ns"}, "staged"});
+  req.stage_create = true;
+  auto staged = *catalog_->CreateTable(req);
+  EXPECT_TRUE(staged.metadata_location.empty());
+  EXPECT_FALSE(*catalog_->TableExists(req.ident));
+  TableCommit c;
+  c.ident = req.ident;
+  c.requirements = {r::AssertCreate{}};
+  c.updates = {u::AssignUuid{staged.metadata.table_uuid}, u::UpgradeFormatVersion{2},
+               u::AddSchema{schema_, std::nullopt}, u::SetCurrentSchema{-1},
+               u::AddPartitionSpec{{}}, u::SetDefaultSpec{-1}, u::AddSortOrder{{}},
+               u::SetDefaultSortOrder{-1}, u::SetLocation{staged.metadata.location}};
+  auto created = catalog_->CommitTable(c, Writer::kExternal);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_NE(created->metadata_location.find("/metadata/00000-"), std::string::npos);
+  EXPECT_EQ(KindOf(catalog_->CommitTable(c, Writer::kExternal).status()), ErrorKind::kConflict);
+}
+
+TEST_F(CatalogTest, TransactionIsAllOrNothing) {
+  TableIdent a{{"ns"}, "a"}, b{{"ns"}, "b"};
+  auto ta = Create(a);
+  auto tb = Create(b);
+  auto ca = AppendOn(a, ta.metadata);
+  auto cb = AppendOn(b, tb.metadata);
+  ASSERT_TRUE(catalog_->CommitTable(AppendOn(b, tb.metadata), Writer::kExternal).ok());
+  // b's base is stale now: the whole transaction fails and a is untouched.
+  EXPECT_EQ(KindOf(catalog_->CommitTransaction({ca, cb}, Writer::kExternal)),
+            ErrorKind::kConflict);
+  EXPECT_EQ(catalog_->LoadTable(a)->metadata_location, ta.metadata_location);
+  auto cb2 = AppendOn(b, catalog_->LoadTable(b)->metadata);
+  ASSERT_TRUE(catalog_->CommitTransaction({ca, cb2}, Writer::kExternal).ok());
+  EXPECT_EQ(catalog_->LoadTable(a)->metadata.snapshots.size(), 1u);
+  EXPECT_EQ(catalog_->LoadTable(b)->metadata.snapshots.size(), 2u);
+  EXPECT_FALSE(catalog_->CommitTransaction({ca, ca}, Writer::kExternal).ok());
+}
+
+TEST_F(CatalogTest, DeltaMirroredTablesRefuseOtherWritersDataChanges) {
+  TableIdent t{{"ns"}, "mirrored"};
+  auto base = Create(t, {{kFormatsProperty, "iceberg,delta"}});
+  auto st = catalog_->CommitTable(AppendOn(t, base.metadata), Writer::kExternal);
+  EXPECT_EQ(KindOf(st.status()), ErrorKind::kForbidden);
+  EXPECT_EQ(catalog_->LoadTable(t)->metadata_location, base.metadata_location);
+  // Non-data changes are allowed; Floe's own appends too.
+  TableCommit props{t, {}, {u::SetProperties{{{"comment", "hi"}}}}};
+  EXPECT_TRUE(catalog_->CommitTable(props, Writer::kExternal).ok());
+  TableCommit floe_keys{t, {}, {u::SetProperties{{{"floe.kafka.offsets", "{}"}}}}};
+  EXPECT_EQ(KindOf(catalog_->CommitTable(floe_keys, Writer::kExternal).status()),
+            ErrorKind::kForbidden);
+  auto cur = catalog_->LoadTable(t)->metadata;
+  EXPECT_TRUE(catalog_->CommitTable(AppendOn(t, cur), Writer::kFloe).ok());
+  EXPECT_EQ(KindOf(catalog_->DropTable(t, true)), ErrorKind::kForbidden);
+}
+
+TEST_F(CatalogTest, ConcurrentCommitsOneWinnerPerBase) {
+  TableIdent t{{"ns"}, "race"};
+  Create(t);
+  for (int round = 0; round < 5; ++round) {
+    auto base = catalog_->LoadTable(t)->metadata;
+    std::atomic<int> wins{0}, conflicts{0}, other{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 8; ++i) {
+      threads.emplace_back([&] {
+        auto res = catalog_->CommitTable(AppendOn(t, base), Writer::kExternal);
+        if (res.ok()) {
+          wins++;
+        } else if (KindOf(res.status()) == ErrorKind::kConflict) {
+          conflicts++;
+        } else {
+          other++;
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(wins.load(), 1);
+    EXPECT_EQ(conflicts.load(), 7);
+    EXPECT_EQ(other.load(), 0);
+  }
+  auto md = catalog_->LoadTable(t)->metadata;
+  EXPECT_EQ(md.snapshots.size(), 5u);
+  EXPECT_EQ(md.last_sequence_number, 5);
+  for (const auto& e : md.metadata_log) EXPECT_TRUE(*io_->Exists(e.metadata_file));
+  // Losers' metadata files were removed: exactly 6 files remain (versions 0..5).
+  int files = 0;
+  for (const auto& f : std::filesystem::directory_iterator(
+           *storage::FileUriToPath(md.location + "/metadata"))) {
+    (void)f;
+    ++files;
+  }
+  EXPECT_EQ(files, 6);
+}
+
+TEST(SplitNamespaceTest, Splits) {
+  EXPECT_EQ(SplitNamespace("a"), (Namespace{"a"}));
+  EXPECT_EQ(SplitNamespace("a\x1F" "b"), (Namespace{"a", "b"}));
+  EXPECT_EQ(SplitNamespace(""), (Namespace{""}));
+}
+
+}  // namespace
+}  // namespace floe::catalog
