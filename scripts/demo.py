@@ -11,6 +11,7 @@ import argparse
 import json
 import pathlib
 import shutil
+import socket
 import sys
 import sysconfig
 import time
@@ -74,6 +75,35 @@ def produce(bootstrap: str, registry_url: str) -> None:
     assert p.flush(60) == 0
 
 
+def print_connection_settings(floe: str, config: pathlib.Path, uri: str) -> None:
+    say(f"""serve the tables again with:
+    {floe} catalog serve --config {config}
+then connect with any engine (no credentials: rest.auth.tokens is empty):
+
+  pyiceberg (Python):
+    from pyiceberg.catalog.rest import RestCatalog
+    cat = RestCatalog("floe", uri="{uri}")
+    cat.load_table("kafka.{TOPIC}").scan().to_pandas()
+
+  Spark (spark-sql / pyspark, with iceberg-spark-runtime on the classpath):
+    --conf spark.sql.catalog.floe=org.apache.iceberg.spark.SparkCatalog
+    --conf spark.sql.catalog.floe.type=rest
+    --conf spark.sql.catalog.floe.uri={uri}
+    SELECT * FROM floe.kafka.{TOPIC} LIMIT 10;
+
+  Trino (etc/catalog/floe.properties):
+    connector.name=iceberg
+    iceberg.catalog.type=rest
+    iceberg.rest-catalog.uri={uri}
+    (Trino's file systems read s3:// and local:// locations, not the file:// paths of this
+    local warehouse: use it with an S3 warehouse.)
+
+  DuckDB (iceberg extension):
+    ATTACH 'floe' AS floe (TYPE iceberg, ENDPOINT '{uri}', AUTHORIZATION_TYPE 'none');
+    SELECT * FROM floe.kafka.{TOPIC} LIMIT 10;
+""")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--floe", required=True)
@@ -94,7 +124,12 @@ def main() -> int:
 
         import os
         os.environ["FLOE_BUILD_DIR"] = str(pathlib.Path(args.floe).resolve().parents[3])
-        run = FloeRun(work / "floe", kafka.bootstrap, registry.url, [{"name": TOPIC}])
+        # The REST catalog on the documented default port when it is free.
+        with socket.socket() as probe:
+            free = probe.connect_ex(("127.0.0.1", 8181)) != 0
+        listen = "127.0.0.1:8181" if free else "127.0.0.1:0"
+        run = FloeRun(work / "floe", kafka.bootstrap, registry.url, [{"name": TOPIC}],
+                      extra={"rest": {"listen": listen}})
         say(f"running: floe run --config {run.config_path}")
         run.start()
         deadline = time.monotonic() + 180
@@ -109,6 +144,18 @@ def main() -> int:
                 say("floe did not finish; its log:\n" + run.log())
                 return 1
             time.sleep(1)
+
+        # While Floe runs, any engine reads the table through its Iceberg REST catalog.
+        uri = run.rest_uri()
+        from pyiceberg.catalog.rest import RestCatalog
+        rest = RestCatalog("floe", uri=uri)
+        say(f"pyiceberg through the REST catalog at {uri}: namespaces {rest.list_namespaces()}, "
+            f"tables {rest.list_tables('kafka')}")
+        rows = rest.load_table(f"kafka.{TOPIC}").scan(
+            selected_fields=("status", "amount")).to_arrow().group_by("status").aggregate(
+            [("amount", "sum"), ("amount", "count")]).sort_by("status").to_pylist()
+        for r in rows:
+            print("    ", r)
         rc = run.stop()
         say(f"floe stopped (exit {rc})")
 
@@ -136,6 +183,7 @@ def main() -> int:
         for r in df.to_pylist():
             print("    ", r)
         say(f"catalog: {run.catalog_db}  warehouse: {run.warehouse}")
+        print_connection_settings(args.floe, run.config_path, uri)
         return 0 if rc == 0 else 1
     finally:
         procs.kill_all()

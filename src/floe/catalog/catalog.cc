@@ -268,15 +268,33 @@ Result<LoadedTable> Catalog::CreateTable(const CreateTableRequest& req) {
     for (const auto& level : req.ident.ns) location += "/" + level;
     location += "/" + req.ident.name + "-" + NewUuid();
   }
+  iceberg::Schema schema = req.schema;
+  iceberg::PartitionSpec spec = req.partition_spec.value_or(iceberg::PartitionSpec{});
+  iceberg::SortOrder order = req.sort_order.value_or(iceberg::SortOrder{});
+  if (req.assign_fresh_ids) {
+    std::map<int, int> ids;
+    schema = iceberg::AssignFreshIds(req.schema, &ids);
+    auto remap = [&](int& source_id, const char* what) -> Status {
+      auto it = ids.find(source_id);
+      if (it == ids.end()) {
+        return Status::Invalid(what, " refers to field id ", source_id,
+                               ", which is not in the schema");
+      }
+      source_id = it->second;
+      return Status::OK();
+    };
+    for (auto& f : spec.fields) FLOE_RETURN_NOT_OK(remap(f.source_id, "partition field"));
+    for (auto& f : order.fields) FLOE_RETURN_NOT_OK(remap(f.source_id, "sort field"));
+  }
   namespace u = iceberg::update;
   std::vector<iceberg::TableUpdate> updates;
   updates.push_back(u::AssignUuid{NewUuid()});
   updates.push_back(u::UpgradeFormatVersion{2});
-  updates.push_back(u::AddSchema{req.schema, std::nullopt});
+  updates.push_back(u::AddSchema{std::move(schema), std::nullopt});
   updates.push_back(u::SetCurrentSchema{-1});
-  updates.push_back(u::AddPartitionSpec{req.partition_spec.value_or(iceberg::PartitionSpec{})});
+  updates.push_back(u::AddPartitionSpec{std::move(spec)});
   updates.push_back(u::SetDefaultSpec{-1});
-  updates.push_back(u::AddSortOrder{req.sort_order.value_or(iceberg::SortOrder{})});
+  updates.push_back(u::AddSortOrder{std::move(order)});
   updates.push_back(u::SetDefaultSortOrder{-1});
   updates.push_back(u::SetLocation{location});
   if (!req.properties.empty()) updates.push_back(u::SetProperties{req.properties});

@@ -52,6 +52,9 @@ struct CreateTableRequest {
   // Build the metadata without creating the table (REST stage-create): the client later
   // commits it with an assert-create requirement.
   bool stage_create = false;
+  // Renumber the schema's field ids 1..n (iceberg::AssignFreshIds), as REST servers do on
+  // create; Floe's own tables keep the ids the pipeline assigned.
+  bool assign_fresh_ids = true;
 };
 
 struct TableCommit {

@@ -275,6 +275,41 @@ TEST_F(CatalogTest, ConcurrentCommitsOneWinnerPerBase) {
   EXPECT_EQ(files, 6);
 }
 
+TEST_F(CatalogTest, CreateAssignsFreshIdsBreadthFirstLikeJava) {
+  using iceberg::Type;
+  using iceberg::TypeId;
+  ASSERT_TRUE(catalog_->CreateNamespace({"ns"}, {}).ok());
+  CreateTableRequest req = Req({{"ns"}, "fresh"});
+  auto inner = Type::Struct({{40, "x", true, Type::Primitive(TypeId::kInt), {}},
+                             {41, "y", false, Type::Primitive(TypeId::kString), {}}});
+  req.schema.fields = {{7, "s", false, inner, {}},
+                       {9, "l", true, Type::List(50, false, Type::Primitive(TypeId::kLong)), {}},
+                       {3, "id", true, Type::Primitive(TypeId::kLong), {}}};
+  req.schema.identifier_field_ids = {3};
+  iceberg::PartitionSpec spec;
+  spec.fields.push_back({3, 1000, "id_bucket", "bucket[4]"});
+  req.partition_spec = spec;
+  auto t = catalog_->CreateTable(req);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const auto& s = *t->metadata.CurrentSchema();
+  // Top level first (1..3), then s's fields (4, 5), then l's element (6).
+  EXPECT_EQ(s.fields[0].id, 1);
+  EXPECT_EQ(s.fields[1].id, 2);
+  EXPECT_EQ(s.fields[2].id, 3);
+  EXPECT_EQ(s.fields[0].type->fields[0].id, 4);
+  EXPECT_EQ(s.fields[0].type->fields[1].id, 5);
+  EXPECT_EQ(s.fields[1].type->element().id, 6);
+  EXPECT_EQ(s.identifier_field_ids, std::vector<int>{3});
+  EXPECT_EQ(t->metadata.last_column_id, 6);
+  EXPECT_EQ(t->metadata.partition_specs.at(0).fields.at(0).source_id, 3);
+  // A spec referring to an id the schema lacks is refused.
+  CreateTableRequest bad = Req({{"ns"}, "bad"});
+  iceberg::PartitionSpec bad_spec;
+  bad_spec.fields.push_back({99, 1000, "nope", "identity"});
+  bad.partition_spec = bad_spec;
+  EXPECT_FALSE(catalog_->CreateTable(bad).ok());
+}
+
 TEST(SplitNamespaceTest, Splits) {
   EXPECT_EQ(SplitNamespace("a"), (Namespace{"a"}));
   EXPECT_EQ(SplitNamespace("a\x1F" "b"), (Namespace{"a", "b"}));

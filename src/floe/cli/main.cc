@@ -1,16 +1,27 @@
-// The `floe` binary: `floe run --config FILE` runs the ingestion pipeline until SIGTERM or
-// SIGINT, then flushes, commits and exits 0. Exit status 2 means a bad configuration.
+// The `floe` binary:
+// - `floe run --config FILE` runs the ingestion pipeline and serves the Iceberg REST
+//   catalog on rest.listen until SIGTERM or SIGINT, then flushes, commits and exits 0;
+// - `floe catalog serve --config FILE` serves the REST catalog alone.
+// Exit status 2 means a bad configuration. This file wires the modules together: it owns
+// the catalog stack (pointer store, FileIO, Catalog) that the pipeline and the REST server
+// share.
 #include <CLI/CLI.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <thread>
 
+#include "floe/catalog/catalog.h"
 #include "floe/common/log.h"
 #include "floe/config/config.h"
 #include "floe/config/keys.h"
 #include "floe/pipeline/pipeline.h"
+#include "floe/server/rest_server.h"
+#include "floe/storage/file_io.h"
 
 #ifndef FLOE_VERSION
 #define FLOE_VERSION "0.0.0"
@@ -26,27 +37,94 @@ int ExitCodeFor(const floe::Status& st) {
   return floe::KindOf(st) == floe::ErrorKind::kInvalidConfig ? 2 : 1;
 }
 
-int RunCommand(const std::string& config_path, const std::string& log_level_override) {
+// The catalog stack shared by the pipeline and the REST server.
+struct CatalogStack {
+  std::unique_ptr<floe::catalog::PointerStore> store;
+  std::unique_ptr<floe::storage::FileIO> io;
+  std::unique_ptr<floe::catalog::Catalog> catalog;
+  std::unique_ptr<floe::server::RestServer> rest;
+};
+
+floe::Result<CatalogStack> OpenCatalogStack(const floe::config::Config& config) {
+  CatalogStack stack;
+  std::error_code ec;
+  std::filesystem::create_directories(config.warehouse, ec);
+  if (ec) {
+    return floe::Retriable("cannot create warehouse " + config.warehouse + ": " + ec.message());
+  }
+  std::filesystem::create_directories(std::filesystem::path(config.catalog.uri).parent_path(),
+                                      ec);
+  FLOE_ASSIGN_OR_RAISE(stack.store,
+                       floe::catalog::OpenSqliteStore(config.catalog.uri, config.catalog.name));
+  std::string warehouse_uri = floe::storage::PathToFileUri(config.warehouse);
+  stack.io = floe::storage::MakeLocalFileIO(warehouse_uri);
+  stack.catalog = std::make_unique<floe::catalog::Catalog>(stack.store.get(), stack.io.get(),
+                                                           warehouse_uri);
+  floe::server::RestOptions opts;
+  opts.host = config.rest.listen_host;
+  opts.port = config.rest.listen_port;
+  opts.auth_tokens = config.rest.auth_tokens;
+  FLOE_ASSIGN_OR_RAISE(stack.rest, floe::server::RestServer::Start(stack.catalog.get(), opts));
+  bool v6 = config.rest.listen_host.find(':') != std::string::npos;
+  FLOE_LOG_INFO("REST catalog listening on http://{}{}{}:{}{}", v6 ? "[" : "",
+                config.rest.listen_host, v6 ? "]" : "", stack.rest->port(),
+                config.rest.auth_tokens.empty() ? "" : " (bearer tokens required)");
+  return stack;
+}
+
+floe::Result<floe::config::Config> LoadAndInit(const std::string& config_path,
+                                               const std::string& log_level_override) {
   auto config = floe::config::LoadConfig(config_path);
+  if (!config.ok()) return config.status();
+  floe::InitLogging(log_level_override.empty() ? config->log_level.c_str()
+                                               : log_level_override.c_str());
+  return config;
+}
+
+int RunCommand(const std::string& config_path, const std::string& log_level_override) {
+  auto config = LoadAndInit(config_path, log_level_override);
   if (!config.ok()) {
     std::fprintf(stderr, "floe: %s\n", config.status().message().c_str());
     return 2;
   }
-  floe::InitLogging(log_level_override.empty() ? config->log_level.c_str()
-                                               : log_level_override.c_str());
   FLOE_LOG_INFO("floe {} starting: warehouse {}, catalog {} ({})", FLOE_VERSION,
                 config->warehouse, config->catalog.uri, config->catalog.name);
-  auto pipeline = floe::pipeline::Pipeline::Make(*config);
+  auto stack = OpenCatalogStack(*config);
+  if (!stack.ok()) {
+    FLOE_LOG_ERROR("{}", stack.status().message());
+    return ExitCodeFor(stack.status());
+  }
+  auto pipeline = floe::pipeline::Pipeline::Make(*config, stack->catalog.get(), stack->io.get());
   if (!pipeline.ok()) {
     FLOE_LOG_ERROR("{}", pipeline.status().message());
     return ExitCodeFor(pipeline.status());
   }
   floe::Status st = (*pipeline)->Run(g_stop);
+  stack->rest->Stop();
   if (!st.ok()) {
     FLOE_LOG_ERROR("{}", st.message());
     return ExitCodeFor(st);
   }
   FLOE_LOG_INFO("floe stopped cleanly");
+  return 0;
+}
+
+int CatalogServeCommand(const std::string& config_path, const std::string& log_level_override) {
+  auto config = LoadAndInit(config_path, log_level_override);
+  if (!config.ok()) {
+    std::fprintf(stderr, "floe: %s\n", config.status().message().c_str());
+    return 2;
+  }
+  FLOE_LOG_INFO("floe {} catalog starting: warehouse {}, catalog {} ({})", FLOE_VERSION,
+                config->warehouse, config->catalog.uri, config->catalog.name);
+  auto stack = OpenCatalogStack(*config);
+  if (!stack.ok()) {
+    FLOE_LOG_ERROR("{}", stack.status().message());
+    return ExitCodeFor(stack.status());
+  }
+  while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  stack->rest->Stop();
+  FLOE_LOG_INFO("floe catalog stopped cleanly");
   return 0;
 }
 
@@ -58,7 +136,8 @@ int main(int argc, char** argv) {
   std::signal(SIGINT, OnSignal);
   CLI::App app{
       "Floe turns Apache Kafka topics into Apache Iceberg tables, continuously and exactly "
-      "once.\n\nCommands:\n  run   ingest the configured topics (see `floe run --help`)\n"};
+      "once.\n\nCommands:\n  run             ingest the configured topics and serve the "
+      "REST catalog\n  catalog serve   serve the Iceberg REST catalog alone\n"};
   app.set_version_flag("--version", std::string("floe ") + FLOE_VERSION);
   app.require_subcommand(0, 1);
 
@@ -69,6 +148,14 @@ int main(int argc, char** argv) {
   run->add_option("--log-level", log_level, "override log.level (debug, info, warn, error)");
   run->footer(floe::config::ConfigHelpText());
 
+  auto* catalog_cmd = app.add_subcommand("catalog", "Catalog commands");
+  catalog_cmd->require_subcommand(1);
+  auto* serve = catalog_cmd->add_subcommand(
+      "serve", "Serve the Iceberg REST catalog (rest.listen) over the configured catalog and "
+               "warehouse until SIGTERM, without ingesting");
+  serve->add_option("-c,--config", config_path, "YAML configuration file")->required();
+  serve->add_option("--log-level", log_level, "override log.level (debug, info, warn, error)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -77,6 +164,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (run->parsed()) return RunCommand(config_path, log_level);
+    if (serve->parsed()) return CatalogServeCommand(config_path, log_level);
     std::cout << app.help();
     return 0;
   } catch (const std::exception& e) {

@@ -126,4 +126,46 @@ bool SchemasEqual(const Schema& a, const Schema& b) {
   return FieldsEqual(a.fields, b.fields) && a.identifier_field_ids == b.identifier_field_ids;
 }
 
+namespace {
+
+TypePtr FreshType(const TypePtr& type, int& next, std::map<int, int>& ids) {
+  if (type->id == TypeId::kStruct) {
+    std::vector<NestedField> fields = type->fields;
+    for (auto& f : fields) f.id = ids[f.id] = ++next;
+    for (auto& f : fields) f.type = FreshType(f.type, next, ids);
+    return Type::Struct(std::move(fields));
+  }
+  if (type->id == TypeId::kList) {
+    const NestedField& e = type->element();
+    int id = ids[e.id] = ++next;
+    return Type::List(id, e.required, FreshType(e.type, next, ids));
+  }
+  if (type->id == TypeId::kMap) {
+    const NestedField& k = type->key();
+    const NestedField& v = type->value();
+    int kid = ids[k.id] = ++next;
+    int vid = ids[v.id] = ++next;
+    TypePtr kt = FreshType(k.type, next, ids);
+    return Type::Map(kid, std::move(kt), vid, v.required, FreshType(v.type, next, ids));
+  }
+  return type;
+}
+
+}  // namespace
+
+Schema AssignFreshIds(const Schema& schema, std::map<int, int>* old_to_new) {
+  std::map<int, int> ids;
+  int next = 0;
+  TypePtr root = FreshType(Type::Struct(schema.fields), next, ids);
+  Schema out;
+  out.schema_id = schema.schema_id;
+  out.fields = root->fields;
+  for (int id : schema.identifier_field_ids) {
+    auto it = ids.find(id);
+    out.identifier_field_ids.push_back(it == ids.end() ? id : it->second);
+  }
+  if (old_to_new) *old_to_new = std::move(ids);
+  return out;
+}
+
 }  // namespace floe::iceberg

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -85,5 +86,11 @@ struct Schema {
 };
 
 bool SchemasEqual(const Schema& a, const Schema& b);  // ignores schema_id
+
+// The schema with ids 1..n assigned the way Java's TypeUtil.assignFreshIds does (and the
+// REST reference server on create): a struct's fields get consecutive ids, then each field's
+// type is visited; a list's element and a map's key and value likewise. `old_to_new` (if
+// given) receives the mapping, for partition-spec, sort-order and identifier-field ids.
+Schema AssignFreshIds(const Schema& schema, std::map<int, int>* old_to_new = nullptr);
 
 }  // namespace floe::iceberg

@@ -85,6 +85,7 @@ Result<TableState> Committer::CreateIfAbsent(const catalog::TableIdent& ident,
   catalog::CreateTableRequest req;
   req.ident = ident;
   req.schema = schema;
+  req.assign_fresh_ids = false;  // the pipeline's ids (matched by name) stay as they are
   req.properties = {{kWriterKey, "floe/" FLOE_VERSION_STRING},
                     {catalog::kFormatsProperty, formats}};
   auto created = catalog_->CreateTable(req);

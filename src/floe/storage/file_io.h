@@ -7,10 +7,18 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "floe/common/status.h"
 
 namespace floe::storage {
+
+// One listed object.
+struct FileInfo {
+  std::string uri;
+  int64_t size = 0;
+  int64_t mtime_ms = 0;  // last modification, milliseconds since the epoch
+};
 
 class FileIO {
  public:
@@ -29,6 +37,15 @@ class FileIO {
   // Local filesystem path for a file:// URI (writers that stream, e.g. Parquet); error for
   // other schemes.
   virtual Result<std::string> LocalPath(const std::string& uri) = 0;
+  // Objects whose URI starts with `prefix_uri`, one level deep (like an S3 listing with
+  // delimiter '/'): "file:///t/_delta_log/" lists that directory; "file:///t/x/0" the
+  // names in x/ starting with "0". Sorted by URI; empty when nothing matches or the
+  // directory does not exist; objects still being written are not listed. The default
+  // (for implementations and fakes that need no listing) fails with NotImplemented.
+  virtual Result<std::vector<FileInfo>> List(const std::string& prefix_uri) {
+    return Status::NotImplemented("listing ", prefix_uri,
+                                  " is not supported by this FileIO");
+  }
 };
 
 // FileIO for file:// URIs rooted anywhere; refuses URIs outside `root_uri` (the warehouse).

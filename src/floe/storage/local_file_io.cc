@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -31,6 +32,22 @@ Status FsyncDir(const fs::path& dir) {
   ::close(fd);
   if (rc != 0) return ErrnoStatus("fsync directory", dir.string());
   return Status::OK();
+}
+
+// WriteNew's in-flight temporaries: "<name>.tmp-<pid>-<n>".
+bool IsTemporaryName(const std::string& name) {
+  size_t pos = name.rfind(".tmp-");
+  if (pos == std::string::npos) return false;
+  std::string_view rest(name);
+  rest.remove_prefix(pos + 5);
+  size_t dash = rest.find('-');
+  if (dash == 0 || dash == std::string_view::npos || dash + 1 == rest.size()) {
+    return false;
+  }
+  auto digits = [](std::string_view v) {
+    return std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return digits(rest.substr(0, dash)) && digits(rest.substr(dash + 1));
 }
 
 class LocalFileIO : public FileIO {
@@ -120,6 +137,38 @@ class LocalFileIO : public FileIO {
   }
 
   Result<std::string> LocalPath(const std::string& uri) override { return Checked(uri); }
+
+  Result<std::vector<FileInfo>> List(const std::string& prefix_uri) override {
+    FLOE_ASSIGN_OR_RAISE(auto path, Checked(prefix_uri));
+    const size_t slash = path.rfind('/');
+    const std::string dir = path.substr(0, slash + 1);
+    const std::string name_prefix = path.substr(slash + 1);
+    std::vector<FileInfo> out;
+    std::error_code ec;
+    fs::directory_iterator it(dir, ec);
+    if (ec) {
+      if (ec == std::errc::no_such_file_or_directory) return out;
+      return Retriable("list " + dir + ": " + ec.message());
+    }
+    for (; it != fs::directory_iterator(); it.increment(ec)) {
+      if (ec) return Retriable("list " + dir + ": " + ec.message());
+      const std::string name = it->path().filename().string();
+      if (name.rfind(name_prefix, 0) != 0 || IsTemporaryName(name)) continue;
+      const std::string full = dir + name;
+      struct stat st;
+      if (::stat(full.c_str(), &st) != 0) {
+        if (errno == ENOENT) continue;  // deleted while listing
+        return ErrnoStatus("stat", full);
+      }
+      if (!S_ISREG(st.st_mode)) continue;
+      out.push_back({PathToFileUri(full), static_cast<int64_t>(st.st_size),
+                     static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 +
+                         st.st_mtim.tv_nsec / 1'000'000});
+    }
+    std::sort(out.begin(), out.end(),
+              [](const FileInfo& a, const FileInfo& b) { return a.uri < b.uri; });
+    return out;
+  }
 
  private:
   // Every path stays under the warehouse root (ARCHITECTURE.md §3).

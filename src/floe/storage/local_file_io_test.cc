@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "floe/storage/file_io.h"
 
@@ -41,6 +42,33 @@ TEST_F(LocalFileIOTest, RefusesPathsOutsideWarehouse) {
   EXPECT_FALSE(io_->WriteNew(Uri("../escape"), "x").ok());
   EXPECT_FALSE(io_->Read("file:///etc/passwd").ok());
   EXPECT_FALSE(io_->Read("s3://bucket/key").ok());
+}
+
+TEST_F(LocalFileIOTest, ListsOneLevelByPrefix) {
+  ASSERT_TRUE(io_->WriteNew(Uri("t/_delta_log/00000000000000000001.json"), "b").ok());
+  ASSERT_TRUE(io_->WriteNew(Uri("t/_delta_log/00000000000000000000.json"), "a").ok());
+  ASSERT_TRUE(io_->WriteNew(Uri("t/_delta_log/_last_checkpoint"), "{}").ok());
+  ASSERT_TRUE(io_->WriteNew(Uri("t/_delta_log/sub/deeper.json"), "x").ok());
+  // A WriteNew still in flight is not an object yet.
+  std::ofstream(root_ / "t/_delta_log/00000000000000000002.json.tmp-12-34") << "partial";
+
+  auto all = io_->List(Uri("t/_delta_log/"));
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].uri, Uri("t/_delta_log/00000000000000000000.json"));
+  EXPECT_EQ((*all)[1].uri, Uri("t/_delta_log/00000000000000000001.json"));
+  EXPECT_EQ((*all)[2].uri, Uri("t/_delta_log/_last_checkpoint"));
+  EXPECT_EQ((*all)[2].size, 2);
+  EXPECT_GT((*all)[0].mtime_ms, 1'600'000'000'000);
+
+  auto versions = io_->List(Uri("t/_delta_log/0000"));
+  ASSERT_TRUE(versions.ok());
+  EXPECT_EQ(versions->size(), 2u);
+
+  auto missing = io_->List(Uri("nope/"));
+  ASSERT_TRUE(missing.ok());
+  EXPECT_TRUE(missing->empty());
+  EXPECT_FALSE(io_->List("file:///etc/").ok());
 }
 
 }  // namespace floe::storage

@@ -1,0 +1,398 @@
+#include "floe/delta/actions.h"
+
+#include <algorithm>
+#include <set>
+
+#include "floe/delta/actions_internal.h"
+#include "floe/delta/json_internal.h"
+
+namespace floe::delta {
+
+namespace {
+
+using internal::Json;
+
+Json MapJson(const StringMap& m) {
+  Json j = Json::object();
+  for (const auto& [k, v] : m) j[k] = v;
+  return j;
+}
+
+Json ListJson(const std::vector<std::string>& v) {
+  Json j = Json::array();
+  for (const auto& s : v) j.push_back(s);
+  return j;
+}
+
+struct ToJsonVisitor {
+  Json operator()(const Protocol& p) const {
+    Json j = Json::object();
+    j["minReaderVersion"] = p.min_reader_version;
+    j["minWriterVersion"] = p.min_writer_version;
+    if (p.reader_features) j["readerFeatures"] = ListJson(*p.reader_features);
+    if (p.writer_features) j["writerFeatures"] = ListJson(*p.writer_features);
+    return Json{{"protocol", std::move(j)}};
+  }
+  Json operator()(const Metadata& m) const {
+    Json j = Json::object();
+    j["id"] = m.id;
+    if (m.name) j["name"] = *m.name;
+    if (m.description) j["description"] = *m.description;
+    j["format"] =
+        Json{{"provider", m.format_provider}, {"options", MapJson(m.format_options)}};
+    j["schemaString"] = m.schema_string;
+    j["partitionColumns"] = ListJson(m.partition_columns);
+    j["configuration"] = MapJson(m.configuration);
+    if (m.created_time) j["createdTime"] = *m.created_time;
+    return Json{{"metaData", std::move(j)}};
+  }
+  Json operator()(const AddFile& a) const {
+    Json j = Json::object();
+    j["path"] = a.path;
+    j["partitionValues"] = MapJson(a.partition_values);
+    j["size"] = a.size;
+    j["modificationTime"] = a.modification_time;
+    j["dataChange"] = a.data_change;
+    if (a.stats) j["stats"] = *a.stats;
+    if (!a.tags.empty()) j["tags"] = MapJson(a.tags);
+    return Json{{"add", std::move(j)}};
+  }
+  Json operator()(const RemoveFile& r) const {
+    Json j = Json::object();
+    j["path"] = r.path;
+    if (r.deletion_timestamp) j["deletionTimestamp"] = *r.deletion_timestamp;
+    j["dataChange"] = r.data_change;
+    if (r.extended_file_metadata) {
+      j["extendedFileMetadata"] = true;
+      j["partitionValues"] = MapJson(r.partition_values);
+      if (r.size) j["size"] = *r.size;
+    }
+    return Json{{"remove", std::move(j)}};
+  }
+  Json operator()(const Txn& t) const {
+    Json j = Json::object();
+    j["appId"] = t.app_id;
+    j["version"] = t.version;
+    if (t.last_updated) j["lastUpdated"] = *t.last_updated;
+    return Json{{"txn", std::move(j)}};
+  }
+  Json operator()(const CommitInfo& c) const {
+    Json j = Json::object();
+    j["timestamp"] = c.timestamp;
+    j["operation"] = c.operation;
+    j["operationParameters"] = MapJson(c.operation_parameters);
+    j["engineInfo"] = c.engine_info;
+    j["isBlindAppend"] = c.is_blind_append;
+    return Json{{"commitInfo", std::move(j)}};
+  }
+};
+
+Result<StringMap> GetMap(const Json& obj, const char* key, const char* what) {
+  StringMap out;
+  const Json* v = internal::Find(obj, key);
+  if (!v) return out;
+  if (!v->is_object()) {
+    return internal::Malformed(std::string(what) + ": field '" + key +
+                               "' must be an object");
+  }
+  for (auto it = v->begin(); it != v->end(); ++it) {
+    if (it->is_null())
+      continue;  // a null partition value (Floe tables are unpartitioned)
+    if (!it->is_string()) {
+      return internal::Malformed(std::string(what) + ": values of '" + key +
+                                 "' must be strings");
+    }
+    out[it.key()] = it->get<std::string>();
+  }
+  return out;
+}
+
+Result<std::optional<std::vector<std::string>>> GetOptList(const Json& obj,
+                                                           const char* key,
+                                                           const char* what) {
+  const Json* v = internal::Find(obj, key);
+  if (!v) return std::optional<std::vector<std::string>>();
+  if (!v->is_array()) {
+    return internal::Malformed(std::string(what) + ": field '" + key +
+                               "' must be an array");
+  }
+  std::vector<std::string> out;
+  for (const Json& e : *v) {
+    if (!e.is_string()) {
+      return internal::Malformed(std::string(what) + ": '" + key + "' must hold strings");
+    }
+    out.push_back(e.get<std::string>());
+  }
+  return std::optional<std::vector<std::string>>(std::move(out));
+}
+
+Result<int> GetInt(const Json& obj, const char* key, const char* what) {
+  FLOE_ASSIGN_OR_RAISE(int64_t v, internal::GetInt64(obj, key, what));
+  if (v < 0 || v > 1000) {
+    return internal::Malformed(std::string(what) + ": '" + key + "' out of range");
+  }
+  return static_cast<int>(v);
+}
+
+Result<Action> ParseProtocol(const Json& j) {
+  const char* what = "Delta protocol action";
+  Protocol p;
+  FLOE_ASSIGN_OR_RAISE(p.min_reader_version, GetInt(j, "minReaderVersion", what));
+  FLOE_ASSIGN_OR_RAISE(p.min_writer_version, GetInt(j, "minWriterVersion", what));
+  FLOE_ASSIGN_OR_RAISE(p.reader_features, GetOptList(j, "readerFeatures", what));
+  FLOE_ASSIGN_OR_RAISE(p.writer_features, GetOptList(j, "writerFeatures", what));
+  return p;
+}
+
+Result<Action> ParseMetadata(const Json& j) {
+  const char* what = "Delta metaData action";
+  Metadata m;
+  FLOE_ASSIGN_OR_RAISE(m.id, internal::GetString(j, "id", what));
+  FLOE_ASSIGN_OR_RAISE(m.name, internal::GetOptString(j, "name", what));
+  FLOE_ASSIGN_OR_RAISE(m.description, internal::GetOptString(j, "description", what));
+  if (const Json* f = internal::Find(j, "format")) {
+    FLOE_ASSIGN_OR_RAISE(m.format_provider, internal::GetString(*f, "provider", what));
+    FLOE_ASSIGN_OR_RAISE(m.format_options, GetMap(*f, "options", what));
+  }
+  FLOE_ASSIGN_OR_RAISE(m.schema_string, internal::GetString(j, "schemaString", what));
+  FLOE_ASSIGN_OR_RAISE(auto cols, GetOptList(j, "partitionColumns", what));
+  if (cols) m.partition_columns = std::move(*cols);
+  FLOE_ASSIGN_OR_RAISE(m.configuration, GetMap(j, "configuration", what));
+  FLOE_ASSIGN_OR_RAISE(m.created_time, internal::GetOptInt64(j, "createdTime", what));
+  return m;
+}
+
+Result<Action> ParseAdd(const Json& j) {
+  const char* what = "Delta add action";
+  AddFile a;
+  FLOE_ASSIGN_OR_RAISE(a.path, internal::GetString(j, "path", what));
+  FLOE_ASSIGN_OR_RAISE(a.partition_values, GetMap(j, "partitionValues", what));
+  FLOE_ASSIGN_OR_RAISE(a.size, internal::GetInt64(j, "size", what));
+  FLOE_ASSIGN_OR_RAISE(a.modification_time,
+                       internal::GetInt64(j, "modificationTime", what));
+  FLOE_ASSIGN_OR_RAISE(a.data_change, internal::GetBool(j, "dataChange", what, true));
+  FLOE_ASSIGN_OR_RAISE(a.stats, internal::GetOptString(j, "stats", what));
+  FLOE_ASSIGN_OR_RAISE(a.tags, GetMap(j, "tags", what));
+  if (internal::Find(j, "deletionVector")) {
+    return internal::Malformed("Delta add action for " + a.path +
+                               " has a deletion vector, which Floe does not support");
+  }
+  return a;
+}
+
+Result<Action> ParseRemove(const Json& j) {
+  const char* what = "Delta remove action";
+  RemoveFile r;
+  FLOE_ASSIGN_OR_RAISE(r.path, internal::GetString(j, "path", what));
+  FLOE_ASSIGN_OR_RAISE(r.deletion_timestamp,
+                       internal::GetOptInt64(j, "deletionTimestamp", what));
+  FLOE_ASSIGN_OR_RAISE(r.data_change, internal::GetBool(j, "dataChange", what, true));
+  FLOE_ASSIGN_OR_RAISE(r.extended_file_metadata,
+                       internal::GetBool(j, "extendedFileMetadata", what, false));
+  FLOE_ASSIGN_OR_RAISE(r.partition_values, GetMap(j, "partitionValues", what));
+  FLOE_ASSIGN_OR_RAISE(r.size, internal::GetOptInt64(j, "size", what));
+  return r;
+}
+
+Result<Action> ParseTxn(const Json& j) {
+  const char* what = "Delta txn action";
+  Txn t;
+  FLOE_ASSIGN_OR_RAISE(t.app_id, internal::GetString(j, "appId", what));
+  FLOE_ASSIGN_OR_RAISE(t.version, internal::GetInt64(j, "version", what));
+  FLOE_ASSIGN_OR_RAISE(t.last_updated, internal::GetOptInt64(j, "lastUpdated", what));
+  return t;
+}
+
+// commitInfo is free-form ("any valid JSON"): read what is there, never fail.
+Action ParseCommitInfo(const Json& j) {
+  CommitInfo c;
+  if (auto v = internal::GetOptInt64(j, "timestamp", ""); v.ok() && *v) c.timestamp = **v;
+  if (auto v = internal::GetOptString(j, "operation", ""); v.ok() && *v)
+    c.operation = **v;
+  if (auto v = internal::GetOptString(j, "engineInfo", ""); v.ok() && *v)
+    c.engine_info = **v;
+  if (auto v = GetMap(j, "operationParameters", ""); v.ok()) c.operation_parameters = *v;
+  if (auto v = internal::GetBool(j, "isBlindAppend", "", false); v.ok())
+    c.is_blind_append = *v;
+  return c;
+}
+
+bool IsUnreserved(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '-' || c == '.' || c == '_' || c == '~' || c == '/';
+}
+
+std::string StripTrailingSlash(std::string s) {
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+namespace internal {
+
+Result<std::optional<Action>> ActionFromObject(const Json& wrapper) {
+  if (!wrapper.is_object()) return Malformed("a Delta log action must be a JSON object");
+  using Parser = Result<Action> (*)(const Json&);
+  static constexpr std::pair<const char*, Parser> kParsers[] = {
+      {"add", ParseAdd},
+      {"remove", ParseRemove},
+      {"txn", ParseTxn},
+      {"metaData", ParseMetadata},
+      {"protocol", ParseProtocol}};
+  for (const auto& [key, parse] : kParsers) {
+    if (const Json* body = Find(wrapper, key)) {
+      if (!body->is_object())
+        return Malformed(std::string("Delta '") + key + "' action is not an object");
+      FLOE_ASSIGN_OR_RAISE(Action a, parse(*body));
+      return std::optional<Action>(std::move(a));
+    }
+  }
+  if (const Json* body = Find(wrapper, "commitInfo"); body && body->is_object()) {
+    return std::optional<Action>(ParseCommitInfo(*body));
+  }
+  return std::optional<Action>();
+}
+
+}  // namespace internal
+
+std::string ActionToJson(const Action& action) {
+  return internal::Dump(std::visit(ToJsonVisitor{}, action));
+}
+
+Result<std::optional<Action>> ActionFromJson(std::string_view line) {
+  FLOE_ASSIGN_OR_RAISE(Json j, internal::Parse(line, "Delta log line"));
+  return internal::ActionFromObject(j);
+}
+
+std::string EncodeActions(const std::vector<Action>& actions) {
+  std::string out;
+  for (const Action& a : actions) {
+    out += ActionToJson(a);
+    out.push_back('\n');
+  }
+  return out;
+}
+
+Result<std::vector<Action>> DecodeActions(std::string_view text) {
+  std::vector<Action> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    FLOE_ASSIGN_OR_RAISE(auto a, ActionFromJson(line));
+    if (a) out.push_back(std::move(*a));
+  }
+  return out;
+}
+
+Protocol MakeProtocol(bool uses_timestamp_ntz) {
+  Protocol p;
+  std::vector<std::string> features = {kFeatureColumnMapping};
+  if (uses_timestamp_ntz) features.emplace_back(kFeatureTimestampNtz);
+  p.reader_features = features;
+  p.writer_features = std::move(features);
+  return p;
+}
+
+Result<Protocol> ProtocolFor(const iceberg::Schema& schema) {
+  FLOE_ASSIGN_OR_RAISE(DeltaSchema ds, ToDeltaSchema(schema));
+  return MakeProtocol(ds.uses_timestamp_ntz);
+}
+
+Result<Metadata> MakeMetadata(const std::string& table_uuid,
+                              const iceberg::Schema& schema, int64_t created_time_ms,
+                              const PhysicalNames& overrides, int max_column_id) {
+  FLOE_ASSIGN_OR_RAISE(DeltaSchema ds, ToDeltaSchema(schema, overrides));
+  Metadata m;
+  m.id = table_uuid;
+  m.schema_string = std::move(ds.schema_string);
+  m.configuration["delta.columnMapping.mode"] = "name";
+  m.configuration["delta.columnMapping.maxColumnId"] =
+      std::to_string(std::max(ds.max_column_id, max_column_id));
+  m.created_time = created_time_ms;
+  return m;
+}
+
+Result<std::string> RelativePath(const std::string& file_uri,
+                                 const std::string& table_root_uri) {
+  const std::string root = StripTrailingSlash(table_root_uri) + "/";
+  if (file_uri.size() <= root.size() || file_uri.compare(0, root.size(), root) != 0) {
+    return InvalidConfig("data file " + file_uri + " is not under the Delta table root " +
+                         table_root_uri);
+  }
+  std::string_view rel(file_uri);
+  rel.remove_prefix(root.size());
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (char c : rel) {
+    if (IsUnreserved(c)) {
+      out.push_back(c);
+    } else {
+      auto u = static_cast<unsigned char>(c);
+      out.push_back('%');
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 0xF]);
+    }
+  }
+  return out;
+}
+
+Result<AddFile> MakeAddFile(const iceberg::DataFile& file,
+                            const std::string& table_root_uri,
+                            const iceberg::Schema& schema, int64_t modification_time_ms,
+                            const PhysicalNames& overrides,
+                            const StatsOptions& stats_options) {
+  AddFile a;
+  FLOE_ASSIGN_OR_RAISE(a.path, RelativePath(file.file_path, table_root_uri));
+  a.size = file.file_size_in_bytes;
+  a.modification_time = modification_time_ms;
+  a.data_change = true;
+  a.stats = DeltaStatsJson(file, schema, overrides, stats_options);
+  return a;
+}
+
+Txn MakeTxn(std::string app_id, int64_t version, int64_t now_ms) {
+  return Txn{std::move(app_id), version, now_ms};
+}
+
+CommitInfo MakeCommitInfo(std::string operation, StringMap operation_parameters,
+                          std::string engine_info, int64_t now_ms) {
+  CommitInfo c;
+  c.timestamp = now_ms;
+  c.operation = std::move(operation);
+  c.operation_parameters = std::move(operation_parameters);
+  c.engine_info = std::move(engine_info);
+  c.is_blind_append = true;
+  return c;
+}
+
+Status CheckWritable(const Protocol& protocol) {
+  static const std::set<std::string> kHonoured = {kFeatureColumnMapping,
+                                                  kFeatureTimestampNtz, "appendOnly"};
+  // Writer versions 3..6 imply features Floe does not implement (check constraints,
+  // generated columns, change data feed, identity columns).
+  if (protocol.min_reader_version > 3 || protocol.min_writer_version > 7 ||
+      (protocol.min_writer_version >= 3 && protocol.min_writer_version <= 6)) {
+    return InvalidConfig("Delta protocol " + std::to_string(protocol.min_reader_version) +
+                         "/" + std::to_string(protocol.min_writer_version) +
+                         " is not one Floe writes (it writes 3/7 with table features)");
+  }
+  for (const auto* list : {&protocol.reader_features, &protocol.writer_features}) {
+    if (!*list) continue;
+    for (const std::string& f : **list) {
+      if (!kHonoured.count(f)) {
+        return InvalidConfig(
+            "Delta table feature '" + f +
+            "' is not supported by Floe; another writer enabled it, so Floe "
+            "cannot keep mirroring this table");
+      }
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace floe::delta

@@ -1,0 +1,139 @@
+// Delta log actions (PROTOCOL.md "Actions") as plain values, their one-line JSON form,
+// and the builders for the actions Floe writes: protocol 3/7 with the features it uses,
+// metaData in column-mapping `name` mode, add with statistics, txn, commitInfo.
+//
+// Model types are plain values; functions are pure and thread-safe. No Arrow.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "floe/common/status.h"
+#include "floe/delta/schema.h"
+#include "floe/delta/stats.h"
+#include "floe/iceberg/data_file.h"
+#include "floe/iceberg/schema.h"
+
+namespace floe::delta {
+
+using StringMap = std::map<std::string, std::string>;
+
+inline constexpr char kFeatureColumnMapping[] = "columnMapping";
+inline constexpr char kFeatureTimestampNtz[] = "timestampNtz";
+
+struct Protocol {
+  int min_reader_version = 3;
+  int min_writer_version = 7;
+  // Present (possibly empty) only for reader version 3 / writer version 7.
+  std::optional<std::vector<std::string>> reader_features;
+  std::optional<std::vector<std::string>> writer_features;
+};
+
+struct Metadata {
+  std::string id;  // Floe uses the Iceberg table uuid
+  std::optional<std::string> name;
+  std::optional<std::string> description;
+  std::string format_provider = "parquet";
+  StringMap format_options;
+  std::string schema_string;
+  std::vector<std::string> partition_columns;
+  StringMap configuration;
+  std::optional<int64_t> created_time;
+};
+
+struct AddFile {
+  std::string path;  // relative to the table root (URI-encoded), or an absolute URI
+  StringMap partition_values;
+  int64_t size = 0;
+  int64_t modification_time = 0;
+  bool data_change = true;
+  std::optional<std::string> stats;  // the JSON text of DeltaStatsJson
+  StringMap tags;
+};
+
+struct RemoveFile {
+  std::string path;
+  std::optional<int64_t> deletion_timestamp;
+  bool data_change = true;
+  bool extended_file_metadata = false;  // partition_values and size are meaningful
+  StringMap partition_values;
+  std::optional<int64_t> size;
+};
+
+struct Txn {
+  std::string app_id;
+  int64_t version = 0;
+  std::optional<int64_t> last_updated;
+};
+
+struct CommitInfo {
+  int64_t timestamp = 0;
+  std::string operation;  // "WRITE", "STREAMING UPDATE"
+  // Spark's convention: every value is a string (JSON-encoded when structured).
+  StringMap operation_parameters;
+  std::string engine_info;  // "floe/<version>"
+  bool is_blind_append = true;
+};
+
+using Action = std::variant<Protocol, Metadata, AddFile, RemoveFile, Txn, CommitInfo>;
+
+// One action as a single JSON line (no newline), e.g. {"txn":{"appId":..,"version":..}}.
+std::string ActionToJson(const Action& action);
+// Parses one line. nullopt for actions this library does not model (cdc, domainMetadata,
+// checkpointMetadata, sidecar, ...), which replay may ignore for tables Floe writes.
+// Errors: malformed JSON or a modelled action missing a required field (kInvalidRecord).
+Result<std::optional<Action>> ActionFromJson(std::string_view line);
+
+// A commit file's text: one line per action, each ending in '\n'.
+std::string EncodeActions(const std::vector<Action>& actions);
+// Every modelled action of a commit file, in order; empty lines are skipped.
+Result<std::vector<Action>> DecodeActions(std::string_view text);
+
+// ---- What Floe writes
+// -------------------------------------------------------------------
+
+// Reader 3 / writer 7 with `columnMapping`, plus `timestampNtz` when the schema needs it,
+// in both feature lists (ARCHITECTURE.md §3).
+Protocol MakeProtocol(bool uses_timestamp_ntz);
+// metaData for `schema` in column mapping `name` mode: schemaString, no partition
+// columns, configuration {delta.columnMapping.mode: name,
+// delta.columnMapping.maxColumnId: N}. `max_column_id` is raised to at least the schema's
+// highest id; pass the table's previous value when the schema evolves (it must never
+// decrease).
+Result<Metadata> MakeMetadata(const std::string& table_uuid,
+                              const iceberg::Schema& schema, int64_t created_time_ms,
+                              const PhysicalNames& overrides = {}, int max_column_id = 0);
+// The protocol `schema` needs (MakeProtocol of its timestamp_ntz use).
+Result<Protocol> ProtocolFor(const iceberg::Schema& schema);
+
+// add for a data file under `table_root_uri` (file_path must be inside it): path relative
+// to the root, no partition values, size = file_size_in_bytes, dataChange true, stats
+// from the file's Iceberg metrics. Errors: the file is not under the table root
+// (kInvalidConfig).
+Result<AddFile> MakeAddFile(const iceberg::DataFile& file,
+                            const std::string& table_root_uri,
+                            const iceberg::Schema& schema, int64_t modification_time_ms,
+                            const PhysicalNames& overrides = {},
+                            const StatsOptions& stats_options = {});
+
+Txn MakeTxn(std::string app_id, int64_t version, int64_t now_ms);
+
+CommitInfo MakeCommitInfo(std::string operation, StringMap operation_parameters,
+                          std::string engine_info, int64_t now_ms);
+
+// `path` relative to `table_root_uri` and percent-encoded as a URI path (RFC 2396:
+// characters outside [A-Za-z0-9-._~/] become %XX). Errors: not under the root.
+Result<std::string> RelativePath(const std::string& file_uri,
+                                 const std::string& table_root_uri);
+
+// kInvalidConfig unless Floe can write a table with this protocol (another writer may
+// have upgraded it): every feature is one Floe honours — columnMapping, timestampNtz, and
+// appendOnly (Floe only appends) — and the versions are at most 3 / 7.
+Status CheckWritable(const Protocol& protocol);
+
+}  // namespace floe::delta
