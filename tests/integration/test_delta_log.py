@@ -8,7 +8,6 @@ The C++ side is the test program floe_delta_fixture.
 """
 import decimal
 import json
-import os
 import pathlib
 import shutil
 import subprocess
@@ -17,10 +16,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-deltalake = pytest.importorskip("deltalake")
+import deltalake
 
-build = pathlib.Path(os.environ.get("FLOE_BUILD_DIR", "/work/main/build/default"))
-FIXTURE = build / "src" / "floe" / "delta" / "floe_delta_fixture"
+from harness.floe import floe_binary
+
+FIXTURE = floe_binary().parents[1] / "delta" / "floe_delta_fixture"
 APP_ID = "floe:6a1f3c2e-5b4d-4e8f-9a0b-1c2d3e4f5a6b:orders:0"
 APPENDS = 11  # versions 1..11 after the create at 0: checkpoint at 10, then JSON 11
 

@@ -58,7 +58,7 @@ TEST(ConfigTest, ExampleFromTheDocsParses) {
 }
 
 TEST(ConfigTest, ArchitectureFlowStyleParses) {
-  // ARCHITECTURE.md §5, minus what is not supported yet (delta).
+  // ARCHITECTURE.md §5.
   Result<Config> r = Parse(
       "kafka: {bootstrap.servers: 127.0.0.1:9092}\n"
       "registry: {url: http://127.0.0.1:8081}\n"
@@ -69,10 +69,12 @@ TEST(ConfigTest, ArchitectureFlowStyleParses) {
       "defaults: {namespace: kafka, formats: [iceberg], commit.interval.ms: 10000,\n"
       "           target.file.size.bytes: 134217728, on.invalid.record: suspend,\n"
       "           key.format: binary, value.format: registry}\n"
-      "topics: [{name: orders}, {pattern: '^events\\..*', formats: [iceberg]}]\n");
+      "topics: [{name: orders}, {pattern: '^events\\..*', formats: [iceberg, delta]}]\n");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->catalog.uri, "/etc/floe/catalog.db");
   EXPECT_EQ(r->topics.size(), 2u);
+  EXPECT_EQ(ResolveTopic(*r, "events.x")->formats,
+            (std::vector<TableFormat>{TableFormat::kIceberg, TableFormat::kDelta}));
 }
 
 TEST(ConfigTest, Defaults) {
@@ -356,8 +358,6 @@ TEST(ConfigErrorTest, OutOfRange) {
 }
 
 TEST(ConfigErrorTest, UnsupportedValues) {
-  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "defaults: {formats: [iceberg, delta]}\n"),
-            "line 4: defaults.formats: 'delta' is not supported yet; supported: iceberg");
   EXPECT_EQ(
       ErrorOf(std::string(kMinimal) + "topics: [{pattern: x, on.invalid.record: dlq}]\n"),
       "line 4: topics[0].on.invalid.record: 'dlq' is not supported yet; supported: "

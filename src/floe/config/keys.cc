@@ -169,8 +169,12 @@ std::vector<KeyInfo> MakeKeys() {
        .name = "formats",
        .type = T::kEnumList,
        .default_text = "[iceberg]",
-       .choices = {{"iceberg", true}, {"delta", false}},
-       .description = "Table formats to write; Iceberg is always primary.",
+       .choices = {{"iceberg", true}, {"delta", true}},
+       .description = "Table formats to write: `[iceberg]`, `[iceberg, delta]` or `[delta]`. "
+                      "The same Parquet files serve both. Iceberg metadata is always kept "
+                      "(it is the primary record, served by the REST catalog); with `delta` "
+                      "a Delta log follows each commit and other writers may not change "
+                      "the table's data.",
        .per_topic = true});
   add({.section = "defaults",
        .name = "commit.interval.ms",

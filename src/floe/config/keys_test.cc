@@ -51,8 +51,9 @@ TEST(KeysTest, RegistryIsConsistent) {
   }
   EXPECT_EQ(FindKey("defaults", "commit.interval.ms")->RangeText(), "1000..3600000");
   EXPECT_EQ(FindKey("", "memory.budget.bytes")->RangeText(), ">= 16777216 (16 MiB)");
-  EXPECT_EQ(FindKey("defaults", "formats")->ChoicesText(),
-            "iceberg, delta (not supported yet)");
+  EXPECT_EQ(FindKey("defaults", "formats")->ChoicesText(), "iceberg, delta");
+  EXPECT_EQ(FindKey("defaults", "on.invalid.record")->ChoicesText(),
+            "suspend, skip, dlq (not supported yet)");
   EXPECT_EQ(FindKey("nope", "x"), nullptr);
 }
 

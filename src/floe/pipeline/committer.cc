@@ -94,6 +94,26 @@ Result<TableState> Committer::CreateIfAbsent(const catalog::TableIdent& ident,
   return StateOf(created->metadata);
 }
 
+Status Committer::EnsureFormats(const catalog::TableIdent& ident, const std::string& formats) {
+  for (int attempt = 0; attempt < kMaxConflictRetries; ++attempt) {
+    FLOE_ASSIGN_OR_RAISE(auto loaded, LoadRaw(catalog_, ident));
+    if (!loaded) return Status::OK();
+    const auto& md = loaded->metadata;
+    auto it = md.properties.find(catalog::kFormatsProperty);
+    if (it != md.properties.end() && it->second == formats) return Status::OK();
+    FLOE_LOG_INFO("table {}: formats now {}", ident.ToString(), formats);
+    auto committed = catalog_->CommitTable(
+        catalog::TableCommit{ident,
+                             {iceberg::requirement::AssertTableUuid{md.table_uuid}},
+                             {iceberg::update::SetProperties{{{catalog::kFormatsProperty, formats}}}}},
+        catalog::Writer::kFloe);
+    if (committed.ok()) return Status::OK();
+    ErrorKind kind = KindOf(committed.status());
+    if (kind != ErrorKind::kConflict && kind != ErrorKind::kStateUnknown) return committed.status();
+  }
+  return Retriable("setting floe.formats on " + ident.ToString() + " kept conflicting");
+}
+
 Status Committer::Commit(const CommitRequest& req) {
   // The data manifest is written once; each attempt rebuilds only the manifest list.
   std::unique_ptr<iceberg::FastAppend> append;

@@ -60,6 +60,9 @@ class Committer {
   Result<TableState> CreateIfAbsent(const catalog::TableIdent& ident,
                                     const iceberg::Schema& schema,
                                     const std::string& formats = "iceberg");
+  // Sets the table property floe.formats to `formats` if it differs (formats switched in
+  // the config). Goes through the same commit path.
+  Status EnsureFormats(const catalog::TableIdent& ident, const std::string& formats);
   // kConflict when the fence fails (another writer moved the positions): the batch must be
   // discarded and the partitions re-read from the table's positions.
   Status Commit(const CommitRequest& request);

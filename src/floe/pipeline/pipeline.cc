@@ -12,6 +12,7 @@
 #include "floe/decode/avro_decoder.h"
 #include "floe/kafka/consumer.h"
 #include "floe/pipeline/committer.h"
+#include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/table_writer.h"
 #include "floe/registry/client.h"
 #include "floe/registry/framing.h"
@@ -53,7 +54,10 @@ struct TopicState {
 class PipelineImpl : public Pipeline {
  public:
   PipelineImpl(const config::Config& config, catalog::Catalog* catalog, storage::FileIO* io)
-      : config_(config), io_(io), committer_(std::make_unique<Committer>(catalog, io)) {}
+      : config_(config),
+        io_(io),
+        committer_(std::make_unique<Committer>(catalog, io)),
+        delta_(std::make_unique<DeltaMirror>(catalog, io)) {}
 
   Status Init() {
     FLOE_ASSIGN_OR_RAISE(consumer_, kafka::Consumer::Make(config_.kafka));
@@ -157,6 +161,12 @@ class PipelineImpl : public Pipeline {
       return SuspendTopic(topic, ts, "table " + ts.ident.ToString() + " was written from Kafka cluster " +
                                          ts.table.cluster_id + " but the broker is cluster " +
                                          cluster_id_ + "; positions do not apply");
+    }
+    if (ts.table.exists) {
+      FLOE_RETURN_NOT_OK(committer_->EnsureFormats(ts.ident, FormatsProperty(ts.settings)));
+      // Recovery (ARCHITECTURE.md §2): Floe snapshots committed to Iceberg but not yet to
+      // Delta (a crash in between) are replayed into Delta before reading on.
+      if (WantsDelta(ts.settings)) SyncDelta(ts);
     }
     if (ts.table.exists && ts.table.has_data_files && !ts.table.positions) {
       return SuspendTopic(topic, ts, "offsets lost: table " + ts.ident.ToString() +
@@ -354,7 +364,8 @@ class PipelineImpl : public Pipeline {
     if (!ts.writer) {
       TableWriterOptions wo;
       if (!ts.table.exists) {
-        FLOE_ASSIGN_OR_RAISE(ts.table, committer_->CreateIfAbsent(ts.ident, table_schema));
+        FLOE_ASSIGN_OR_RAISE(ts.table, committer_->CreateIfAbsent(ts.ident, table_schema,
+                                                                  FormatsProperty(ts.settings)));
       }
       wo.table_location = ts.table.location;
       FLOE_ASSIGN_OR_RAISE(wo.local_table_dir, storage::FileUriToPath(ts.table.location));
@@ -439,8 +450,28 @@ class PipelineImpl : public Pipeline {
       ps.next = -1;
     }
     ts.committed_records += records;
+    if (WantsDelta(ts.settings)) SyncDelta(ts);
     FLOE_LOG_DEBUG("table {}: committed {} records in {} files", ts.ident.ToString(), records, req.files.size());
     return Status::OK();
+  }
+
+  static bool WantsDelta(const config::TopicSettings& settings) {
+    return std::find(settings.formats.begin(), settings.formats.end(),
+                     config::TableFormat::kDelta) != settings.formats.end();
+  }
+  // The floe.formats table property: Iceberg is always kept (it is the primary record).
+  static std::string FormatsProperty(const config::TopicSettings& settings) {
+    return WantsDelta(settings) ? "iceberg,delta" : "iceberg";
+  }
+  // Delta follows Iceberg; a failure here is logged and repaired by the next commit's (or
+  // the next start's) sync, never by re-committing Iceberg.
+  void SyncDelta(TopicState& ts) {
+    auto version = delta_->Sync(ts.ident);
+    if (!version.ok()) {
+      FLOE_LOG_WARN("table {}: Delta log not updated yet ({}); it catches up at the next "
+                    "commit",
+                    ts.ident.ToString(), version.status().message());
+    }
   }
 
   void EnforceMemoryBudget(std::atomic<bool>& stop) {
@@ -482,6 +513,7 @@ class PipelineImpl : public Pipeline {
   std::unique_ptr<registry::SchemaSource> registry_;
   storage::FileIO* io_;
   std::unique_ptr<Committer> committer_;
+  std::unique_ptr<DeltaMirror> delta_;
   std::string cluster_id_;
   std::map<std::string, TopicState> topics_;
   bool registry_outage_ = false;

@@ -1,0 +1,235 @@
+#include "floe/pipeline/delta_mirror.h"
+
+#include <set>
+#include <vector>
+
+#include "floe/common/crash.h"
+#include "floe/common/log.h"
+#include "floe/common/util.h"
+#include "floe/delta/actions.h"
+#include "floe/delta/schema.h"
+#include "floe/iceberg/manifest.h"
+
+namespace floe::pipeline {
+namespace {
+
+constexpr int kMaxConflictRetries = 5;
+
+std::optional<Positions> SummaryPositions(const iceberg::Snapshot& s) {
+  auto it = s.summary.find(kOffsetsKey);
+  if (it == s.summary.end()) return std::nullopt;
+  auto p = PositionsFromJson(it->second);
+  if (!p.ok()) return std::nullopt;
+  return *p;
+}
+
+// The table's recorded positions: the property, else the newest ancestor's summary.
+Positions TablePositions(const iceberg::TableMetadata& md) {
+  auto it = md.properties.find(kOffsetsKey);
+  if (it != md.properties.end()) {
+    auto p = PositionsFromJson(it->second);
+    if (p.ok()) return *p;
+  }
+  for (const iceberg::Snapshot* s = md.CurrentSnapshot(); s != nullptr;
+       s = s->parent_snapshot_id ? md.SnapshotById(*s->parent_snapshot_id) : nullptr) {
+    if (auto p = SummaryPositions(*s)) return *p;
+  }
+  return {};
+}
+
+// Data files an Iceberg snapshot added (entries ADDED by it), or every live data file of it.
+Result<std::vector<iceberg::DataFile>> SnapshotFiles(storage::FileIO& io,
+                                                    const iceberg::Snapshot& s,
+                                                    bool only_added) {
+  std::vector<iceberg::DataFile> out;
+  FLOE_ASSIGN_OR_RAISE(auto manifests, iceberg::ReadManifestList(io, s.manifest_list));
+  for (const auto& m : manifests) {
+    if (m.content != iceberg::ManifestContent::kData) continue;
+    if (only_added && m.added_snapshot_id != s.snapshot_id) continue;
+    FLOE_ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifestEntries(io, m));
+    for (auto& e : entries) {
+      if (!e.is_live()) continue;
+      if (only_added && (e.status != iceberg::ManifestEntryStatus::kAdded ||
+                         e.snapshot_id.value_or(s.snapshot_id) != s.snapshot_id)) {
+        continue;
+      }
+      out.push_back(std::move(e.data_file));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string DeltaAppId(const std::string& table_uuid, const std::string& topic,
+                       int32_t partition) {
+  return "floe:" + table_uuid + ":" + topic + ":" + std::to_string(partition);
+}
+
+DeltaMirror::DeltaMirror(catalog::Catalog* catalog, storage::FileIO* io, Clock clock)
+    : catalog_(catalog), io_(io), clock_(clock ? std::move(clock) : Clock(NowMs)) {}
+
+Result<int64_t> DeltaMirror::Sync(const catalog::TableIdent& ident) {
+  for (int attempt = 0;; ++attempt) {
+    auto version = SyncOnce(ident);
+    if (version.ok() || KindOf(version.status()) != ErrorKind::kConflict ||
+        attempt + 1 >= kMaxConflictRetries) {
+      return version;
+    }
+    // Another writer took the version: re-read the log and its txn positions.
+    FLOE_LOG_WARN("delta log of {}: {}; re-reading", ident.ToString(),
+                  version.status().message());
+    cache_.clear();
+  }
+}
+
+Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
+  FLOE_ASSIGN_OR_RAISE(auto loaded, catalog_->LoadTable(ident));
+  const iceberg::TableMetadata& md = loaded.metadata;
+  const iceberg::Snapshot* current = md.CurrentSnapshot();
+  const iceberg::Schema* schema = md.CurrentSchema();
+  if (current == nullptr || schema == nullptr) return -1;
+
+  delta::DeltaLog log(io_, md.location);
+  auto cit = cache_.find(md.location);
+  if (cit == cache_.end() || cit->second.table_uuid != md.table_uuid) {
+    FLOE_ASSIGN_OR_RAISE(auto snap, log.ReadSnapshot());
+    cit = cache_.insert_or_assign(md.location, Cached{md.table_uuid, std::move(snap)}).first;
+  }
+  delta::Snapshot& snap = cit->second.snapshot;
+  const int64_t now = clock_();
+  const std::string engine = "floe/" FLOE_VERSION_STRING;
+
+  auto delta_position = [&](const std::string& topic, int32_t p) {
+    return snap.TxnVersion(DeltaAppId(md.table_uuid, topic, p));
+  };
+  // txn actions for every position above what Delta records.
+  auto txns_for = [&](const Positions& positions) {
+    std::vector<delta::Action> out;
+    for (const auto& [topic, parts] : positions) {
+      for (const auto& [p, pos] : parts) {
+        auto have = delta_position(topic, p);
+        if (!have || *have < pos) {
+          out.push_back(delta::MakeTxn(DeltaAppId(md.table_uuid, topic, p), pos, now));
+        }
+      }
+    }
+    return out;
+  };
+  auto adds_for = [&](const std::vector<iceberg::DataFile>& files,
+                      std::vector<delta::Action>& actions) -> Status {
+    for (const auto& f : files) {
+      FLOE_ASSIGN_OR_RAISE(auto add, delta::MakeAddFile(f, md.location, *schema, now));
+      if (snap.files.count(add.path)) continue;  // already in Delta: never twice
+      actions.push_back(std::move(add));
+    }
+    return Status::OK();
+  };
+  auto commit = [&](std::vector<delta::Action> actions, int64_t snapshot_id) -> Status {
+    actions.insert(actions.begin(),
+                   delta::MakeCommitInfo("STREAMING UPDATE",
+                                         {{"outputMode", "Append"},
+                                          {"icebergSnapshotId", std::to_string(snapshot_id)}},
+                                         engine, now));
+    CrashPoint("before-delta-commit");
+    FLOE_ASSIGN_OR_RAISE(int64_t v, log.CommitNext(&snap, actions, now));
+    FLOE_LOG_DEBUG("delta log of {}: version {} for Iceberg snapshot {}", ident.ToString(), v,
+                   snapshot_id);
+    return Status::OK();
+  };
+
+  if (snap.version < 0) {
+    // Version 0: protocol, metaData, every live file of the current snapshot and the
+    // table's positions (also when Delta is switched on for an existing table).
+    std::vector<delta::Action> actions;
+    FLOE_ASSIGN_OR_RAISE(auto protocol, delta::ProtocolFor(*schema));
+    actions.push_back(protocol);
+    FLOE_ASSIGN_OR_RAISE(auto metadata, delta::MakeMetadata(md.table_uuid, *schema, now));
+    actions.push_back(std::move(metadata));
+    FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, *current, /*only_added=*/false));
+    FLOE_RETURN_NOT_OK(adds_for(files, actions));
+    for (auto& t : txns_for(TablePositions(md))) actions.push_back(std::move(t));
+    FLOE_RETURN_NOT_OK(commit(std::move(actions), current->snapshot_id));
+    FLOE_LOG_INFO("delta log of {}: created with {} files", ident.ToString(), files.size());
+    return snap.version;
+  }
+
+  if (snap.protocol) FLOE_RETURN_NOT_OK(delta::CheckWritable(*snap.protocol));
+  // A schema the Delta metaData does not describe yet (schema evolution): new metaData
+  // first, keeping the column-id high-water mark.
+  std::vector<delta::Action> schema_actions;
+  FLOE_ASSIGN_OR_RAISE(auto schema_string, delta::DeltaSchemaString(*schema));
+  if (!snap.metadata || snap.metadata->schema_string != schema_string) {
+    int prev_max = 0;
+    if (snap.metadata) {
+      auto it = snap.metadata->configuration.find("delta.columnMapping.maxColumnId");
+      if (it != snap.metadata->configuration.end()) prev_max = std::stoi(it->second);
+    }
+    FLOE_ASSIGN_OR_RAISE(auto protocol, delta::ProtocolFor(*schema));
+    if (!snap.protocol || protocol.reader_features != snap.protocol->reader_features ||
+        protocol.writer_features != snap.protocol->writer_features) {
+      schema_actions.push_back(protocol);
+    }
+    FLOE_ASSIGN_OR_RAISE(auto metadata,
+                         delta::MakeMetadata(md.table_uuid, *schema, now, {}, prev_max));
+    if (snap.metadata) metadata.created_time = snap.metadata->created_time;
+    schema_actions.push_back(std::move(metadata));
+  }
+
+  // The Floe snapshots Delta lacks, newest first, until one Delta already covers.
+  auto covered = [&](const Positions& positions) {
+    for (const auto& [topic, parts] : positions) {
+      for (const auto& [p, pos] : parts) {
+        auto have = delta_position(topic, p);
+        if (!have || *have < pos) return false;
+      }
+    }
+    return true;
+  };
+  std::vector<const iceberg::Snapshot*> pending;
+  bool reached_covered = false;
+  for (const iceberg::Snapshot* s = current; s != nullptr;
+       s = s->parent_snapshot_id ? md.SnapshotById(*s->parent_snapshot_id) : nullptr) {
+    auto positions = SummaryPositions(*s);
+    if (!positions) {
+      FLOE_LOG_WARN("delta log of {}: Iceberg snapshot {} was not written by Floe; its files "
+                    "are mirrored with the next Floe snapshot",
+                    ident.ToString(), s->snapshot_id);
+      continue;
+    }
+    if (covered(*positions)) {
+      reached_covered = true;
+      break;
+    }
+    pending.push_back(s);
+  }
+
+  if (!pending.empty() && !reached_covered) {
+    // The history back to Delta's positions was expired: one version with every live file
+    // Delta lacks (still no gap and no duplicate; only the per-snapshot versions are lost).
+    std::vector<delta::Action> actions = std::move(schema_actions);
+    FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, *current, /*only_added=*/false));
+    FLOE_RETURN_NOT_OK(adds_for(files, actions));
+    for (auto& t : txns_for(TablePositions(md))) actions.push_back(std::move(t));
+    FLOE_RETURN_NOT_OK(commit(std::move(actions), current->snapshot_id));
+    return snap.version;
+  }
+  for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
+    const iceberg::Snapshot& s = **it;
+    std::vector<delta::Action> actions = std::move(schema_actions);
+    schema_actions.clear();
+    FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, s, /*only_added=*/true));
+    FLOE_RETURN_NOT_OK(adds_for(files, actions));
+    for (auto& t : txns_for(*SummaryPositions(s))) actions.push_back(std::move(t));
+    FLOE_RETURN_NOT_OK(commit(std::move(actions), s.snapshot_id));
+  }
+  // Positions that moved without a snapshot (every record skipped) or a pending schema.
+  auto txns = txns_for(TablePositions(md));
+  if (!txns.empty() || !schema_actions.empty()) {
+    for (auto& t : txns) schema_actions.push_back(std::move(t));
+    FLOE_RETURN_NOT_OK(commit(std::move(schema_actions), current->snapshot_id));
+  }
+  return snap.version;
+}
+
+}  // namespace floe::pipeline
