@@ -10,6 +10,8 @@
 
 #include "floe/catalog/pointer_store.h"
 #include "floe/common/util.h"
+#include "floe/delta/log.h"
+#include "floe/pipeline/delta_mirror.h"
 #include "floe/iceberg/manifest.h"
 #include "floe/iceberg/metadata_io.h"
 #include "floe/schema/table_schema.h"
@@ -161,6 +163,51 @@ TEST_F(CommitterTest, PositionOnlyCommitWhenEveryRecordWasSkipped) {
   auto md = Current();
   EXPECT_TRUE(md.snapshots.empty());
   EXPECT_EQ(committer_->Load(ident_)->positions->at("t").at(0), 5);
+}
+
+// DeltaMirror over the same commits: version 0 with the files so far, then one Delta version
+// per Floe snapshot it missed (a crash between the commits), a txn-only version for
+// positions that moved without a snapshot, and nothing when already in step.
+TEST_F(CommitterTest, DeltaMirrorReplaysMissedSnapshotsInOrder) {
+  auto state = *committer_->CreateIfAbsent(ident_, schema_, "iceberg,delta");
+  DeltaMirror mirror(catalog_.get(), io_.get(), [this] { return now_; });
+  EXPECT_EQ(*mirror.Sync(ident_), -1);  // no snapshot yet: no Delta log
+  auto commit = [&](int i, std::vector<iceberg::DataFile> files) {
+    CommitRequest req;
+    req.ident = ident_;
+    req.files = std::move(files);
+    req.expected["t"][0] = i == 0 ? std::nullopt : std::optional<int64_t>(i * 10);
+    req.new_positions["t"][0] = (i + 1) * 10;
+    ASSERT_TRUE(committer_->Commit(req).ok());
+  };
+  commit(0, {FakeFile(state.location, 0)});
+  EXPECT_EQ(*mirror.Sync(ident_), 0);
+  commit(1, {FakeFile(state.location, 1), FakeFile(state.location, 2)});
+  commit(2, {FakeFile(state.location, 3)});
+  EXPECT_EQ(*mirror.Sync(ident_), 2);  // two missed snapshots: two versions
+  commit(3, {});                       // every record skipped: positions only
+  EXPECT_EQ(*mirror.Sync(ident_), 3);
+  EXPECT_EQ(*mirror.Sync(ident_), 3);  // in step: nothing written
+
+  // A fresh reader of the log (as after a restart) sees every file once, in order.
+  delta::DeltaLog log(io_.get(), state.location);
+  auto snap = *log.ReadSnapshot();
+  EXPECT_EQ(snap.version, 3);
+  EXPECT_EQ(snap.files.size(), 4u);
+  auto uuid = Current().table_uuid;
+  EXPECT_EQ(snap.TxnVersion(DeltaAppId(uuid, "t", 0)), 40);
+  auto v1 = *delta::DecodeActions(*io_->Read(log.CommitUri(1)));
+  int adds = 0;
+  for (const auto& a : v1) {
+    if (const auto* txn = std::get_if<delta::Txn>(&a)) {
+      EXPECT_EQ(txn->version, 20);
+    }
+    adds += std::holds_alternative<delta::AddFile>(a);
+  }
+  EXPECT_EQ(adds, 2);
+  // A second mirror (another process after a crash) finds nothing to do.
+  DeltaMirror again(catalog_.get(), io_.get());
+  EXPECT_EQ(*again.Sync(ident_), 3);
 }
 
 }  // namespace

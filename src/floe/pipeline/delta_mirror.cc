@@ -14,6 +14,8 @@ namespace floe::pipeline {
 namespace {
 
 constexpr int kMaxConflictRetries = 5;
+// Delta's default delta.logRetentionDuration (30 days).
+constexpr int64_t kLogRetentionMs = int64_t{30} * 24 * 3600 * 1000;
 
 std::optional<Positions> SummaryPositions(const iceberg::Snapshot& s) {
   auto it = s.summary.find(kOffsetsKey);
@@ -133,6 +135,15 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
                                          engine, now));
     CrashPoint("before-delta-commit");
     FLOE_ASSIGN_OR_RAISE(int64_t v, log.CommitNext(&snap, actions, now));
+    if (log.CheckpointDue(v)) {
+      // Bounded log (ARCHITECTURE.md §3): files a checkpoint covers, once past Delta's
+      // default log retention. Best effort: a failure leaves files for the next checkpoint.
+      auto cleaned = log.Cleanup(kLogRetentionMs, now);
+      if (!cleaned.ok()) {
+        FLOE_LOG_WARN("delta log of {}: cleanup failed: {}", ident.ToString(),
+                      cleaned.status().message());
+      }
+    }
     FLOE_LOG_DEBUG("delta log of {}: version {} for Iceberg snapshot {}", ident.ToString(), v,
                    snapshot_id);
     return Status::OK();
