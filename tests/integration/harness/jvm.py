@@ -6,6 +6,8 @@ applied), one JSON object per row. This module runs it and decodes the rows.
 
 - `read_table(catalog_db, catalog_name, warehouse, table)` reads through the catalog.
 - `read_metadata(path)` reads the table that one metadata JSON file describes.
+- `run_rest(uri, command, arg, token)` runs `floe.tools.RestExercise` (Iceberg's Java
+  RESTCatalog client against a REST catalog server) and returns its step objects.
 - `encode(value)` turns a Python value (as pyarrow's `to_pylist()` gives it) into the reader's
   JSON encoding, so an expected row compares with `==`.
 
@@ -179,3 +181,49 @@ def encode(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [encode(v) for v in value]
     raise TypeError(f"no JVM-reader encoding for {type(value).__name__}: {value!r}")
+
+
+# ---- RestExercise: Iceberg's Java REST client against a REST catalog server ------------------
+
+REST_MAIN_CLASS = "floe.tools.RestExercise"
+
+
+def run_rest(uri: str, command: str, arg: str, token: str | None = None) -> list[dict]:
+    """Runs `RestExercise --uri URI [--token T] COMMAND ARG` (command: "exercise" NAMESPACE,
+    "write" NS.TABLE or "scan" NS.TABLE) and returns its step objects in order.
+
+    Each step is the printed `{"step", "ok", ...}` object plus `"scanned"`: {table: [rows]} for
+    the rows the step printed (IcebergRead's encoding, scan order). Raises JvmReaderError when
+    the program exits non-zero; the message names the failed step and its error."""
+    cmd = [_java(), *JVM_FLAGS, "-cp", classpath(), REST_MAIN_CLASS, "--uri", uri]
+    if token is not None:
+        cmd += ["--token", token]
+    cmd += [command, arg]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired as e:
+        raise JvmReaderError(f"RestExercise timed out after {TIMEOUT_S} s: {' '.join(cmd)}") from e
+    stderr = proc.stderr.decode("utf-8", "replace")
+    steps: list[dict] = []
+    pending: dict[str, list[dict]] = {}
+    for ln in proc.stdout.decode("utf-8").splitlines():
+        if not ln.strip():
+            continue
+        obj = json.loads(ln)
+        if "row" in obj and "step" not in obj:
+            pending.setdefault(obj["table"], []).append(obj["row"])
+            continue
+        obj["scanned"] = pending
+        pending = {}
+        steps.append(obj)
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    last = lines[-1] if lines else ""
+    if proc.returncode != 0:
+        failed = next((s for s in steps if not s.get("ok")), None)
+        where = f"step {failed['step']!r} failed: {failed.get('error')}" if failed else last
+        raise JvmReaderError(f"RestExercise exited {proc.returncode}: {where}\n"
+                             f"stderr tail:\n" + "\n".join(lines[-25:]), proc.returncode, stderr)
+    if last != "RestExercise: ok" or not all(s.get("ok") for s in steps):
+        raise JvmReaderError(f"RestExercise exited 0 but its stderr ends with {last!r}",
+                             proc.returncode, stderr)
+    return steps

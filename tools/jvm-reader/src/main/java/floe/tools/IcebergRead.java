@@ -329,7 +329,8 @@ public final class IcebergRead {
     return rows;
   }
 
-  private static void writeStruct(JsonGenerator gen, Types.StructType type, StructLike struct)
+  /** Also used by RestExercise, so both tools print rows in the same encoding. */
+  static void writeStruct(JsonGenerator gen, Types.StructType type, StructLike struct)
       throws IOException {
     gen.writeStartObject();
     List<Types.NestedField> fields = type.fields();
