@@ -128,7 +128,8 @@ def main() -> int:
         with socket.socket() as probe:
             free = probe.connect_ex(("127.0.0.1", 8181)) != 0
         listen = "127.0.0.1:8181" if free else "127.0.0.1:0"
-        run = FloeRun(work / "floe", kafka.bootstrap, registry.url, [{"name": TOPIC}],
+        run = FloeRun(work / "floe", kafka.bootstrap, registry.url,
+                      [{"name": TOPIC, "formats": ["iceberg", "delta"]}],
                       extra={"rest": {"listen": listen}})
         say(f"running: floe run --config {run.config_path}")
         run.start()
@@ -181,6 +182,17 @@ def main() -> int:
         df = table.scan(row_filter="customer == 'ada'", selected_fields=("order_id", "amount", "status"),
                         limit=5).to_arrow()
         for r in df.to_pylist():
+            print("    ", r)
+        # The same Parquet files as a Delta table (delta-rs reads column-mapped tables
+        # through its DataFusion scan).
+        import deltalake
+        import pyarrow as pa
+        root = table.location().removeprefix("file://")
+        dtab = deltalake.DeltaTable(root)
+        say(f"delta-rs: Delta table at {root}, version {dtab.version()}")
+        res = pa.table(deltalake.QueryBuilder().register("orders", dtab).execute(
+            "SELECT status, count(*) AS n FROM orders GROUP BY status ORDER BY status"))
+        for r in res.to_pylist():
             print("    ", r)
         say(f"catalog: {run.catalog_db}  warehouse: {run.warehouse}")
         print_connection_settings(args.floe, run.config_path, uri)
