@@ -616,7 +616,15 @@ Api::Api(catalog::Catalog* catalog, const RestOptions& options) : catalog_(catal
 bool Api::Authorized(const httplib::Request& req) const {
   if (token_digests_.empty()) return true;
   if (req.get_header_value_count("Authorization") != 1) return false;
-  const std::string header = req.get_header_value("Authorization");
+  // The full value from the header map: get_header_value() returns a C string and would
+  // cut it at an embedded NUL ("Bearer T\0junk" must not pass as "Bearer T").
+  auto it = req.headers.find("Authorization");
+  if (it == req.headers.end()) return false;
+  const std::string& header = it->second;
+  for (unsigned char ch : header) {
+    if (ch < 0x20 && ch != '\t') return false;  // RFC 9110 §5.5: no NUL/CR/LF/controls
+    if (ch == 0x7f) return false;
+  }
   std::string_view value = Trim(header);
   auto space = value.find(' ');
   if (space == std::string_view::npos) return false;
