@@ -11,6 +11,6 @@ ext_dir = pathlib.Path(sysconfig.get_paths()["purelib"]) / "duckdb_ext" / "exten
 con = duckdb.connect(config={"autoinstall_known_extensions": False,
                              "autoload_known_extensions": False,
                              "extension_directory": str(ext_dir)})
-for ext in ("iceberg", "avro", "httpfs"):
+for ext in ("iceberg", "avro", "httpfs", "delta"):
     con.execute(f"LOAD {ext}")
 print("[setup] duckdb", duckdb.__version__, "extensions loaded from", ext_dir)
