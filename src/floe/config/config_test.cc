@@ -365,11 +365,13 @@ TEST(ConfigErrorTest, UnsupportedValues) {
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "catalog: {type: postgresql}\n"),
             "line 4: catalog.type: 'postgresql' is not supported yet; supported: sqlite");
   EXPECT_EQ(
-      ErrorOf(std::string(kMinimal) + "defaults: {key.format: string}\n"),
-      "line 4: defaults.key.format: 'string' is not supported yet; supported: binary");
+      ErrorOf(std::string(kMinimal) + "defaults: {key.format: registry}\n"),
+      "line 4: defaults.key.format: 'registry' is not supported yet; supported: binary, "
+      "string");
   EXPECT_EQ(
       ErrorOf(std::string(kMinimal) + "defaults: {value.format: json}\n"),
-      "line 4: defaults.value.format: 'json' is not supported yet; supported: registry");
+      "line 4: defaults.value.format: 'json' is not supported yet; supported: registry, "
+      "binary");
   EXPECT_EQ(
       ErrorOf("kafka: {bootstrap.servers: b:9092}\n"
               "registry: {url: http://r:8081}\n"

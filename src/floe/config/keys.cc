@@ -207,17 +207,20 @@ std::vector<KeyInfo> MakeKeys() {
        .name = "key.format",
        .type = T::kEnum,
        .default_text = "binary",
-       .choices = {{"binary", true}, {"string", false}, {"registry", false}},
-       .description = "Record keys are kept as raw bytes in `_kafka.key`.",
+       .choices = {{"binary", true}, {"string", true}, {"registry", false}},
+       .description = "Record keys are always kept as raw bytes in `_kafka.key`. `binary`: "
+                      "nothing more; `string`: also a top-level `key` string column (a key "
+                      "that is not UTF-8 is an invalid record).",
        .per_topic = true});
   add({.section = "defaults",
        .name = "value.format",
        .type = T::kEnum,
        .default_text = "registry",
-       .choices = {{"registry", true}, {"binary", false}, {"json", false}},
+       .choices = {{"registry", true}, {"binary", true}, {"json", false}},
        .description =
-           "`registry`: Confluent wire format (Avro, Protobuf, JSON Schema) with "
-           "schemas from the Schema Registry.",
+           "`registry`: Confluent wire format (Avro today) with schemas from the Schema "
+           "Registry; `binary`: the whole value in one `value` binary column (topics with "
+           "no schema; a tombstone is null).",
        .per_topic = true});
 
   // --- topics[]

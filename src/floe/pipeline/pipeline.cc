@@ -10,6 +10,7 @@
 #include "floe/common/log.h"
 #include "floe/common/util.h"
 #include "floe/decode/avro_decoder.h"
+#include "floe/decode/raw_decoder.h"
 #include "floe/kafka/consumer.h"
 #include "floe/pipeline/committer.h"
 #include "floe/pipeline/delta_mirror.h"
@@ -41,6 +42,8 @@ struct TopicState {
   TableState table;
   std::unique_ptr<TableWriter> writer;
   std::map<int, std::unique_ptr<decode::AvroDecoder>> decoders;  // by schema id
+  std::optional<decode::RawValueDecoder> raw_value;    // value.format: binary
+  std::optional<decode::KeyColumnAppender> key_column;  // key.format: string
   std::map<std::string, int> guid_ids;
   std::map<int32_t, PartitionState> partitions;
   int partition_count = 0;
@@ -250,6 +253,31 @@ class PipelineImpl : public Pipeline {
     int64_t expected = ps.next >= 0 ? ps.next : ps.start;
     if (r.offset < expected) return Status::OK();  // already covered (stale fetch after reassign)
 
+    const bool key_string = ts.settings.key_format == config::KeyFormat::kString;
+    if (ts.settings.value_format == config::ValueFormat::kBinary) {
+      Status st = EnsureRawTable(ts);
+      if (!st.ok()) {
+        if (KindOf(st) != ErrorKind::kSuspend) return st;
+        return SuspendTopic(*r.topic, ts, st.message());
+      }
+      if (key_string) {
+        st = ts.key_column->Validate(r.key, r.key_len);
+        if (!st.ok()) return Invalid(ts, r, st);
+      }
+      st = ts.writer->AppendRow(
+          [&](::arrow::ArrayBuilder* const* columns) -> Status {
+            FLOE_RETURN_NOT_OK(ts.raw_value->Decode(r.value, r.value_len, columns));
+            return key_string ? ts.key_column->Append(r.key, r.key_len, columns) : Status::OK();
+          },
+          r);
+      if (!st.ok()) {
+        if (KindOf(st) == ErrorKind::kInvalidRecord) return Invalid(ts, r, st);
+        return st;
+      }
+      ps.next = r.offset + 1;
+      return Status::OK();
+    }
+
     kafka::Header h;
     bool has_header = r.FindHeader(registry::kValueSchemaIdHeader, &h);
     auto framing = registry::DetectFraming(has_header ? h.value : nullptr, has_header ? h.value_len : 0,
@@ -276,7 +304,17 @@ class PipelineImpl : public Pipeline {
       }
       return st;
     }
-    st = ts.writer->Append(*decoder, framing->payload, framing->payload_len, r);
+    if (key_string) {
+      st = ts.key_column->Validate(r.key, r.key_len);
+      if (!st.ok()) return Invalid(ts, r, st);
+    }
+    // The value decoder validates before it appends; the key was validated above.
+    st = ts.writer->AppendRow(
+        [&](::arrow::ArrayBuilder* const* columns) -> Status {
+          FLOE_RETURN_NOT_OK(decoder->Decode(framing->payload, framing->payload_len, columns));
+          return key_string ? ts.key_column->Append(r.key, r.key_len, columns) : Status::OK();
+        },
+        r);
     if (!st.ok()) {
       if (KindOf(st) == ErrorKind::kInvalidRecord) return Invalid(ts, r, st);
       return st;
@@ -346,6 +384,7 @@ class PipelineImpl : public Pipeline {
     if (!fields.ok()) {
       return InvalidRecord("schema " + std::to_string(id) + ": " + fields.status().message());
     }
+    FLOE_RETURN_NOT_OK(AddKeyField(ts, &*fields));
     auto built = schema::BuildTableSchema(*fields, existing, &last_id);
     if (!built.ok()) {
       // e.g. a value field named _kafka: the topic cannot be mapped until the schema changes.
@@ -361,6 +400,36 @@ class PipelineImpl : public Pipeline {
                      ts.ident.ToString() + "; schema evolution is not supported yet, so the "
                      "topic stops here with nothing lost");
     }
+    FLOE_RETURN_NOT_OK(OpenWriter(ts, table_schema));
+    decode::AvroDecoderOptions decoder_options;
+    if (ts.key_column) decoder_options.skip_columns = {decode::kKeyColumn};
+    auto decoder = decode::AvroDecoder::Make(*avro, ts.writer->schema(), decoder_options);
+    if (!decoder.ok()) {
+      return Suspend("schema " + std::to_string(id) + " is incompatible with table " +
+                     ts.ident.ToString() + ": " + decoder.status().message());
+    }
+    ts.decoders[id] = std::move(*decoder);
+    FLOE_LOG_INFO("table {}: compiled decoder for schema id {}", ts.ident.ToString(), id);
+    return Status::OK();
+  }
+
+  // key.format: string adds a top-level `key` column after the value's fields.
+  Status AddKeyField(const TopicState& ts, std::vector<iceberg::NestedField>* fields) {
+    if (ts.settings.key_format != config::KeyFormat::kString) return Status::OK();
+    for (const auto& f : *fields) {
+      if (f.name == decode::kKeyColumn) {
+        return Suspend("value field 'key' of topic " + ts.settings.topic +
+                       " collides with the decoded key column (key.format: string); rename "
+                       "the field or use key.format: binary");
+      }
+    }
+    fields->push_back(iceberg::NestedField{
+        0, decode::kKeyColumn, false, iceberg::Type::Primitive(iceberg::TypeId::kString), {}});
+    return Status::OK();
+  }
+
+  // Creates the table (first schema seen) and the table writer; then the key appender.
+  Status OpenWriter(TopicState& ts, const iceberg::Schema& table_schema) {
     if (!ts.writer) {
       TableWriterOptions wo;
       if (!ts.table.exists) {
@@ -373,13 +442,34 @@ class PipelineImpl : public Pipeline {
       iceberg::Schema current = ts.table.schema ? *ts.table.schema : table_schema;
       FLOE_ASSIGN_OR_RAISE(ts.writer, TableWriter::Make(wo, current));
     }
-    auto decoder = decode::AvroDecoder::Make(*avro, ts.writer->schema());
-    if (!decoder.ok()) {
-      return Suspend("schema " + std::to_string(id) + " is incompatible with table " +
-                     ts.ident.ToString() + ": " + decoder.status().message());
+    if (ts.settings.key_format == config::KeyFormat::kString && !ts.key_column) {
+      auto key = decode::KeyColumnAppender::Make(ts.writer->schema());
+      if (!key.ok()) {
+        return Suspend("table " + ts.ident.ToString() + " cannot take key.format: string: " +
+                       key.status().message());
+      }
+      ts.key_column = std::move(*key);
     }
-    ts.decoders[id] = std::move(*decoder);
-    FLOE_LOG_INFO("table {}: compiled decoder for schema id {}", ts.ident.ToString(), id);
+    return Status::OK();
+  }
+
+  // value.format: binary: the table is `value` (binary) [+ `key`] + `_kafka`.
+  Status EnsureRawTable(TopicState& ts) {
+    if (ts.writer && ts.raw_value) return Status::OK();
+    std::vector<iceberg::NestedField> fields = {iceberg::NestedField{
+        0, decode::kValueColumn, false, iceberg::Type::Primitive(iceberg::TypeId::kBinary), {}}};
+    FLOE_RETURN_NOT_OK(AddKeyField(ts, &fields));
+    const iceberg::Schema* existing = ts.table.schema ? &*ts.table.schema : nullptr;
+    int last_id = ts.table.last_column_id;
+    auto built = schema::BuildTableSchema(fields, existing, &last_id);
+    if (!built.ok()) return Suspend(built.status().message());
+    FLOE_RETURN_NOT_OK(OpenWriter(ts, *built));
+    auto raw = decode::RawValueDecoder::Make(ts.writer->schema());
+    if (!raw.ok()) {
+      return Suspend("table " + ts.ident.ToString() + " cannot take value.format: binary: " +
+                     raw.status().message());
+    }
+    ts.raw_value = std::move(*raw);
     return Status::OK();
   }
 
@@ -437,6 +527,8 @@ class PipelineImpl : public Pipeline {
         for (const auto& f : req.files) (void)io_->Delete(f.file_path);
         ts.partitions.clear();
         ts.decoders.clear();
+        ts.raw_value.reset();
+        ts.key_column.reset();
         ts.writer.reset();
         FLOE_RETURN_NOT_OK(LoadPositions(topic, ts));
         return Reassign();

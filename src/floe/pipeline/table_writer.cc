@@ -46,6 +46,10 @@ Status TableWriter::Append(decode::AvroDecoder& decoder, const uint8_t* payload,
                            const kafka::Record& record) {
   // The decoder validates before it appends, so an invalid record leaves no trace.
   FLOE_RETURN_NOT_OK(decoder.Decode(payload, len, columns_.data()));
+  return FinishRow(record);
+}
+
+Status TableWriter::FinishRow(const kafka::Record& record) {
   FLOE_RETURN_NOT_OK(AppendKafka(record));
   if (++rows_in_builders_ >= options_.batch_rows) FLOE_RETURN_NOT_OK(FlushBuilders());
   return Status::OK();

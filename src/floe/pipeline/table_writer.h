@@ -49,6 +49,13 @@ class TableWriter {
   // kInvalidRecord: nothing was appended.
   Status Append(decode::AvroDecoder& decoder, const uint8_t* payload, size_t len,
                 const kafka::Record& record);
+  // Appends one row: `fill(columns)` appends exactly one value to every top-level value
+  // column (and nothing when it fails), then the row gets its _kafka metadata.
+  template <class Fill>
+  Status AppendRow(Fill&& fill, const kafka::Record& record) {
+    FLOE_RETURN_NOT_OK(fill(columns_.data()));
+    return FinishRow(record);
+  }
   // Moves buffered rows into the open Parquet file (opening one if needed).
   Status FlushBuilders();
   // Closes the open file and returns every file completed since the last call.
@@ -63,6 +70,7 @@ class TableWriter {
   TableWriter(TableWriterOptions options, iceberg::Schema schema);
   Status Init();
   Status AppendKafka(const kafka::Record& record);
+  Status FinishRow(const kafka::Record& record);
   Status CloseFile();
 
   TableWriterOptions options_;

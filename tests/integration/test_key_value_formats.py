@@ -1,0 +1,94 @@
+"""Issue 5 (keys, topics without registry framing): `value.format: binary` stores the whole
+value in a `value` binary column (tombstones null); `key.format: string` adds a top-level `key`
+string column (a non-UTF-8 key is an invalid record, handled by on.invalid.record) while
+`_kafka.key` keeps the raw bytes. Read back through pyiceberg, DuckDB and delta-rs.
+"""
+from __future__ import annotations
+
+import json
+
+import deltalake
+import pyarrow as pa
+from confluent_kafka import Producer
+from pyiceberg.catalog.sql import SqlCatalog
+
+from harness.floe import FloeRun, default_table_name
+from test_core import duckdb_connect
+from test_exactly_once import produce_events, serializer
+
+
+def produce_raw(bootstrap: str, topic: str, records: list[tuple[bytes | None, bytes | None]]):
+    p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+    for key, value in records:
+        p.produce(topic, key=key, value=value, partition=0)
+    assert p.flush(30) == 0
+
+
+def iceberg_rows(run: FloeRun, table: str) -> list[dict]:
+    cat = SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}", warehouse=f"file://{run.warehouse}")
+    return cat.load_table(f"kafka.{table}").scan().to_arrow().to_pylist()
+
+
+def test_binary_values_and_string_keys(kafka_broker, registry, tmp_path):
+    topic = "raw-bytes"
+    kafka_broker.create_topic(topic, partitions=1)
+    records = [
+        (b"k0", b"\x00\xff not json, not framed"),
+        ("ключ 🙂".encode(), json.dumps({"a": 1}).encode()),
+        (None, b"no key"),
+        (b"tomb", None),                 # a tombstone: null value
+        (b"", b""),                      # empty key, empty value
+        (b"\xc3\x28", b"bad key"),       # not UTF-8: invalid record, skipped
+        (b"k6", bytes(range(256)) * 40),  # 10 KiB of every byte value
+    ]
+    produce_raw(kafka_broker.bootstrap, topic, records)
+    table = default_table_name(topic)
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
+                  [{"name": topic, "value.format": "binary", "key.format": "string",
+                    "on.invalid.record": "skip", "formats": ["iceberg", "delta"]}])
+    run.start()
+    run.wait_for_positions(table, topic, {0: len(records)})
+    assert run.stop() == 0, run.log()
+    assert "offset 5: key is not valid UTF-8" in run.log(200)
+
+    want = {o: (k, v) for o, (k, v) in enumerate(records) if o != 5}
+    rows = iceberg_rows(run, table)
+    assert [f for f in rows[0]] == ["value", "key", "_kafka"]
+    got = {r["_kafka"]["offset"]: r for r in rows}
+    assert set(got) == set(want)
+    for o, (k, v) in want.items():
+        r = got[o]
+        assert r["value"] == v, o
+        assert r["key"] == (k.decode() if k is not None else None), o
+        assert r["_kafka"]["key"] == k, o
+
+    con = duckdb_connect()
+    con.execute("LOAD iceberg")
+    duck = dict(con.execute(f"SELECT _kafka.offset, value FROM "
+                            f"iceberg_scan('{run.metadata_location(table)}')").fetchall())
+    assert duck == {o: v for o, (k, v) in want.items()}
+
+    root = run.metadata(table)["location"].removeprefix("file://")
+    delta = pa.table(deltalake.DeltaTable(root).scan()).to_pylist()
+    assert {r["_kafka"]["offset"]: (r["key"], r["value"]) for r in delta} == \
+        {o: (k.decode() if k is not None else None, v) for o, (k, v) in want.items()}
+
+
+def test_registry_values_with_string_keys(kafka_broker, registry, tmp_path):
+    topic = "avro-string-keys"
+    kafka_broker.create_topic(topic, partitions=2)
+    produce_events(kafka_broker.bootstrap, serializer(registry), topic, 0, 500, 2)
+    table = default_table_name(topic)
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
+                  [{"name": topic, "key.format": "string"}])
+    run.start()
+    hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+    run.wait_for_positions(table, topic, hwm)
+    assert run.stop() == 0, run.log()
+    rows = iceberg_rows(run, table)
+    assert len(rows) == 500
+    assert list(rows[0]) == ["seq", "payload", "amount", "key", "_kafka"]
+    for r in rows:
+        # produce_events keys each record with str(seq).
+        assert r["key"] == str(r["seq"]) and r["_kafka"]["key"] == str(r["seq"]).encode()
+        assert r["payload"] == f"event-{r['seq']}"
