@@ -48,12 +48,13 @@ else
   step ".venv up to date"
 fi
 
-# --- 3. Kafka broker and JVM reader jars from Maven Central ----------------------------
-for tool in kafka jvm-reader; do
+# --- 3. Kafka broker, JVM reader (Iceberg) and Spark reader (Delta) jars from Maven Central --
+# Stamp key: the pom plus every file under src/ (sources and resources such as log4j2.properties).
+for tool in kafka jvm-reader spark-reader; do
   pom=tools/$tool/pom.xml
   [ -f "$pom" ] || continue
   key=$( (cat "$pom"; if [ -d "tools/$tool/src" ]; then
-    find "tools/$tool/src" -name '*.java' -print0 | sort -z | xargs -0 cat; fi) |
+    find "tools/$tool/src" -type f -print0 | sort -z | xargs -0 cat; fi) |
     sha256sum | cut -c1-16)
   if ! done_already "$tool" "$key"; then
     step "resolving $tool jars with Maven"

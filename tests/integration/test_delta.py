@@ -2,7 +2,8 @@
 
 A topic with `formats: [iceberg, delta]` is read back through delta-rs (values, txn versions,
 through a checkpoint), DuckDB's delta extension, and compared with pyiceberg file for file and
-row for row; other writers' data changes are refused with 403; and the crash test (every
+row for row, and Spark with delta-spark (the JVM reader); other writers' data changes are
+refused with 403; and the crash test (every
 commit step, a crash between the Iceberg commit and the Delta entry, random SIGKILLs) ends with
 exactly the topic's records in each format.
 """
@@ -22,6 +23,7 @@ from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import ForbiddenError
 
+from harness import spark
 from harness.floe import FloeRun, default_table_name
 from test_core import duckdb_connect, expected_row, norm_float, produce_orders
 from test_exactly_once import (CRASH_POINTS, committed_records, produce_events, serializer,
@@ -114,6 +116,19 @@ def test_both_formats_same_files_same_rows(kafka_broker, registry, tmp_path):
                   "address", "lines", "uid", "code", "blob"):
             assert r[k] == exp[k], (k, p, o, r[k], exp[k])
         assert norm_float(r["price"]) == norm_float(exp["price"])
+
+    # Spark with delta-spark (the JVM reader) returns the same values.
+    meta, srows = spark.read_delta(root)
+    assert meta["count"] == len(produced) == len(srows)
+    by_pos = {(r["_kafka"]["partition"], r["_kafka"]["offset"]): r for r in srows}
+    for r in dl:
+        s = by_pos[(r["_kafka"]["partition"], r["_kafka"]["offset"])]
+        for k in ("id", "name", "note", "amount", "amount_fixed", "ts_us", "ts_ms", "day", "tags",
+                  "address", "lines", "uid", "code", "blob", "qty", "flag", "tmicros"):
+            assert s[k] == r[k], (k, s[k], r[k])
+        assert norm_float(s["price"]) == norm_float(r["price"])
+        assert sorted(dict(s["attrs"]).items()) == sorted(dict(r["attrs"]).items())
+        assert s["_kafka"] == r["_kafka"]
 
     # DuckDB's delta extension (pinned offline) reads the same rows.
     con = duckdb_connect()

@@ -133,7 +133,7 @@ def test_log_files(table):
     protocol = next(a["protocol"] for a in first if "protocol" in a)
     assert protocol == {"minReaderVersion": 3, "minWriterVersion": 7,
                         "readerFeatures": ["columnMapping", "timestampNtz"],
-                        "writerFeatures": ["columnMapping", "timestampNtz"]}
+                        "writerFeatures": ["columnMapping", "timestampNtz", "invariants"]}
     # The checkpoint as any Parquet reader sees it.
     cp = pq.read_table(log / "00000000000000000010.checkpoint.parquet")
     assert set(cp.column_names) == {"txn", "add", "remove", "metaData", "protocol"}

@@ -289,18 +289,33 @@ Result<std::vector<Action>> DecodeActions(std::string_view text) {
   return out;
 }
 
-Protocol MakeProtocol(bool uses_timestamp_ntz) {
+Protocol MakeProtocol(bool uses_timestamp_ntz, bool has_required_fields) {
   Protocol p;
   std::vector<std::string> features = {kFeatureColumnMapping};
   if (uses_timestamp_ntz) features.emplace_back(kFeatureTimestampNtz);
   p.reader_features = features;
+  if (has_required_fields) features.emplace_back(kFeatureInvariants);
   p.writer_features = std::move(features);
   return p;
 }
 
+namespace {
+
+bool HasRequired(const std::vector<iceberg::NestedField>& fields) {
+  for (const auto& f : fields) {
+    // Struct fields only: Delta expresses list element / map value nullability as
+    // containsNull / valueContainsNull, not as invariants.
+    if (f.required) return true;
+    if (f.type->id == iceberg::TypeId::kStruct && HasRequired(f.type->fields)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Result<Protocol> ProtocolFor(const iceberg::Schema& schema) {
   FLOE_ASSIGN_OR_RAISE(DeltaSchema ds, ToDeltaSchema(schema));
-  return MakeProtocol(ds.uses_timestamp_ntz);
+  return MakeProtocol(ds.uses_timestamp_ntz, HasRequired(schema.fields));
 }
 
 Result<Metadata> MakeMetadata(const std::string& table_uuid,
@@ -371,8 +386,8 @@ CommitInfo MakeCommitInfo(std::string operation, StringMap operation_parameters,
 }
 
 Status CheckWritable(const Protocol& protocol) {
-  static const std::set<std::string> kHonoured = {kFeatureColumnMapping,
-                                                  kFeatureTimestampNtz, "appendOnly"};
+  static const std::set<std::string> kHonoured = {kFeatureColumnMapping, kFeatureTimestampNtz,
+                                                  kFeatureInvariants, "appendOnly"};
   // Writer versions 3..6 imply features Floe does not implement (check constraints,
   // generated columns, change data feed, identity columns).
   if (protocol.min_reader_version > 3 || protocol.min_writer_version > 7 ||

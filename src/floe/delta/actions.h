@@ -25,6 +25,9 @@ using StringMap = std::map<std::string, std::string>;
 
 inline constexpr char kFeatureColumnMapping[] = "columnMapping";
 inline constexpr char kFeatureTimestampNtz[] = "timestampNtz";
+// Writer-only: non-nullable columns are enforced by the writer (Spark's Delta treats every
+// non-nullable field as an invariant and refuses a writer-7 protocol that omits it).
+inline constexpr char kFeatureInvariants[] = "invariants";
 
 struct Protocol {
   int min_reader_version = 3;
@@ -99,7 +102,9 @@ Result<std::vector<Action>> DecodeActions(std::string_view text);
 
 // Reader 3 / writer 7 with `columnMapping`, plus `timestampNtz` when the schema needs it,
 // in both feature lists (ARCHITECTURE.md §3).
-Protocol MakeProtocol(bool uses_timestamp_ntz);
+// `has_required_fields`: the schema has a non-nullable field anywhere (Floe's always do:
+// `_kafka`), which needs the writer feature `invariants`.
+Protocol MakeProtocol(bool uses_timestamp_ntz, bool has_required_fields = true);
 // metaData for `schema` in column mapping `name` mode: schemaString, no partition
 // columns, configuration {delta.columnMapping.mode: name,
 // delta.columnMapping.maxColumnId: N}. `max_column_id` is raised to at least the schema's

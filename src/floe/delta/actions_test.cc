@@ -21,16 +21,28 @@ Schema TwoColumns(TypeId second = TypeId::kString) {
 }
 
 TEST(DeltaActionsTest, ProtocolLines) {
-  EXPECT_EQ(ActionToJson(MakeProtocol(false)),
+  EXPECT_EQ(ActionToJson(MakeProtocol(false, false)),
             R"({"protocol":{"minReaderVersion":3,"minWriterVersion":7,)"
             R"("readerFeatures":["columnMapping"],"writerFeatures":["columnMapping"]}})");
-  EXPECT_EQ(ActionToJson(MakeProtocol(true)),
+  EXPECT_EQ(ActionToJson(MakeProtocol(true, false)),
             R"({"protocol":{"minReaderVersion":3,"minWriterVersion":7,)"
             R"("readerFeatures":["columnMapping","timestampNtz"],)"
             R"("writerFeatures":["columnMapping","timestampNtz"]}})");
   auto p = ProtocolFor(TwoColumns(TypeId::kTimestamp));
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->reader_features->size(), 2u);
+  // A non-nullable field (nested too) needs the writer feature `invariants` (Spark's
+  // Delta refuses a writer-7 protocol without it); readers are not told.
+  iceberg::Schema nested;
+  nested.fields.push_back(
+      {1, "s", false,
+       iceberg::Type::Struct({{2, "x", true, iceberg::Type::Primitive(TypeId::kInt), {}}}),
+       {}});
+  auto q = ProtocolFor(nested);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(*q->writer_features, (std::vector<std::string>{"columnMapping", "invariants"}));
+  EXPECT_EQ(*q->reader_features, std::vector<std::string>{"columnMapping"});
+  EXPECT_TRUE(CheckWritable(*q).ok());
 }
 
 TEST(DeltaActionsTest, MetadataLine) {
