@@ -32,6 +32,7 @@
 #include <string_view>
 
 #include "floe/schema/arrow.h"
+#include "floe/schema/avro_to_iceberg.h"
 #include "floe/schema/table_schema.h"
 
 namespace floe::decode {
@@ -61,7 +62,7 @@ enum class Wire : uint8_t {
   kRecord,   // the fields in order
   kArray,    // blocks: long count (negative: then a long byte size), items; 0 ends
   kMap,      // blocks like arrays, each entry a string key and a value
-  kUnion,    // long branch index, then that branch ([null, T] only)
+  kUnion,    // long branch index, then that branch
 };
 
 // What the append phase does with the value.
@@ -84,6 +85,8 @@ enum class Sink : uint8_t {
   kList,             // ListBuilder; child 0 is the element
   kMap,              // MapBuilder; child 0 the key, child 1 the value
   kOptional,         // union [null, T]: null or child 0 (which shares this op's builder)
+  kUnionStruct,      // general union → StructBuilder of members; child b is branch b,
+                     // linked to its member (a null branch's child has no builder)
   kNull,             // always null (absent field, or writer type null)
 };
 
@@ -104,9 +107,9 @@ struct Op {
   Link link = Link::kNone;
   bool check = false;         // content checks (UTF-8, decimal, enum, ...) are needed
   bool table_struct = false;  // the table type is a struct (its nulls fill children)
-  uint8_t null_branch = 0;    // kUnion
+  int32_t null_branch = -1;   // kUnion: index of the null branch, -1 if none
   int32_t link_index = -1;    // kColumn, kStructField
-  int32_t size = 0;           // kFixed: bytes; kEnum: number of symbols
+  int32_t size = 0;           // kFixed: bytes; kEnum: symbols; kUnion: branches
   int32_t precision = 0;      // kDecimal: the writer's precision
   int64_t multiplier = 1;     // kInt64, kTime64, kTimestamp
   int64_t min_size = 0;       // fewest bytes a value of this op can take
@@ -188,6 +191,55 @@ inline ::arrow::Decimal128 DecimalFromBigEndian(const uint8_t* d, int64_t len) {
 }
 
 std::string TableTypeName(const Type& t) { return iceberg::PrimitiveTypeString(t); }
+
+// "struct<member0: optional int, member1: optional string>": for messages.
+std::string TableTypeString(const Type& t) {
+  auto field = [](const NestedField& f) {
+    return f.name + ": " + (f.required ? "" : "optional ") + TableTypeString(*f.type);
+  };
+  switch (t.id) {
+    case TypeId::kStruct: {
+      std::string out = "struct<";
+      for (size_t i = 0; i < t.fields.size(); ++i) {
+        out += (i == 0 ? "" : ", ") + field(t.fields[i]);
+      }
+      return out + ">";
+    }
+    case TypeId::kList:
+      return "list<" + TableTypeString(*t.element().type) + ">";
+    case TypeId::kMap:
+      return "map<" + TableTypeString(*t.key().type) + ", " +
+             TableTypeString(*t.value().type) + ">";
+    default:
+      return TableTypeName(t);
+  }
+}
+
+// Same types, names and nullability at every level; ids and docs are ignored.
+bool SameShape(const Type& a, const Type& b) {
+  auto same_fields = [](const std::vector<NestedField>& x,
+                        const std::vector<NestedField>& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x[i].name != y[i].name || x[i].required != y[i].required ||
+          !SameShape(*x[i].type, *y[i].type)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  return a.id == b.id && a.precision == b.precision && a.scale == b.scale &&
+         a.length == b.length && same_fields(a.fields, b.fields) &&
+         same_fields(a.children, b.children);
+}
+
+std::string UnionListing(const AvroNode& u) {
+  std::string out = "[";
+  for (size_t i = 0; i < u.branches.size(); ++i) {
+    out += (i == 0 ? "" : ", ") + schema::AvroTypeName(*u.branches[i]);
+  }
+  return out + "]";
+}
 
 }  // namespace
 
@@ -306,6 +358,7 @@ class Compiler {
   // A writer value decoded into table field `tf` (whose builder is this op's).
   Status Value(uint32_t op, const AvroNode& w, const NestedField& tf, int depth) {
     FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
+    if (w.IsGeneralUnion()) return GeneralUnion(op, w, tf, depth);
     if (w.type == AvroType::kUnion) {
       if (tf.required) {
         return Status::Invalid("Avro field '", p_->paths[op],
@@ -313,7 +366,8 @@ class Compiler {
       }
       p_->ops[op].wire = Wire::kUnion;
       p_->ops[op].sink = Sink::kOptional;
-      p_->ops[op].null_branch = static_cast<uint8_t>(w.NullBranch());
+      p_->ops[op].null_branch = w.NullBranch();
+      p_->ops[op].size = 2;
       p_->ops[op].table_struct = tf.type->id == TypeId::kStruct;
       const uint32_t child = Alloc(op, 1);
       p_->paths[child] = p_->paths[op];
@@ -330,6 +384,52 @@ class Compiler {
       return Status::OK();
     }
     return NonUnion(op, w, *tf.type, depth);
+  }
+
+  // A union other than [null, T] into the struct AvroToIcebergFields maps it to. The
+  // table keeps no Avro branch names, so members are matched by position: the writer's
+  // union must map to exactly the table's struct, else a reordered or changed union
+  // would put values in the wrong member.
+  Status GeneralUnion(uint32_t op, const AvroNode& w, const NestedField& tf, int depth) {
+    const int null_branch = w.FindNullBranch();
+    if (null_branch >= 0 && tf.required) {
+      return Status::Invalid("Avro field '", p_->paths[op],
+                             "' is nullable but the table column is required");
+    }
+    FLOE_ASSIGN_OR_RAISE(auto mapped, schema::AvroTypeToIcebergField(p_->paths[op], w));
+    if (!SameShape(*mapped.type, *tf.type)) {
+      return Status::Invalid(
+          "Avro field '", p_->paths[op], "' is the union ", UnionListing(w),
+          ", mapped to ", TableTypeString(*mapped.type), ", but the table column is ",
+          TableTypeString(*tf.type),
+          "; union members are matched by position (member0, member1, ...), so a writer "
+          "whose union differs from the one the column was made from cannot be decoded "
+          "into it");
+    }
+    Op& o = p_->ops[op];
+    o.wire = Wire::kUnion;
+    o.sink = Sink::kUnionStruct;
+    o.check = true;
+    o.table_struct = true;
+    o.null_branch = null_branch;
+    o.size = static_cast<int32_t>(w.branches.size());
+    const uint32_t first = Alloc(op, static_cast<uint32_t>(w.branches.size()));
+    int32_t member = 0;
+    for (size_t b = 0; b < w.branches.size(); ++b) {
+      const uint32_t c = first + static_cast<uint32_t>(b);
+      if (static_cast<int>(b) == null_branch) {
+        p_->paths[c] = p_->paths[op];
+        p_->ops[c].wire = Wire::kNull;
+        continue;
+      }
+      const NestedField& mf = tf.type->fields[member];
+      p_->paths[c] = p_->paths[op] + "." + mf.name;
+      p_->ops[c].link = Link::kStructField;
+      p_->ops[c].link_index = member;
+      FLOE_RETURN_NOT_OK(Value(c, *w.branches[b], mf, depth + 1));
+      ++member;
+    }
+    return Status::OK();
   }
 
   Status NonUnion(uint32_t op, const AvroNode& w, const Type& t, int depth) {
@@ -575,11 +675,22 @@ class Compiler {
         return Skip(key + 1, *w.values, depth + 1);
       }
       case AvroType::kUnion: {
+        // One child per branch, in branch order.
         o.wire = Wire::kUnion;
-        o.null_branch = static_cast<uint8_t>(w.NullBranch());
-        const uint32_t child = Alloc(op, 1);
-        p_->paths[child] = p_->paths[op];
-        return Skip(child, w.NonNullBranch(), depth + 1);
+        o.null_branch = w.FindNullBranch();
+        o.size = static_cast<int32_t>(w.branches.size());
+        const uint32_t first = Alloc(op, static_cast<uint32_t>(w.branches.size()));
+        int member = 0;
+        for (size_t b = 0; b < w.branches.size(); ++b) {
+          const uint32_t c = first + static_cast<uint32_t>(b);
+          const AvroNode& branch = *w.branches[b];
+          p_->paths[c] = p_->paths[op];
+          if (w.IsGeneralUnion() && branch.type != AvroType::kNull) {
+            p_->paths[c] += "." + schema::AvroUnionMemberName(member++);
+          }
+          FLOE_RETURN_NOT_OK(Skip(c, branch, depth + 1));
+        }
+        return Status::OK();
       }
     }
     return Status::Invalid("Avro field '", p_->paths[op], "': unsupported type");
@@ -789,15 +900,30 @@ class Validator {
       case Wire::kUnion: {
         int64_t v;
         if (!Varint(i, &v)) return false;
-        if (v < 0 || v > 1) return Fail(at, i, Reason::kUnionIndex, v, 2);
-        if (v == op.null_branch) {
-          if (op.sink == Sink::kOptional) {
+        if (v < 0 || v >= op.size) return Fail(at, i, Reason::kUnionIndex, v, op.size);
+        if (op.sink == Sink::kOptional) {
+          if (v == op.null_branch) {
             ++p_.counts[op.owner];
             if (op.table_struct) CountEmpty(i);
+            return true;
           }
-          return true;
+          return Value(op.first_child);  // counts the value itself
         }
-        return Value(op.first_child);  // counts the value itself
+        const uint32_t chosen = op.first_child + static_cast<uint32_t>(v);
+        if (op.sink == Sink::kUnionStruct) {
+          ++p_.counts[op.owner];  // the struct's own slot (valid or null)
+          if (v == op.null_branch) {
+            CountEmpty(i);  // Arrow appends empty values to every member
+            return true;
+          }
+          // The members of the other branches get a null each.
+          for (uint32_t c = op.first_child; c < op.first_child + op.num_children; ++c) {
+            if (c == chosen || ops_[c].link != Link::kStructField) continue;
+            ++p_.counts[c];
+            if (ops_[c].table_struct) CountEmpty(c);
+          }
+        }
+        return Value(chosen);
       }
     }
     if (op.sink != Sink::kNone) ++p_.counts[op.owner];
@@ -870,7 +996,9 @@ std::string ReasonText(const Program& p, const ErrorInfo& e) {
     case Reason::kLengthBeyondEnd:
       return "length " + a + " exceeds the " + b + " remaining bytes";
     case Reason::kBadBoolean: return "boolean byte " + a + " is neither 0 nor 1";
-    case Reason::kUnionIndex: return "union branch index " + a + " is not 0 or 1";
+    case Reason::kUnionIndex:
+      return "union branch index " + a + " is outside the " + b + " branches (0 to " +
+             std::to_string(e.b - 1) + ")";
     case Reason::kEnumIndex:
       return "enum index " + a + " is outside the " + b + " symbols";
     case Reason::kDecimalTooLong:
@@ -1012,6 +1140,21 @@ class Appender {
         if (ReadLongUnchecked(pos_) == op.null_branch)
           return p_.builders[i]->AppendNull();
         return Value(op.first_child);
+      case Sink::kUnionStruct: {
+        const int64_t v = ReadLongUnchecked(pos_);
+        auto* st = As<::arrow::StructBuilder>(i);
+        if (v == op.null_branch) return st->AppendNull();  // empty values in members
+        FLOE_RETURN_NOT_OK(st->Append());
+        const uint32_t chosen = op.first_child + static_cast<uint32_t>(v);
+        for (uint32_t c = op.first_child; c < op.first_child + op.num_children; ++c) {
+          if (c == chosen) {
+            FLOE_RETURN_NOT_OK(Value(c));
+          } else if (ops_[c].link == Link::kStructField) {
+            FLOE_RETURN_NOT_OK(p_.builders[c]->AppendNull());
+          }
+        }
+        return Status::OK();
+      }
       case Sink::kNull:
         // For a struct, Arrow appends empty values to the children (counted at
         // validation).
@@ -1074,9 +1217,15 @@ class Appender {
           }
         }
       }
-      case Wire::kUnion:
-        if (ReadLongUnchecked(pos_) != op.null_branch) Skip(op.first_child);
+      case Wire::kUnion: {
+        const int64_t v = ReadLongUnchecked(pos_);
+        if (op.sink == Sink::kOptional) {  // not reached: optionals are never skipped
+          if (v != op.null_branch) Skip(op.first_child);
+          return;
+        }
+        Skip(op.first_child + static_cast<uint32_t>(v));
         return;
+      }
     }
   }
 

@@ -36,8 +36,11 @@ class AvroDecoder {
   //  - table fields the writer lacks get a null (Make fails if such a field is required);
   //  - writer types must map to the table type as AvroToIcebergFields maps them, or widen
   //    as Iceberg allows (int→long, float→double, decimal(p,s)→decimal(p',s) with p'≥p),
-  //    and a nullable writer field needs an optional table field. Anything else fails
-  //    with Status::Invalid naming the field and both types.
+  //    and a nullable writer field needs an optional table field;
+  //  - a general union (not [null, T]) must map to exactly the table's member struct
+  //    (members are matched by position, so a reordered or changed union would put
+  //    values in the wrong member). Anything else fails with Status::Invalid naming the
+  //    field and both types.
   static Result<std::unique_ptr<AvroDecoder>> Make(
       const schema::AvroSchema& writer, const iceberg::Schema& table,
       const AvroDecoderOptions& options = {});

@@ -670,7 +670,8 @@ TEST_F(MalformedTest, IndexesAndTrailingBytes) {
   AvroEncoder bad_union;
   bad_union.String("ok").Union(2).Int(1);
   ExpectRejected(h, bad_union,
-                 "Avro field 'u' at byte 3: union branch index 2 is not 0 or 1");
+                 "Avro field 'u' at byte 3: union branch index 2 is outside the 2 "
+                 "branches (0 to 1)");
   AvroEncoder neg_union;
   neg_union.String("ok").Union(-1).Int(1);
   ExpectRejected(h, neg_union, "union branch index -1");
@@ -842,6 +843,324 @@ TEST_F(MalformedTest, ZeroByteItemsAreBounded) {
 }
 
 // ---------------------------------------------------------------------------------------
+// General unions, named-type references, local timestamps.
+
+const char* kUnions = R"({"type": "record", "name": "R", "namespace": "t", "fields": [
+  {"name": "u", "type": ["null", "int", "string", {"type": "record", "name": "P",
+      "fields": [{"name": "x", "type": "long"}, {"name": "tags", "type":
+                 {"type": "array", "items": "string"}}]}]},
+  {"name": "r", "type": ["long", "string"]},
+  {"name": "l", "type": {"type": "array", "items": ["string", "null", "t.P"]}},
+  {"name": "m", "type": {"type": "map", "values": ["P", {"type": "enum", "name": "E",
+      "symbols": ["A", "B"]}, {"type": "bytes", "logicalType": "decimal",
+      "precision": 4, "scale": 1}]}}
+]})";
+
+TEST(AvroDecoderTest, GeneralUnions) {
+  Harness h(kUnions);
+  {
+    AvroEncoder e;  // u: null, r: long, l: [], m: {}
+    e.Union(0).Union(0).Long(-5).End().End();
+    ASSERT_TRUE(h.Decode(e).ok()) << h.Decode(e).ToString();
+  }
+  {
+    AvroEncoder e;  // u: int, r: string, l: [string, null, P], m: {a: P, b: E, c: dec}
+    e.Union(1).Int(42).Union(1).String("text");
+    e.Block(3).Union(0).String("s").Union(1).Union(2).Long(7).Block(1).String("q").End();
+    e.End();
+    e.Block(3).String("a").Union(0).Long(1).End().String("b").Union(1).Enum(1);
+    e.String("c").Union(2).Bytes(AvroEncoder::DecimalBytes(-125)).End();
+    ASSERT_TRUE(h.Decode(e).ok()) << h.Decode(e).ToString();
+  }
+  {
+    AvroEncoder e;  // u: string, then P
+    e.Union(2).String("two").Union(0).Long(0).End().End();
+    ASSERT_TRUE(h.Decode(e).ok());
+  }
+  {
+    AvroEncoder e;
+    e.Union(3).Long(-1).Block(2).String("x").String("y").End().Union(1).String("");
+    e.End().End();
+    ASSERT_TRUE(h.Decode(e).ok());
+  }
+  auto batch = h.Flush();
+  ExpectColumn(*batch, "u", R"([null,
+      {"member0": 42, "member1": null, "member2": null},
+      {"member0": null, "member1": "two", "member2": null},
+      {"member0": null, "member1": null, "member2": {"x": -1, "tags": ["x", "y"]}}])");
+  ExpectColumn(*batch, "r", R"([{"member0": -5, "member1": null},
+      {"member0": null, "member1": "text"}, {"member0": 0, "member1": null},
+      {"member0": null, "member1": ""}])");
+  ExpectColumn(*batch, "l", R"([[],
+      [{"member0": "s", "member1": null}, null,
+       {"member0": null, "member1": {"x": 7, "tags": ["q"]}}], [], []])");
+  ExpectColumn(*batch, "m", R"([[],
+      [["a", {"member0": {"x": 1, "tags": []}, "member1": null, "member2": null}],
+       ["b", {"member0": null, "member1": "B", "member2": null}],
+       ["c", {"member0": null, "member1": null, "member2": "-12.5"}]], [], []])");
+  EXPECT_EQ(batch->GetColumnByName("u")->null_count(), 1);
+  EXPECT_EQ(batch->GetColumnByName("r")->null_count(), 0);
+}
+
+TEST(AvroDecoderTest, SkippedGeneralUnionsAreValidated) {
+  const char* writer = R"({"type": "record", "name": "R", "fields": [
+      {"name": "gone", "type": ["null", "int", {"type": "record", "name": "G", "fields": [
+          {"name": "s", "type": "string"}, {"name": "v", "type": ["long", "bytes"]}]},
+          {"type": "array", "items": ["G", "double"]}]},
+      {"name": "a", "type": "int"}]})";
+  const char* table = R"({"type": "record", "name": "R", "fields": [
+      {"name": "a", "type": "int"}]})";
+  Harness h(writer, TableFor(table));
+  AvroEncoder null_branch;
+  null_branch.Union(0).Int(1);
+  ASSERT_TRUE(h.Decode(null_branch).ok());
+  AvroEncoder record;
+  record.Union(2).String("x").Union(1).Bytes("yy").Int(2);
+  ASSERT_TRUE(h.Decode(record).ok()) << h.Decode(record).ToString();
+  AvroEncoder array;
+  array.Union(3).Block(2).Union(1).Double(0.5).Union(0).String("z").Union(0).Long(3);
+  array.End().Int(3);
+  ASSERT_TRUE(h.Decode(array).ok()) << h.Decode(array).ToString();
+  AvroEncoder bad_index;
+  bad_index.Union(4).Int(1);
+  auto before = h.Snapshot();
+  ExpectInvalid(h.Decode(bad_index),
+                "Avro field 'gone' at byte 0: union branch index 4 is outside the 4");
+  AvroEncoder bad_inner;
+  bad_inner.Union(2).String("x").Union(2).Long(1).Int(1);
+  ExpectInvalid(h.Decode(bad_inner), "Avro field 'gone.member1.v' at byte 3: union "
+                                     "branch index 2 is outside the 2");
+  AvroEncoder bad_utf8;  // skipped strings are not checked, their lengths are
+  bad_utf8.Union(2).Long(50).Raw("ab");
+  ExpectInvalid(h.Decode(bad_utf8), "Avro field 'gone.member1.s' at byte 1: length 50");
+  EXPECT_EQ(h.Snapshot(), before);
+  ExpectColumn(*h.Flush(), "a", "[1, 2, 3]");
+}
+
+TEST(AvroDecoderTest, GeneralUnionsMustMatchTheTableUnion) {
+  const char* table = R"({"type": "record", "name": "R", "fields": [
+      {"name": "u", "type": ["null", "int", "string"]},
+      {"name": "r", "type": ["int", "string"]}]})";
+  auto expect_fail = [&](const char* writer, const std::string& fragment) {
+    auto d = AvroDecoder::Make(Parse(writer), TableFor(table));
+    ASSERT_FALSE(d.ok()) << writer;
+    EXPECT_NE(d.status().message().find(fragment), std::string::npos)
+        << d.status().message();
+  };
+  // Reordered branches: member0 would get strings.
+  expect_fail(R"({"type": "record", "name": "R", "fields": [
+                  {"name": "u", "type": ["null", "string", "int"]},
+                  {"name": "r", "type": ["int", "string"]}]})",
+              "Avro field 'u' is the union [null, string, int], mapped to "
+              "struct<member0: optional string, member1: optional int>, but the table "
+              "column is struct<member0: optional int, member1: optional string>; union "
+              "members are matched by position");
+  // An added branch.
+  expect_fail(R"({"type": "record", "name": "R", "fields": [
+                  {"name": "u", "type": ["null", "int", "string", "double"]},
+                  {"name": "r", "type": ["int", "string"]}]})",
+              "Avro field 'u' is the union [null, int, string, double]");
+  // Widening inside a union is a different union too.
+  expect_fail(R"({"type": "record", "name": "R", "fields": [
+                  {"name": "u", "type": ["null", "int", "string"]},
+                  {"name": "r", "type": ["long", "string"]}]})",
+              "Avro field 'r' is the union [long, string]");
+  // A nullable union into the required struct.
+  expect_fail(R"({"type": "record", "name": "R", "fields": [
+                  {"name": "u", "type": ["null", "int", "string"]},
+                  {"name": "r", "type": ["int", "null", "string"]}]})",
+              "Avro field 'r' is nullable but the table column is required");
+  // Not a union any more, or a union the other way round.
+  expect_fail(R"({"type": "record", "name": "R", "fields": [
+                  {"name": "u", "type": ["null", "int"]},
+                  {"name": "r", "type": ["int", "string"]}]})",
+              "Avro field 'u' of type int cannot be decoded");
+  auto d = AvroDecoder::Make(
+      Parse(R"({"type": "record", "name": "R", "fields": [
+                {"name": "u", "type": ["int", "string"]}]})"),
+      TableFor(R"({"type": "record", "name": "R", "fields": [
+                   {"name": "u", "type": "string"}]})"));
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find(
+                "is the union [int, string], mapped to struct<member0: optional int, "
+                "member1: optional string>, but the table column is string"),
+            std::string::npos)
+      << d.status().message();
+}
+
+TEST(AvroDecoderTest, GeneralUnionsAcrossSchemaVersions) {
+  // The same union in another writer version (fields added and removed around it), a
+  // union column the writer lacks (all null), and a non-null union into a nullable one
+  // is still a different union.
+  const char* table = R"({"type": "record", "name": "R", "fields": [
+      {"name": "u", "type": ["null", "int", {"type": "record", "name": "P", "fields": [
+          {"name": "x", "type": "int"}]}]},
+      {"name": "added", "type": ["null", "string", "long"]},
+      {"name": "n", "type": "int"}]})";
+  const char* writer = R"({"type": "record", "name": "R2", "fields": [
+      {"name": "old", "type": "string"},
+      {"name": "u", "type": ["null", "int", {"type": "record", "name": "Q", "fields": [
+          {"name": "x", "type": "int"}]}]},
+      {"name": "n", "type": "int"}]})";
+  Harness h(writer, TableFor(table));
+  AvroEncoder e;
+  e.String("o").Union(2).Int(9).Int(1);
+  ASSERT_TRUE(h.Decode(e).ok()) << h.Decode(e).ToString();
+  AvroEncoder n;
+  n.String("o").Union(0).Int(2);
+  ASSERT_TRUE(h.Decode(n).ok());
+  auto batch = h.Flush();
+  ExpectColumn(*batch, "u", R"([{"member0": null, "member1": {"x": 9}}, null])");
+  ExpectColumn(*batch, "added", "[null, null]");
+  ExpectColumn(*batch, "n", "[1, 2]");
+}
+
+TEST_F(MalformedTest, GeneralUnionIndexesAndTruncation) {
+  Harness h(kUnions);
+  auto tail = [](AvroEncoder& e) { e.Union(0).Long(1).End().End(); };
+  AvroEncoder ok;
+  ok.Union(2).String("s");
+  tail(ok);
+  ASSERT_TRUE(h.Decode(ok).ok());
+  AvroEncoder out_of_range;
+  out_of_range.Union(4).Int(1);
+  tail(out_of_range);
+  ExpectRejected(h, out_of_range,
+                 "Avro field 'u' at byte 0: union branch index 4 is outside the 4 "
+                 "branches (0 to 3)");
+  AvroEncoder negative;
+  negative.Union(-1).Int(1);
+  tail(negative);
+  ExpectRejected(h, negative, "Avro field 'u' at byte 0: union branch index -1");
+  AvroEncoder huge;
+  huge.Union(int64_t{1} << 40);
+  ExpectRejected(h, huge, "union branch index 1099511627776 is outside");
+  AvroEncoder truncated_branch;
+  truncated_branch.Union(2).Long(10).Raw("abc");
+  ExpectRejected(h, truncated_branch,
+                 "Avro field 'u.member1' at byte 1: length 10 exceeds the 3 remaining");
+  AvroEncoder bad_member;
+  bad_member.Union(3).Long(1).Block(1).String("\xff").End();
+  tail(bad_member);
+  ExpectRejected(h, bad_member, "Avro field 'u.member2.tags[]' at byte 3: string is not");
+  AvroEncoder bad_in_list;
+  bad_in_list.Union(0).Union(0).Long(1).Block(2).Union(1).Union(3).String("x").End();
+  bad_in_list.End();
+  ExpectRejected(h, bad_in_list, "Avro field 'l[]' at byte 5: union branch index 3");
+  AvroEncoder bad_decimal;
+  bad_decimal.Union(0).Union(0).Long(1).End().Block(1).String("k").Union(2);
+  bad_decimal.Bytes(AvroEncoder::DecimalBytes(10000)).End();
+  ExpectRejected(h, bad_decimal, "Avro field 'm{}.member2'");
+  AvroEncoder bad_enum;
+  bad_enum.Union(0).Union(0).Long(1).End().Block(1).String("k").Union(1).Enum(2).End();
+  ExpectRejected(h, bad_enum, "Avro field 'm{}.member1' at byte 8: enum index 2");
+  // Every prefix of a record that sets every union is rejected, builders unchanged.
+  AvroEncoder full;
+  full.Union(3).Long(-1).Block(2).String("x").String("y").End().Union(1).String("t");
+  full.Block(3).Union(0).String("s").Union(1).Union(2).Long(7).Block(1).String("q").End();
+  full.End();
+  full.Block(3).String("a").Union(0).Long(1).End().String("b").Union(1).Enum(1);
+  full.String("c").Union(2).Bytes(AvroEncoder::DecimalBytes(-125)).End();
+  ASSERT_TRUE(h.Decode(full).ok());
+  for (size_t n = 0; n < full.size(); ++n) {
+    auto before = h.Snapshot();
+    auto st = h.Decode(full.data(), n);
+    ASSERT_FALSE(st.ok()) << "prefix of " << n << " bytes accepted";
+    EXPECT_EQ(KindOf(st), ErrorKind::kInvalidRecord) << st.ToString();
+    ASSERT_EQ(h.Snapshot(), before) << "prefix of " << n << " bytes changed the builders";
+  }
+  // Random mutations never corrupt the builders.
+  uint64_t state = 0x2545f4914f6cdd1dULL;
+  for (int k = 0; k < 5000; ++k) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    std::string input = full.str();
+    input[state % input.size()] = static_cast<char>(state >> 32);
+    auto before = h.Snapshot();
+    auto st = h.Decode(reinterpret_cast<const uint8_t*>(input.data()), input.size());
+    if (!st.ok()) {
+      ASSERT_EQ(KindOf(st), ErrorKind::kInvalidRecord) << st.ToString();
+      ASSERT_EQ(h.Snapshot(), before) << st.ToString();
+    }
+  }
+  h.Flush();  // validates the arrays
+}
+
+TEST(AvroDecoderTest, NamedTypesReferencedEverywhere) {
+  Harness h(R"({"type": "record", "name": "R", "namespace": "a", "fields": [
+      {"name": "p", "type": {"type": "record", "name": "P", "fields": [
+          {"name": "x", "type": "int"}, {"name": "k", "type": {"type": "enum",
+              "name": "K", "namespace": "b", "symbols": ["X", "Y"]}},
+          {"name": "f", "type": {"type": "fixed", "name": "F", "size": 2}}]}},
+      {"name": "ps", "type": {"type": "array", "items": "P"}},
+      {"name": "pm", "type": {"type": "map", "values": "a.P"}},
+      {"name": "po", "type": ["null", "P"]},
+      {"name": "pu", "type": ["b.K", "a.F", "P"]},
+      {"name": "ks", "type": {"type": "array", "items": "b.K"}},
+      {"name": "fm", "type": {"type": "map", "values": ["null", "F"]}}]})");
+  auto point = [](AvroEncoder& e, int x) { e.Int(x).Enum(x % 2).Fixed("ab"); };
+  AvroEncoder e;
+  point(e, 1);
+  e.Block(2);
+  point(e, 2);
+  point(e, 3);
+  e.End().Block(1).String("k");
+  point(e, 4);
+  e.End().Union(1);
+  point(e, 5);
+  e.Union(2);
+  point(e, 6);
+  e.Block(2).Enum(1).Enum(0).End();
+  e.Block(2).String("n").Union(0).String("f").Union(1).Fixed("zz").End();
+  ASSERT_TRUE(h.Decode(e).ok()) << h.Decode(e).ToString();
+  AvroEncoder e2;
+  point(e2, 7);
+  e2.End().End().Union(0).Union(0).Enum(1).End().End();
+  ASSERT_TRUE(h.Decode(e2).ok()) << h.Decode(e2).ToString();
+  auto batch = h.Flush();
+  ExpectColumn(*batch, "p",
+               R"([{"x": 1, "k": "Y", "f": "ab"}, {"x": 7, "k": "Y", "f": "ab"}])");
+  ExpectColumn(*batch, "ps",
+               R"([[{"x": 2, "k": "X", "f": "ab"}, {"x": 3, "k": "Y", "f": "ab"}], []])");
+  ExpectColumn(*batch, "pm", R"([[["k", {"x": 4, "k": "X", "f": "ab"}]], []])");
+  ExpectColumn(*batch, "po", R"([{"x": 5, "k": "Y", "f": "ab"}, null])");
+  ExpectColumn(*batch, "pu", R"([
+      {"member0": null, "member1": null, "member2": {"x": 6, "k": "X", "f": "ab"}},
+      {"member0": "Y", "member1": null, "member2": null}])");
+  ExpectColumn(*batch, "ks", R"([["Y", "X"], []])");
+  ExpectColumn(*batch, "fm", R"([[["n", null], ["f", "zz"]], []])");
+}
+
+TEST_F(MalformedTest, LocalTimestamps) {
+  Harness h(R"({"type": "record", "name": "R", "fields": [
+      {"name": "ms", "type": {"type": "long", "logicalType": "local-timestamp-millis"}},
+      {"name": "us", "type": ["null", {"type": "long",
+                                      "logicalType": "local-timestamp-micros"}]}]})");
+  const int64_t max_ms = std::numeric_limits<int64_t>::max() / 1000;
+  const int64_t min_ms = std::numeric_limits<int64_t>::min() / 1000;
+  AvroEncoder e;
+  e.Long(max_ms).Union(1).Long(std::numeric_limits<int64_t>::min());
+  ASSERT_TRUE(h.Decode(e).ok());
+  AvroEncoder e2;
+  e2.Long(min_ms).Union(0);
+  ASSERT_TRUE(h.Decode(e2).ok());
+  AvroEncoder over;
+  over.Long(max_ms + 1).Union(0);
+  ExpectRejected(h, over,
+                 "Avro field 'ms' at byte 0: millisecond value 9223372036854776 "
+                 "overflows int64 microseconds");
+  AvroEncoder under;
+  under.Long(min_ms - 1).Union(0);
+  ExpectRejected(h, under, "millisecond value -9223372036854776 overflows");
+  auto batch = h.Flush();
+  EXPECT_EQ(batch->GetColumnByName("ms")->type()->ToString(), "timestamp[us]");
+  EXPECT_EQ(batch->GetColumnByName("us")->type()->ToString(), "timestamp[us]");
+  ExpectColumn(*batch, "ms", "[9223372036854775000, -9223372036854775000]");
+  ExpectColumn(*batch, "us", "[-9223372036854775808, null]");
+}
+
+// ---------------------------------------------------------------------------------------
 // No per-record allocation.
 
 class CountingPool : public ::arrow::MemoryPool {
@@ -930,6 +1249,46 @@ TEST(AvroDecoderAllocationTest, ZeroAllocationsPerRecordAfterWarmUp) {
   auto batch = h.Flush();
   EXPECT_EQ(batch->num_rows(), 2 * kRecords);
   std::cout << "[ info ] sample record: " << total / kRecords << " bytes on average\n";
+}
+
+TEST(AvroDecoderAllocationTest, GeneralUnionsAllocateNothingAfterWarmUp) {
+  constexpr int kRecords = 4000;
+  CountingPool pool;
+  Harness h(kUnions, TableFor(kUnions), &pool);
+  for (auto* c : h.columns()) ASSERT_TRUE(ReserveAll(c, kRecords, 64 * kRecords).ok());
+  std::vector<AvroEncoder> records(kRecords);
+  for (int i = 0; i < kRecords; ++i) {
+    AvroEncoder& e = records[i];
+    switch (i % 4) {
+      case 0: e.Union(0); break;
+      case 1: e.Union(1).Int(i); break;
+      case 2: e.Union(2).String("s"); break;
+      default: e.Union(3).Long(i).Block(1).String("t").End(); break;
+    }
+    if (i % 2 == 0) {
+      e.Union(0).Long(i);
+    } else {
+      e.Union(1).String("r");
+    }
+    e.Block(3).Union(0).String("a").Union(1).Union(2).Long(1).End().End();
+    e.Block(2).String("k").Union(1).Enum(1).String("p").Union(0).Long(2).End().End();
+  }
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(h.Decode(records[i]).ok());
+  testing::StartCountingNew();
+  auto probe = std::make_unique<std::string>(1000, 'x');
+  const bool new_is_counted = testing::StopCountingNew() > 0;
+  EXPECT_EQ(probe->size(), 1000u);
+  const int64_t pool_before = pool.allocations;
+  testing::StartCountingNew();
+  bool all_ok = true;
+  for (int i = 100; i < kRecords; ++i) all_ok &= h.Decode(records[i]).ok();
+  const int64_t news = testing::StopCountingNew();
+  ASSERT_TRUE(all_ok);
+  EXPECT_EQ(pool.allocations - pool_before, 0) << "Arrow allocations after warm-up";
+  if (new_is_counted) {
+    EXPECT_EQ(news, 0) << "operator new calls after warm-up";
+  }
+  EXPECT_EQ(h.Flush()->num_rows(), kRecords);
 }
 
 }  // namespace

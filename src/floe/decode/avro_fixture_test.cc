@@ -25,8 +25,10 @@ std::string ReadFile(const std::string& name) {
   return ss.str();
 }
 
-TEST(AvroFixtureTest, FastavroAllTypes) {
-  auto writer = schema::AvroSchema::Parse(ReadFile("all_types.avsc"));
+// Decodes <name>.records.bin with the schema <name>.avsc into the table a new topic with
+// that schema gets, and compares every column with <name>.expected.json.
+void CheckFixture(const std::string& name, int expected_records) {
+  auto writer = schema::AvroSchema::Parse(ReadFile(name + ".avsc"));
   ASSERT_TRUE(writer.ok()) << writer.status().ToString();
   auto fields = schema::AvroToIcebergFields(*writer);
   ASSERT_TRUE(fields.ok()) << fields.status().ToString();
@@ -46,7 +48,7 @@ TEST(AvroFixtureTest, FastavroAllTypes) {
   auto decoder = AvroDecoder::Make(*writer, table);
   ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
 
-  const std::string records = ReadFile("all_types.records.bin");
+  const std::string records = ReadFile(name + ".records.bin");
   const auto* p = reinterpret_cast<const uint8_t*>(records.data());
   const auto* end = p + records.size();
   int n = 0;
@@ -61,24 +63,25 @@ TEST(AvroFixtureTest, FastavroAllTypes) {
     p += len;
     ++n;
   }
-  EXPECT_EQ(n, 300);
+  EXPECT_EQ(n, expected_records);
   auto batch = (*builder)->Flush();
   ASSERT_TRUE(batch.ok());
   ASSERT_TRUE((*batch)->ValidateFull().ok());
 
-  auto expected = nlohmann::json::parse(ReadFile("all_types.expected.json"));
+  auto expected = nlohmann::json::parse(ReadFile(name + ".expected.json"));
   ASSERT_EQ(static_cast<int>(expected.size()), (*batch)->num_columns());
-  for (const auto& [name, values] : expected.items()) {
-    auto col = (*batch)->GetColumnByName(name);
-    ASSERT_NE(col, nullptr) << name;
+  ASSERT_EQ((*batch)->num_rows(), expected_records);
+  for (const auto& [column, values] : expected.items()) {
+    auto col = (*batch)->GetColumnByName(column);
+    ASSERT_NE(col, nullptr) << column;
     auto want = ::arrow::json::ArrayFromJSONString(col->type(), values.dump());
-    ASSERT_TRUE(want.ok()) << name << ": " << want.status().ToString();
+    ASSERT_TRUE(want.ok()) << column << ": " << want.status().ToString();
     if (!col->Equals(**want)) {
       for (int64_t r = 0; r < col->length(); ++r) {
         auto a = col->GetScalar(r);
         auto b = (*want)->GetScalar(r);
         if (!(*a)->Equals(**b)) {
-          ADD_FAILURE() << "column " << name << " row " << r << ": got "
+          ADD_FAILURE() << name << ": column " << column << " row " << r << ": got "
                         << (*a)->ToString() << ", want " << (*b)->ToString();
           break;
         }
@@ -86,6 +89,12 @@ TEST(AvroFixtureTest, FastavroAllTypes) {
     }
   }
 }
+
+TEST(AvroFixtureTest, FastavroAllTypes) { CheckFixture("all_types", 300); }
+
+// General unions (with and without null, null in the middle, in arrays, maps and nested
+// records) and named types referenced by short and full name.
+TEST(AvroFixtureTest, FastavroUnions) { CheckFixture("unions", 200); }
 
 }  // namespace
 }  // namespace floe::decode

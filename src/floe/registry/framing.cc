@@ -1,5 +1,7 @@
 #include "floe/registry/framing.h"
 
+#include <limits>
+
 #include "floe/common/util.h"
 
 namespace floe::registry {
@@ -50,6 +52,65 @@ Result<Framing> DetectFraming(const uint8_t* header, size_t header_len, const ui
   f.payload = payload + 5;
   f.payload_len = payload_len - 5;
   return f;
+}
+
+namespace {
+
+// A zig-zag varint of at most 10 bytes. Returns false (with *error set) when it is truncated
+// or longer than 10 bytes.
+bool ReadZigZag(const uint8_t* data, size_t size, size_t* pos, int64_t* out,
+                std::string* error) {
+  uint64_t v = 0;
+  const size_t start = *pos;
+  for (int shift = 0; shift < 70; shift += 7) {
+    if (*pos >= size) {
+      *error = "truncated varint at byte " + std::to_string(start);
+      return false;
+    }
+    const uint8_t b = data[(*pos)++];
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (b < 0x80) {
+      *out = static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+      return true;
+    }
+  }
+  *error = "varint longer than 10 bytes at byte " + std::to_string(start);
+  return false;
+}
+
+}  // namespace
+
+Result<MessageIndexes> ParseMessageIndexes(const uint8_t* data, size_t size,
+                                           size_t* consumed) {
+  auto fail = [](const std::string& why) {
+    return InvalidRecord("Protobuf message indexes: " + why);
+  };
+  MessageIndexes out;
+  size_t pos = 0;
+  std::string error;
+  int64_t count = 0;
+  if (data == nullptr && size != 0) return fail("no data");
+  if (!ReadZigZag(data, size, &pos, &count, &error)) return fail(error);
+  if (count < 0 || count > kMaxMessageIndexes) {
+    return fail("count " + std::to_string(count) + " is outside 0.." +
+                std::to_string(kMaxMessageIndexes));
+  }
+  if (count == 0) {
+    out.index[0] = 0;
+    out.size = 1;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t v = 0;
+    if (!ReadZigZag(data, size, &pos, &v, &error)) return fail(error);
+    if (v < 0 || v > std::numeric_limits<int32_t>::max()) {
+      return fail("index " + std::to_string(i) + " is " + std::to_string(v) +
+                  "; indexes are non-negative 32-bit numbers");
+    }
+    out.index[static_cast<size_t>(i)] = static_cast<int32_t>(v);
+    out.size = static_cast<int>(i + 1);
+  }
+  if (consumed != nullptr) *consumed = pos;
+  return out;
 }
 
 }  // namespace floe::registry

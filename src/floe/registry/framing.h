@@ -34,4 +34,29 @@ struct Framing {
 Result<Framing> DetectFraming(const uint8_t* header, size_t header_len, const uint8_t* payload,
                               size_t payload_len);
 
+// Most message indexes a Protobuf payload may carry: one per nesting level of the selected
+// message, and nesting is bounded at 64 levels (docs/type-mapping.md).
+inline constexpr int kMaxMessageIndexes = 64;
+
+// The Protobuf message-index path of a Confluent-framed payload (REFERENCE.md "Confluent
+// Schema Registry"): the first index selects a top-level message of the .proto file, each
+// next one a nested type of the previous. Fixed capacity: no heap per record.
+struct MessageIndexes {
+  std::array<int32_t, kMaxMessageIndexes> index{};
+  int size = 0;
+
+  const int32_t* data() const { return index.data(); }
+  const int32_t* begin() const { return index.data(); }
+  const int32_t* end() const { return index.data() + size; }
+};
+
+// Parses the message indexes at the start of `data` (the payload after the 5-byte prefix,
+// or the whole payload when the schema id came from a header): a zig-zag varint count, then
+// that many zig-zag varint indexes; a count of 0 (a single 0x00 byte) means [0].
+// `*consumed` receives the number of bytes read (the Protobuf message starts there).
+// kInvalidRecord on a truncated or over-long varint, a negative or too large count, a
+// negative index or one beyond int32.
+Result<MessageIndexes> ParseMessageIndexes(const uint8_t* data, size_t size,
+                                           size_t* consumed);
+
 }  // namespace floe::registry

@@ -49,4 +49,60 @@ TEST(FramingTest, NotFramed) {
   EXPECT_EQ(KindOf(DetectFraming(short_header, 3, plain, 5).status()), ErrorKind::kInvalidRecord);
 }
 
+TEST(MessageIndexesTest, SingleZeroMeansFirstMessage) {
+  uint8_t p[] = {0x00, 0x08, 0x96, 0x01};
+  size_t consumed = 99;
+  auto m = ParseMessageIndexes(p, sizeof(p), &consumed);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(consumed, 1u);
+  ASSERT_EQ(m->size, 1);
+  EXPECT_EQ(m->index[0], 0);
+}
+
+TEST(MessageIndexesTest, Path) {
+  // count 3 (zig-zag 6), then 1 (2), 0 (0), 300 (600 = 0xd8 0x04).
+  uint8_t p[] = {0x06, 0x02, 0x00, 0xd8, 0x04, 0xff};
+  size_t consumed = 0;
+  auto m = ParseMessageIndexes(p, sizeof(p), &consumed);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(consumed, 5u);
+  ASSERT_EQ(m->size, 3);
+  EXPECT_EQ(std::vector<int32_t>(m->begin(), m->end()), (std::vector<int32_t>{1, 0, 300}));
+}
+
+TEST(MessageIndexesTest, Invalid) {
+  size_t consumed = 0;
+  auto kind = [&](std::vector<uint8_t> p) {
+    auto m = ParseMessageIndexes(p.data(), p.size(), &consumed);
+    return m.ok() ? ErrorKind::kNone : KindOf(m.status());
+  };
+  EXPECT_EQ(kind({}), ErrorKind::kInvalidRecord);                 // empty
+  EXPECT_EQ(kind({0x01}), ErrorKind::kInvalidRecord);             // count -1
+  EXPECT_EQ(kind({0x04, 0x02}), ErrorKind::kInvalidRecord);       // count 2, one index
+  EXPECT_EQ(kind({0x02, 0x01}), ErrorKind::kInvalidRecord);       // index -1
+  EXPECT_EQ(kind({0x82}), ErrorKind::kInvalidRecord);             // truncated varint
+  EXPECT_EQ(kind({0x82, 0x01}), ErrorKind::kInvalidRecord);       // count 65 > 64
+  EXPECT_EQ(kind({0xfe, 0xff, 0xff, 0xff, 0x0f}), ErrorKind::kInvalidRecord);  // huge count
+  std::vector<uint8_t> too_long(11, 0x80);
+  too_long.push_back(0x00);
+  EXPECT_EQ(kind(too_long), ErrorKind::kInvalidRecord);
+  // index 2^31 (zig-zag 2^32) does not fit int32.
+  EXPECT_EQ(kind({0x02, 0x80, 0x80, 0x80, 0x80, 0x10}), ErrorKind::kInvalidRecord);
+  auto m = ParseMessageIndexes(nullptr, 0, &consumed);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("Protobuf message indexes: truncated"), std::string::npos)
+      << m.status().ToString();
+}
+
+TEST(MessageIndexesTest, MaximumCount) {
+  std::vector<uint8_t> p = {static_cast<uint8_t>(kMaxMessageIndexes * 2), 0x01};
+  for (int i = 0; i < kMaxMessageIndexes; ++i) p.push_back(static_cast<uint8_t>(2 * (i % 60)));
+  size_t consumed = 0;
+  auto m = ParseMessageIndexes(p.data(), p.size(), &consumed);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->size, kMaxMessageIndexes);
+  EXPECT_EQ(m->index[63], 3);
+  EXPECT_EQ(consumed, p.size());
+}
+
 }  // namespace floe::registry

@@ -136,10 +136,15 @@ class Parser {
       listing += (i == 0 ? "" : ", ") + AvroTypeName(*branch);
       node->branches.push_back(std::move(branch));
     }
-    if (node->NullBranch() < 0) {
+    const size_t non_null = node->branches.size() - (node->FindNullBranch() >= 0 ? 1 : 0);
+    if (non_null == 0) {
       return Error(path, "union [" + listing +
-                             "] is not supported yet: only a union of null and one other "
-                             "type ([\"null\", T] or [T, \"null\"]) is");
+                             "] has no non-null branch; no column type can hold it");
+    }
+    if (node->branches.size() == 1) {
+      return Error(path, "union [" + listing +
+                             "] of a single type is not supported; use " + listing +
+                             " itself");
     }
     return node;
   }
@@ -391,6 +396,14 @@ int AvroNode::NullBranch() const {
   const bool second = branches[1]->type == AvroType::kNull;
   if (first == second) return -1;
   return first ? 0 : 1;
+}
+
+int AvroNode::FindNullBranch() const {
+  if (type != AvroType::kUnion) return -1;
+  for (size_t i = 0; i < branches.size(); ++i) {
+    if (branches[i]->type == AvroType::kNull) return static_cast<int>(i);
+  }
+  return -1;
 }
 
 const AvroNode& AvroNode::NonNullBranch() const {

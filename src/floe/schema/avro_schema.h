@@ -88,6 +88,12 @@ struct AvroNode {
   int NullBranch() const;
   // For such a union: the other branch.
   const AvroNode& NonNullBranch() const;
+  // For any union: the index of its null branch, or -1 when it has none.
+  int FindNullBranch() const;
+  // A union that is not [null, T] / [T, null]: at least two non-null branches, with or
+  // without a null branch. It maps to a struct of one optional member per non-null
+  // branch (see avro_to_iceberg.h).
+  bool IsGeneralUnion() const { return type == AvroType::kUnion && NullBranch() < 0; }
 };
 
 // "long", "timestamp-millis", "decimal(10,2)", "record com.acme.Order", "union" ...: for
@@ -100,10 +106,12 @@ class AvroSchema {
   // naming the JSON path of the problem, e.g. "Avro schema at $.fields[2].type: ...".
   //
   // Floe-specific restrictions, each with its own message: recursive types ("recursive
-  // type X is not supported"); unions other than ["null", T] and [T, "null"] (general
-  // unions come with a later issue); nesting deeper than kMaxAvroSchemaDepth; decimals
-  // with an invalid precision or scale (the spec says to ignore the logical type, which
-  // would silently turn a decimal column into binary).
+  // type X is not supported"); unions without a non-null branch ([], ["null"]) and
+  // unions of a single non-null type without null (["int"]: write the type itself);
+  // nesting deeper than kMaxAvroSchemaDepth; decimals with an invalid precision or scale
+  // (the spec says to ignore the logical type, which would silently turn a decimal
+  // column into binary). Spec rules kept: no union directly inside a union, at most one
+  // branch per unnamed type and per name.
   static Result<AvroSchema> Parse(std::string_view json);
 
   const AvroNode& root() const { return *root_; }

@@ -189,18 +189,114 @@ TEST(AvroSchemaTest, Recursion) {
               {"recursive type A is not supported"});
 }
 
+TEST(AvroSchemaTest, RecursionThroughGeneralUnionsAndReferences) {
+  // Through a general union, by short name, inside an array: the path ends at the
+  // reference.
+  ExpectError(R"({"type": "record", "name": "Expr", "namespace": "calc", "fields": [
+                  {"name": "v", "type": ["long", "string",
+                                         {"type": "array", "items": "Expr"}]}]})",
+              {"recursive type calc.Expr is not supported", "$.fields[0].type[2].items"});
+  // By full name, through a map inside a nested record in a nullable union.
+  ExpectError(R"({"type": "record", "name": "Expr", "namespace": "calc", "fields": [
+                  {"name": "w", "type": ["null", {"type": "record", "name": "W",
+                    "namespace": "other", "fields": [
+                      {"name": "m", "type": {"type": "map",
+                                             "values": "calc.Expr"}}]}]}]})",
+              {"recursive type calc.Expr is not supported",
+               "$.fields[0].type[1].fields[0].type.values"});
+  // In object form ({"type": "Name"}) too.
+  ExpectError(R"({"type": "record", "name": "N", "fields": [
+                  {"name": "n", "type": ["null", "int", {"type": "N"}]}]})",
+              {"recursive type N is not supported", "$.fields[0].type[2].type"});
+}
+
+TEST(AvroSchemaTest, NamedTypesReferencedEverywhere) {
+  auto s = MustParse(R"({"type": "record", "name": "Outer", "namespace": "com.acme",
+    "fields": [
+      {"name": "p", "type": {"type": "record", "name": "Point", "fields": [
+          {"name": "x", "type": "int"}]}},
+      {"name": "e", "type": {"type": "enum", "name": "Kind", "namespace": "k",
+                             "symbols": ["A", "B"]}},
+      {"name": "f", "type": {"type": "fixed", "name": "F2", "size": 2}},
+      {"name": "points", "type": {"type": "array", "items": "Point"}},
+      {"name": "by_name", "type": {"type": "map", "values": "com.acme.Point"}},
+      {"name": "kinds", "type": {"type": "array", "items": "k.Kind"}},
+      {"name": "maybe", "type": ["null", "Point"]},
+      {"name": "any", "type": ["null", "F2", "k.Kind", "com.acme.Point", "string"]},
+      {"name": "inner", "type": {"type": "record", "name": "Inner", "namespace": "n",
+          "fields": [{"name": "q", "type": {"type": "map", "values": ["com.acme.Point",
+                                                                      "k.Kind"]}},
+                     {"name": "g", "type": "com.acme.F2"}]}}
+    ]})");
+  const AvroNode& r = s.root();
+  const AvroNode* point = r.fields[0].type.get();
+  const AvroNode* kind = r.fields[1].type.get();
+  const AvroNode* f2 = r.fields[2].type.get();
+  EXPECT_EQ(point->full_name, "com.acme.Point");
+  EXPECT_EQ(kind->full_name, "k.Kind");
+  EXPECT_EQ(r.fields[3].type->items.get(), point);
+  EXPECT_EQ(r.fields[4].type->values.get(), point);
+  EXPECT_EQ(r.fields[5].type->items.get(), kind);
+  EXPECT_EQ(&r.fields[6].type->NonNullBranch(), point);
+  const AvroNode& any = *r.fields[7].type;
+  ASSERT_TRUE(any.IsGeneralUnion());
+  EXPECT_EQ(any.FindNullBranch(), 0);
+  EXPECT_EQ(any.branches[1].get(), f2);
+  EXPECT_EQ(any.branches[2].get(), kind);
+  EXPECT_EQ(any.branches[3].get(), point);
+  const AvroNode& inner = *r.fields[8].type;
+  EXPECT_EQ(inner.fields[0].type->values->branches[0].get(), point);
+  EXPECT_EQ(inner.fields[0].type->values->branches[1].get(), kind);
+  EXPECT_EQ(inner.fields[1].type.get(), f2);
+  // A short name resolves in the enclosing namespace only (n.Point does not exist, and
+  // Point is not in the null namespace).
+  ExpectError(R"({"type": "record", "name": "a.R", "fields": [
+      {"name": "p", "type": {"type": "record", "name": "P", "fields": [
+          {"name": "x", "type": "int"}]}},
+      {"name": "i", "type": {"type": "record", "name": "I", "namespace": "n", "fields": [
+          {"name": "u", "type": ["int", "P"]}]}}]})",
+              {"$.fields[1].type.fields[0].type[1]", "unknown type name 'P'"});
+  // A reference before the definition is unknown (the spec defines names in order).
+  ExpectError(R"({"type": "record", "name": "R", "fields": [
+      {"name": "a", "type": ["null", "P"]},
+      {"name": "p", "type": {"type": "record", "name": "P", "fields": [
+          {"name": "x", "type": "int"}]}}]})",
+              {"$.fields[0].type[1]", "unknown type name 'P'"});
+}
+
 TEST(AvroSchemaTest, Unions) {
   auto s = MustParse(R"(["null", {"type": "array", "items": "int"}])");
   EXPECT_EQ(s.root().NullBranch(), 0);
-  ExpectError(R"(["int", "string"])", {"$", "union [int, string] is not supported yet"});
-  ExpectError(R"(["null", "int", "string"])", {"not supported yet"});
-  ExpectError(R"(["null"])", {"not supported yet"});
-  ExpectError(R"([])", {"not supported yet"});
+  EXPECT_EQ(s.root().FindNullBranch(), 0);
+  EXPECT_FALSE(s.root().IsGeneralUnion());
+  auto two = MustParse(R"(["int", "string"])");
+  EXPECT_TRUE(two.root().IsGeneralUnion());
+  EXPECT_EQ(two.root().FindNullBranch(), -1);
+  EXPECT_EQ(two.root().NullBranch(), -1);
+  auto g = MustParse(R"(["int", "null", "string", {"type": "record", "name": "A",
+      "fields": [{"name": "a", "type": "int"}]}, {"type": "record", "name": "B",
+      "fields": [{"name": "b", "type": "int"}]}, {"type": "array", "items": "A"}])");
+  EXPECT_TRUE(g.root().IsGeneralUnion());
+  EXPECT_EQ(g.root().FindNullBranch(), 1);
+  EXPECT_EQ(g.root().NullBranch(), -1);
+  ASSERT_EQ(g.root().branches.size(), 6u);
+  EXPECT_EQ(g.root().branches[5]->items.get(), g.root().branches[3].get());
+  EXPECT_FALSE(MustParse(R"("int")").root().IsGeneralUnion());
+
+  ExpectError(R"(["null"])", {"$", "union [null] has no non-null branch"});
+  ExpectError(R"([])", {"no non-null branch"});
+  ExpectError(R"(["int"])", {"union [int] of a single type is not supported; use int"});
   ExpectError(R"(["null", "null"])", {"$[1]", "more than once"});
   ExpectError(R"(["null", ["null", "int"]])", {"$[1]", "immediately contain"});
+  ExpectError(R"(["int", "string", ["long", "null"]])", {"$[2]", "immediately contain"});
+  ExpectError(R"(["int", "string", "int"])",
+              {"$[2]", "union contains int more than once"});
+  ExpectError(R"(["null", {"type": "record", "name": "A", "fields": [
+                  {"name": "a", "type": "int"}]}, "A"])",
+              {"$[2]", "record A more than once"});
   ExpectError(R"({"type": "record", "name": "R", "fields": [
-                  {"name": "u", "type": ["int", "long"]}]})",
-              {"$.fields[0].type", "not supported yet"});
+                  {"name": "u", "type": ["int"]}]})",
+              {"$.fields[0].type", "single type"});
 }
 
 TEST(AvroSchemaTest, MalformedSchemas) {

@@ -113,18 +113,40 @@ Result<Mapped> MapType(const AvroNode& node, const std::string& path, int depth)
       return Mapped{MapOf(std::move(value)), true, {}};
     }
     case AvroType::kUnion: {
-      if (node.NullBranch() < 0) {
-        return Error(path, "only unions of null and one other type are supported yet");
+      if (node.NullBranch() >= 0) {
+        FLOE_ASSIGN_OR_RAISE(Mapped m, MapType(node.NonNullBranch(), path, depth + 1));
+        m.required = false;
+        return m;
       }
-      FLOE_ASSIGN_OR_RAISE(Mapped m, MapType(node.NonNullBranch(), path, depth + 1));
-      m.required = false;
-      return m;
+      // General union: one optional member per non-null branch, in branch order.
+      std::vector<NestedField> members;
+      for (const auto& branch : node.branches) {
+        if (branch->type == AvroType::kNull) continue;
+        std::string name = AvroUnionMemberName(static_cast<int>(members.size()));
+        FLOE_ASSIGN_OR_RAISE(Mapped m, MapType(*branch, path + "." + name, depth + 1));
+        members.push_back(
+            NestedField{0, std::move(name), false, std::move(m.type), std::move(m.doc)});
+      }
+      if (members.size() < 2) {
+        return Error(path, "a union needs two non-null branches or [\"null\", T]");
+      }
+      return Mapped{Type::Struct(std::move(members)), node.FindNullBranch() < 0, {}};
     }
   }
   return Error(path, "unsupported Avro type");
 }
 
 }  // namespace
+
+std::string AvroUnionMemberName(int position) {
+  return "member" + std::to_string(position);
+}
+
+Result<NestedField> AvroTypeToIcebergField(const std::string& name,
+                                           const AvroNode& type) {
+  FLOE_ASSIGN_OR_RAISE(Mapped m, MapType(type, name, 1));
+  return NestedField{0, name, m.required, std::move(m.type), std::move(m.doc)};
+}
 
 Result<std::vector<NestedField>> AvroRecordToIcebergFields(const AvroNode& record) {
   if (record.type != AvroType::kRecord) {

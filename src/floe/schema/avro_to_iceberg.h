@@ -8,11 +8,16 @@
 //   decimal(p,s) on bytes or fixed → decimal(p,s), p ≤ 38
 //   record → struct, array → list, map → map<string, V>
 //   union [null, T] / [T, null] → T, optional; everything else is required.
+//   other unions (two or more non-null branches, with or without null) → struct with one
+//     optional field per non-null branch, named member0, member1, ... by the branch's
+//     position among the non-null branches (the Spark-avro convention); the struct is
+//     optional when the union has a null branch. Exactly one member is set per value.
 //
 // The fields come back WITHOUT ids (every id, including list element and map key/value
 // ids, is 0): ids belong to the table and are assigned by AssignFieldIds (field_ids.h).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "floe/common/status.h"
@@ -35,5 +40,14 @@ Result<std::vector<iceberg::NestedField>> AvroToIcebergFields(const AvroSchema& 
 // The same for any record node.
 Result<std::vector<iceberg::NestedField>> AvroRecordToIcebergFields(
     const AvroNode& record);
+
+// Name of the struct member of a general union's `position`-th non-null branch.
+std::string AvroUnionMemberName(int position);
+
+// Maps one Avro type (any node but null) as a field named `name`: its Iceberg type,
+// whether it is required (false for [null, T] and for unions with a null branch) and
+// the doc the mapping adds (time columns). Ids are 0. Errors name `name` as the path.
+Result<iceberg::NestedField> AvroTypeToIcebergField(const std::string& name,
+                                                    const AvroNode& type);
 
 }  // namespace floe::schema

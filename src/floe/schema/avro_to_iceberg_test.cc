@@ -123,6 +123,66 @@ TEST(AvroToIcebergTest, SharedNamedTypesMapTwice) {
   EXPECT_FALSE(fields[1].required);
 }
 
+TEST(AvroToIcebergTest, GeneralUnions) {
+  auto fields = MustMap(R"({"type": "record", "name": "R", "fields": [
+      {"name": "u", "type": ["null", "int", "string", {"type": "record", "name": "P",
+          "fields": [{"name": "x", "type": "long"},
+                     {"name": "y", "type": ["null", "string"]}]}],
+       "doc": "any value"},
+      {"name": "r", "type": ["long", {"type": "int", "logicalType": "time-millis"}]},
+      {"name": "l", "type": {"type": "array", "items": ["string", "null", "P"]}},
+      {"name": "m", "type": {"type": "map", "values": [{"type": "enum", "name": "E",
+          "symbols": ["A"]}, {"type": "array", "items": "int"}]}}]})");
+  ASSERT_EQ(fields.size(), 4u);
+  // Optional struct (the union has null); members are all optional, named by position
+  // among the non-null branches.
+  const auto& u = fields[0];
+  EXPECT_FALSE(u.required);
+  EXPECT_EQ(u.doc, "any value");
+  ASSERT_EQ(u.type->id, TypeId::kStruct);
+  ASSERT_EQ(u.type->fields.size(), 3u);
+  EXPECT_EQ(u.type->fields[0].name, "member0");
+  EXPECT_EQ(u.type->fields[0].type->id, TypeId::kInt);
+  EXPECT_EQ(u.type->fields[1].name, "member1");
+  EXPECT_EQ(u.type->fields[1].type->id, TypeId::kString);
+  EXPECT_EQ(u.type->fields[2].name, "member2");
+  ASSERT_EQ(u.type->fields[2].type->id, TypeId::kStruct);
+  EXPECT_TRUE(u.type->fields[2].type->fields[0].required);
+  EXPECT_FALSE(u.type->fields[2].type->fields[1].required);
+  for (const auto& m : u.type->fields) EXPECT_FALSE(m.required) << m.name;
+  // No null branch: a required struct. A member keeps the doc its mapping adds.
+  const auto& r = fields[1];
+  EXPECT_TRUE(r.required);
+  ASSERT_EQ(r.type->fields.size(), 2u);
+  EXPECT_EQ(r.type->fields[1].type->id, TypeId::kLong);
+  EXPECT_EQ(r.type->fields[1].doc, "time of day in microseconds");
+  // Null in the middle: members are numbered over the non-null branches only.
+  const auto& el = fields[2].type->element();
+  EXPECT_FALSE(el.required);
+  ASSERT_EQ(el.type->fields.size(), 2u);
+  EXPECT_EQ(el.type->fields[0].type->id, TypeId::kString);
+  EXPECT_EQ(el.type->fields[1].name, "member1");
+  EXPECT_TRUE(iceberg::TypesEqual(*el.type->fields[1].type, *u.type->fields[2].type));
+  const auto& mv = fields[3].type->value();
+  EXPECT_TRUE(mv.required);
+  EXPECT_EQ(mv.type->fields[0].type->id, TypeId::kString);
+  EXPECT_EQ(mv.type->fields[1].type->id, TypeId::kList);
+  EXPECT_EQ(AvroUnionMemberName(7), "member7");
+}
+
+TEST(AvroToIcebergTest, ReferencedNamedTypesInCollectionsAndUnions) {
+  auto fields = MustMap(R"({"type": "record", "name": "R", "namespace": "ns", "fields": [
+      {"name": "p", "type": {"type": "record", "name": "P",
+                             "fields": [{"name": "x", "type": "int"}]}},
+      {"name": "a", "type": {"type": "array", "items": "ns.P"}},
+      {"name": "m", "type": {"type": "map", "values": "P"}},
+      {"name": "u", "type": ["P", "string"]}]})");
+  ASSERT_EQ(fields.size(), 4u);
+  EXPECT_TRUE(iceberg::TypesEqual(*fields[0].type, *fields[1].type->element().type));
+  EXPECT_TRUE(iceberg::TypesEqual(*fields[0].type, *fields[2].type->value().type));
+  EXPECT_TRUE(iceberg::TypesEqual(*fields[0].type, *fields[3].type->fields[0].type));
+}
+
 void ExpectMapError(const std::string& json, const std::string& fragment) {
   auto s = AvroSchema::Parse(json);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -146,6 +206,9 @@ TEST(AvroToIcebergTest, Errors) {
   ExpectMapError(Record(R"({"type": "record", "name": "Empty", "fields": []})"),
                  "record Empty has no fields");
   ExpectMapError(R"({"type": "record", "name": "Empty", "fields": []})", "no fields");
+  ExpectMapError(Record(R"(["null", "int", {"type": "fixed", "name": "D", "size": 20,
+                            "logicalType": "decimal", "precision": 40}])"),
+                 "Avro field 'f.member1': decimal precision 40");
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 
     .venv/bin/python tests/data/avro/make_fixtures.py
 
-Outputs, next to this script:
+Outputs, next to this script, for each fixture (all_types; unions: general unions and
+named-type references):
   all_types.avsc           the writer schema
   all_types.records.bin    records, each as a 4-byte big-endian length + the Avro binary
                            encoding (fastavro.schemaless_writer: no framing, no container)
@@ -133,13 +134,142 @@ def record(rng, i):
     return avro, expected
 
 
-def main():
-    rng = random.Random(20240601)
-    schema = fastavro.parse_schema(SCHEMA)
-    columns = {f["name"]: [] for f in SCHEMA["fields"]}
+# General unions (docs/type-mapping.md): each maps to a struct of optional members
+# member0, member1, ... (one per non-null branch, in order), null when the null branch is
+# chosen. Named types are defined once and referenced by short and full name. Values are
+# written with fastavro's tuple notation (branch name, value) so that the branch is explicit.
+UNION_SCHEMA = {
+    "type": "record", "name": "UnionFixture", "namespace": "floe.test",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "any", "type": [
+            "null", "long", "string",
+            {"type": "record", "name": "Point", "fields": [
+                {"name": "x", "type": "double"}, {"name": "y", "type": "double"}]},
+            {"type": "enum", "name": "Suit", "symbols": ["HEARTS", "SPADES"]}]},
+        {"name": "req", "type": ["int", "string", {"type": "array", "items": "Point"}]},
+        {"name": "mid", "type": ["string", "null",
+                                 {"type": "long", "logicalType": "timestamp-millis"}]},
+        {"name": "items", "type": {"type": "array",
+                                   "items": ["null", "floe.test.Point", "boolean", "Suit"]}},
+        {"name": "lookup", "type": {"type": "map", "values": [
+            "Point", {"type": "fixed", "name": "Tag", "size": 2}]}},
+        {"name": "when", "type": {"type": "long", "logicalType": "local-timestamp-millis"}},
+        {"name": "nested", "type": ["null", {"type": "record", "name": "Box", "fields": [
+            {"name": "inner", "type": ["floe.test.Point", "string"]}]}]},
+    ],
+}
+
+POINT = "floe.test.Point"
+SUIT = "floe.test.Suit"
+
+
+def members(n, k, value):
+    """The expected struct of a union with n non-null branches, member k set."""
+    out = {"member%d" % j: None for j in range(n)}
+    out["member%d" % k] = value
+    return out
+
+
+def union_record(rng, i):
+    def point():
+        p = {"x": nice(rng.uniform(-100, 100)), "y": nice(rng.uniform(-100, 100))}
+        return p, dict(p)
+
+    kind = i % 5
+    if kind == 0:
+        any_avro, any_exp = None, None
+    elif kind == 1:
+        v = rng.randint(-2**63, 2**63 - 1)
+        any_avro, any_exp = ("long", v), members(4, 0, v)
+    elif kind == 2:
+        w = rng.choice(WORDS)
+        any_avro, any_exp = ("string", w), members(4, 1, w)
+    elif kind == 3:
+        p, pe = point()
+        any_avro, any_exp = (POINT, p), members(4, 2, pe)
+    else:
+        s = rng.choice(["HEARTS", "SPADES"])
+        any_avro, any_exp = (SUIT, s), members(4, 3, s)
+
+    kind = i % 3
+    if kind == 0:
+        v = rng.randint(-2**31, 2**31 - 1)
+        req_avro, req_exp = ("int", v), members(3, 0, v)
+    elif kind == 1:
+        w = rng.choice(WORDS)
+        req_avro, req_exp = ("string", w), members(3, 1, w)
+    else:
+        pts = [point() for _ in range(rng.randint(0, 3))]
+        req_avro, req_exp = ("array", [p for p, _ in pts]), members(3, 2, [e for _, e in pts])
+
+    kind = i % 4
+    if kind in (0, 3):
+        ms = rng.randint(-62135596800000, 253402300799999)
+        mid_avro, mid_exp = ("long", ms), members(2, 1, ms * 1000)
+    elif kind == 1:
+        mid_avro, mid_exp = None, None
+    else:
+        w = rng.choice(WORDS)
+        mid_avro, mid_exp = ("string", w), members(2, 0, w)
+
+    items_avro, items_exp = [], []
+    for _ in range(rng.randint(0, 4)):
+        k = rng.randint(0, 3)
+        if k == 0:
+            items_avro.append(None)
+            items_exp.append(None)
+        elif k == 1:
+            p, pe = point()
+            items_avro.append((POINT, p))
+            items_exp.append(members(3, 0, pe))
+        elif k == 2:
+            b = rng.random() < 0.5
+            items_avro.append(("boolean", b))
+            items_exp.append(members(3, 1, b))
+        else:
+            s = rng.choice(["HEARTS", "SPADES"])
+            items_avro.append((SUIT, s))
+            items_exp.append(members(3, 2, s))
+
+    lookup_avro, lookup_exp = {}, []
+    for k in range(rng.randint(0, 3)):
+        key = "k%d" % k
+        if rng.random() < 0.5:
+            p, pe = point()
+            lookup_avro[key] = (POINT, p)
+            lookup_exp.append([key, members(2, 0, pe)])
+        else:
+            tag = "".join(rng.choice("abcXYZ") for _ in range(2))
+            lookup_avro[key] = ("floe.test.Tag", tag.encode())
+            lookup_exp.append([key, members(2, 1, tag)])
+
+    when = rng.randint(-62135596800000, 253402300799999)
+    if i % 3 == 0:
+        nested_avro, nested_exp = None, None
+    elif i % 3 == 1:
+        p, pe = point()
+        nested_avro, nested_exp = {"inner": (POINT, p)}, {"inner": members(2, 0, pe)}
+    else:
+        w = rng.choice(WORDS)
+        nested_avro, nested_exp = {"inner": ("string", w)}, {"inner": members(2, 1, w)}
+
+    avro = {"id": i, "any": any_avro, "req": req_avro, "mid": mid_avro,
+            "items": items_avro, "lookup": lookup_avro, "when": when,
+            "nested": nested_avro}
+    expected = {"id": i, "any": any_exp, "req": req_exp, "mid": mid_exp,
+                "items": items_exp, "lookup": lookup_exp, "when": when * 1000,
+                "nested": nested_exp}
+    return avro, expected
+
+
+def write_fixture(name, schema_json, make_record, seed, count):
+    rng = random.Random(seed)
+    schema = fastavro.parse_schema(schema_json)
+    columns = {f["name"]: [] for f in schema_json["fields"]}
     out = io.BytesIO()
-    for i in range(300):
-        avro, expected = record(rng, i)
+    for i in range(count):
+        avro, expected = make_record(rng, i)
         buf = io.BytesIO()
         fastavro.schemaless_writer(buf, schema, avro)
         data = buf.getvalue()
@@ -147,14 +277,19 @@ def main():
         out.write(data)
         for k, v in expected.items():
             columns[k].append(v)
-    with open(os.path.join(HERE, "all_types.avsc"), "w") as f:
-        json.dump(SCHEMA, f, indent=1)
+    with open(os.path.join(HERE, name + ".avsc"), "w") as f:
+        json.dump(schema_json, f, indent=1)
         f.write("\n")
-    with open(os.path.join(HERE, "all_types.records.bin"), "wb") as f:
+    with open(os.path.join(HERE, name + ".records.bin"), "wb") as f:
         f.write(out.getvalue())
-    with open(os.path.join(HERE, "all_types.expected.json"), "w") as f:
+    with open(os.path.join(HERE, name + ".expected.json"), "w") as f:
         json.dump(columns, f, ensure_ascii=False, allow_nan=False)
         f.write("\n")
+
+
+def main():
+    write_fixture("all_types", SCHEMA, record, 20240601, 300)
+    write_fixture("unions", UNION_SCHEMA, union_record, 20240602, 200)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1122 @@
+// The compiled JSON decoder (RFC 8259 documents, JSON Schema draft-07 / 2020-12 types,
+// RFC 3339 date/time strings).
+//
+// Make() turns (writer schema, table schema) into a Program: a flat vector of Ops in
+// pre-order (children of one op are contiguous and come after it). Decode():
+//
+//   0. Parse: simdjson's DOM parser (reused; it validates the JSON grammar and UTF-8
+//      and bounds the depth iteratively, so hostile nesting cannot overflow the stack).
+//   1. Validate: walks the parsed document along the program, with every check, counting
+//      per op how many values and data bytes its builder will receive. Nothing is written.
+//   2. Reserve: reserves exactly that capacity in each builder.
+//   3. Append: walks the document again and appends with UnsafeAppend.
+//
+// The walks recurse along the schema only (bounded by kMaxJsonSchemaDepth); keys the
+// schema does not declare are never walked.
+#include "floe/decode/json_decoder.h"
+
+#include <arrow/array/builder_binary.h>
+#include <arrow/array/builder_nested.h>
+#include <arrow/array/builder_primitive.h>
+#include <arrow/array/builder_time.h>
+#include <arrow/type.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string_view>
+
+#include "floe/schema/arrow.h"
+#include "floe/schema/table_schema.h"
+
+namespace floe::decode {
+
+using iceberg::NestedField;
+using iceberg::Type;
+using iceberg::TypeId;
+using schema::JsonSchemaNode;
+using schema::JsonSchemaType;
+using schema::JsonStringFormat;
+namespace dom = ::simdjson::dom;
+
+const size_t JsonDecoder::kPadding = ::simdjson::SIMDJSON_PADDING;
+
+namespace {
+
+// What the JSON value must be.
+enum class Kind : uint8_t {
+  kBoolean,
+  kInteger,
+  kNumber,
+  kString,
+  kUuid,
+  kDate,
+  kDateTime,
+  kTime,
+  kObject,
+  kMap,
+  kArray,
+  kAbsent,  // a table field the writer schema lacks: always null
+};
+
+// What the append phase does with it.
+enum class Sink : uint8_t {
+  kNone,       // not in the table: validated, never appended
+  kRoot,       // the top-level object; its children are the columns
+  kBoolean,    // BooleanBuilder
+  kInt64,      // Int64Builder (integer, or time of day in µs)
+  kTime64,     // Time64Builder (µs)
+  kDouble,     // DoubleBuilder
+  kString,     // StringBuilder
+  kDate32,     // Date32Builder
+  kTimestamp,  // TimestampBuilder (µs, UTC)
+  kStruct,     // StructBuilder
+  kList,       // ListBuilder; child 0 is the element
+  kMap,        // MapBuilder; child 0 the key, child 1 the value
+  kNull,       // always null (absent field)
+};
+
+enum class Link : uint8_t {
+  kNone,
+  kColumn,       // columns[link_index]
+  kStructField,  // StructBuilder::field_builder(link_index)
+  kListValue,    // ListBuilder::value_builder()
+  kMapKey,       // MapBuilder::key_builder()
+  kMapItem,      // MapBuilder::item_builder()
+};
+
+struct Op {
+  Kind kind = Kind::kAbsent;
+  Sink sink = Sink::kNone;
+  Link link = Link::kNone;
+  bool nullable = false;  // JSON null accepted
+  bool required = false;  // as a property: must be present
+  bool struct_builder = false;  // the builder is a StructBuilder (null fills children)
+  int32_t link_index = -1;
+  uint32_t parent = 0;
+  uint32_t first_child = 0;
+  uint32_t num_children = 0;
+  uint32_t num_props = 0;   // kObject: the first num_props children are its properties
+  uint32_t first_slot = 0;  // kObject: seen flags in Program::seen
+  uint32_t fill_begin = 0;  // struct builders: descendants that a null appends to
+  uint32_t fill_count = 0;
+};
+
+constexpr int64_t kMaxExactDouble = int64_t{1} << 53;
+constexpr int64_t kMicrosPerSecond = 1000000;
+constexpr int64_t kMicrosPerDay = 86400 * kMicrosPerSecond;
+
+// ---------------------------------------------------------------------------------------
+// RFC 3339 strings (strict: fixed widths, ranges checked, no leap second)
+
+inline bool Digits(std::string_view s, size_t pos, size_t n, int* out) {
+  if (pos + n > s.size()) return false;
+  int v = 0;
+  for (size_t k = pos; k < pos + n; ++k) {
+    const char c = s[k];
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  *out = v;
+  return true;
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
+inline int64_t DaysFromCivil(int64_t y, int m, int d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+inline bool ParseDateAt(std::string_view s, size_t pos, int64_t* days) {
+  int y, m, d;
+  if (!Digits(s, pos, 4, &y) || pos + 10 > s.size() || s[pos + 4] != '-' ||
+      !Digits(s, pos + 5, 2, &m) || s[pos + 7] != '-' || !Digits(s, pos + 8, 2, &d)) {
+    return false;
+  }
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (m < 1 || m > 12 || d < 1) return false;
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (d > kDays[m - 1] + (m == 2 && leap ? 1 : 0)) return false;
+  *days = DaysFromCivil(y, m, d);
+  return true;
+}
+
+// "HH:MM:SS[.fraction]" then, if `offset` is given, an optional (required when
+// `offset_required`) "Z" or "±HH:MM" that is returned in seconds east of UTC.
+inline bool ParseTimeAt(std::string_view s, size_t pos, int64_t* micros, bool offset_required,
+                        bool* has_offset, int64_t* offset_seconds) {
+  int h, mi, se;
+  if (!Digits(s, pos, 2, &h) || pos + 8 > s.size() || s[pos + 2] != ':' ||
+      !Digits(s, pos + 3, 2, &mi) || s[pos + 5] != ':' || !Digits(s, pos + 6, 2, &se)) {
+    return false;
+  }
+  if (h > 23 || mi > 59 || se > 59) return false;
+  pos += 8;
+  int64_t frac = 0;
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    size_t n = 0;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+      if (n < 6) {
+        frac = frac * 10 + (s[pos] - '0');
+      } else if (s[pos] != '0') {
+        return false;  // sub-microsecond precision would be lost
+      }
+      ++n;
+      ++pos;
+    }
+    if (n == 0) return false;
+    for (size_t k = n; k < 6; ++k) frac *= 10;
+  }
+  *micros = (int64_t{h} * 3600 + mi * 60 + se) * kMicrosPerSecond + frac;
+  *has_offset = false;
+  *offset_seconds = 0;
+  if (pos == s.size()) return !offset_required;
+  if (s[pos] == 'Z' || s[pos] == 'z') {
+    *has_offset = true;
+    return pos + 1 == s.size();
+  }
+  if (s[pos] != '+' && s[pos] != '-') return false;
+  int oh, om;
+  if (pos + 6 != s.size() || !Digits(s, pos + 1, 2, &oh) || s[pos + 3] != ':' ||
+      !Digits(s, pos + 4, 2, &om) || oh > 23 || om > 59) {
+    return false;
+  }
+  *has_offset = true;
+  *offset_seconds = (s[pos] == '-' ? -1 : 1) * (int64_t{oh} * 3600 + om * 60);
+  return true;
+}
+
+inline bool ParseDate(std::string_view s, int64_t* days) {
+  return s.size() == 10 && ParseDateAt(s, 0, days);
+}
+
+inline bool ParseDateTime(std::string_view s, int64_t* micros) {
+  int64_t days, tod, offset;
+  bool has_offset;
+  if (s.size() < 20 || !ParseDateAt(s, 0, &days) || (s[10] != 'T' && s[10] != 't') ||
+      !ParseTimeAt(s, 11, &tod, /*offset_required=*/true, &has_offset, &offset)) {
+    return false;
+  }
+  *micros = days * kMicrosPerDay + tod - offset * kMicrosPerSecond;
+  return true;
+}
+
+// A time of day, with or without an offset; with one, it is converted to UTC.
+inline bool ParseTime(std::string_view s, int64_t* micros) {
+  int64_t tod, offset;
+  bool has_offset;
+  if (!ParseTimeAt(s, 0, &tod, /*offset_required=*/false, &has_offset, &offset)) {
+    return false;
+  }
+  tod -= offset * kMicrosPerSecond;
+  tod %= kMicrosPerDay;
+  if (tod < 0) tod += kMicrosPerDay;
+  *micros = tod;
+  return true;
+}
+
+inline bool IsUuid(std::string_view s) {
+  if (s.size() != 36) return false;
+  for (size_t k = 0; k < 36; ++k) {
+    const char c = s[k];
+    if (k == 8 || k == 13 || k == 18 || k == 23) {
+      if (c != '-') return false;
+    } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+                 (c >= 'A' && c <= 'F'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+const char* KindName(Kind k) {
+  switch (k) {
+    case Kind::kBoolean: return "boolean";
+    case Kind::kInteger: return "integer";
+    case Kind::kNumber: return "number";
+    case Kind::kString: return "string";
+    case Kind::kUuid: return "uuid string";
+    case Kind::kDate: return "date string";
+    case Kind::kDateTime: return "date-time string";
+    case Kind::kTime: return "time string";
+    case Kind::kObject:
+    case Kind::kMap: return "object";
+    case Kind::kArray: return "array";
+    case Kind::kAbsent: return "nothing";
+  }
+  return "?";
+}
+
+const char* ElementName(dom::element_type t) {
+  switch (t) {
+    case dom::element_type::ARRAY: return "array";
+    case dom::element_type::OBJECT: return "object";
+    case dom::element_type::INT64:
+    case dom::element_type::UINT64: return "integer";
+    case dom::element_type::DOUBLE: return "number";
+    case dom::element_type::STRING: return "string";
+    case dom::element_type::BOOL: return "boolean";
+    case dom::element_type::NULL_VALUE: return "null";
+  }
+  return "?";
+}
+
+// A double that is an integer JSON Schema accepts (1.0, 1e3) and that int64 holds exactly.
+inline bool IntegralDouble(double d) {
+  return std::trunc(d) == d && std::fabs(d) <= static_cast<double>(kMaxExactDouble);
+}
+
+}  // namespace
+
+struct JsonDecoder::Program {
+  std::vector<Op> ops;             // ops[0] is the root
+  std::vector<std::string> paths;  // per op, for Make errors: "a.b[]"
+  std::vector<std::string> names;  // per op: the property name (children of objects)
+  std::vector<uint32_t> fill;      // Op::fill_begin/fill_count index this
+  std::vector<uint32_t> owners;    // ops with their own builder (reserve phase)
+  // Per-record scratch, sized at Make time (or grown, never shrunk).
+  std::vector<::arrow::ArrayBuilder*> builders;
+  std::vector<int64_t> counts;  // values to append, per op
+  std::vector<int64_t> bytes;   // string bytes to append, per op
+  std::vector<uint8_t> seen;    // per object op and property: key present
+  std::vector<uint32_t> hint;   // per object op: where the next key lookup starts
+  std::vector<int64_t> index;   // per array element op: the current index (messages)
+  std::vector<std::string_view> key;   // per map value op: the current key (messages)
+  std::vector<std::string_view> keys;  // duplicate-key check of maps
+  std::vector<int> used_columns;
+  std::vector<std::shared_ptr<::arrow::DataType>> column_types;
+  std::vector<::arrow::ArrayBuilder*> checked_columns;
+  // Parsing.
+  dom::parser parser;
+  std::unique_ptr<uint8_t[]> padded;
+  size_t padded_capacity = 0;
+};
+
+namespace {
+
+using Program = JsonDecoder::Program;
+
+// ---------------------------------------------------------------------------------------
+// Compilation
+
+class Compiler {
+ public:
+  explicit Compiler(Program* p) : p_(p) {}
+
+  uint32_t Alloc(uint32_t parent, uint32_t n) {
+    auto first = static_cast<uint32_t>(p_->ops.size());
+    p_->ops.resize(p_->ops.size() + n);
+    p_->paths.resize(p_->ops.size());
+    p_->names.resize(p_->ops.size());
+    p_->ops[parent].first_child = first;
+    p_->ops[parent].num_children = n;
+    for (uint32_t i = first; i < first + n; ++i) p_->ops[i].parent = parent;
+    return first;
+  }
+
+  Status Root(const JsonSchemaNode& writer, const iceberg::Schema& table,
+              const JsonDecoderOptions& options) {
+    if (writer.type != JsonSchemaType::kObject || writer.nullable) {
+      return Status::Invalid("the JSON value schema must be a non-nullable object, not ",
+                             schema::JsonSchemaTypeName(writer));
+    }
+    p_->ops.emplace_back();
+    p_->paths.emplace_back("");
+    p_->names.emplace_back("");
+    p_->ops[0].kind = Kind::kObject;
+    p_->ops[0].sink = Sink::kRoot;
+    auto skipped = [&](const std::string& name) {
+      return name == schema::kKafkaColumn ||
+             std::find(options.skip_columns.begin(), options.skip_columns.end(), name) !=
+                 options.skip_columns.end();
+    };
+    std::vector<const NestedField*> fields;
+    for (const auto& f : table.fields) fields.push_back(skipped(f.name) ? nullptr : &f);
+    FLOE_RETURN_NOT_OK(Properties(0, writer, fields, /*root=*/true, 1));
+    Finish();
+    return Status::OK();
+  }
+
+ private:
+  Status CheckDepth(uint32_t op, int depth) {
+    if (depth > schema::kMaxJsonSchemaDepth + 1) {
+      return Status::Invalid("JSON property '", p_->paths[op], "': nesting too deep");
+    }
+    return Status::OK();
+  }
+
+  std::string Child(uint32_t op, const std::string& seg) {
+    return p_->paths[op].empty() ? seg : p_->paths[op] + "." + seg;
+  }
+
+  // The children of an object op: the writer's properties (matched by name to the table
+  // fields; a null entry in `fields` is a column to leave alone), then the table fields
+  // the writer lacks.
+  Status Properties(uint32_t op, const JsonSchemaNode& w,
+                    const std::vector<const NestedField*>& fields, bool root, int depth) {
+    std::vector<int> index_of(w.properties.size(), -1);
+    std::vector<bool> matched(fields.size(), false);
+    for (size_t i = 0; i < w.properties.size(); ++i) {
+      for (size_t j = 0; j < fields.size(); ++j) {
+        if (fields[j] != nullptr && fields[j]->name == w.properties[i].name) {
+          index_of[i] = static_cast<int>(j);
+          matched[j] = true;
+        }
+      }
+    }
+    std::vector<int> absent;
+    for (size_t j = 0; j < fields.size(); ++j) {
+      if (fields[j] != nullptr && !matched[j]) absent.push_back(static_cast<int>(j));
+    }
+    const auto n_props = static_cast<uint32_t>(w.properties.size());
+    const uint32_t first = Alloc(op, n_props + static_cast<uint32_t>(absent.size()));
+    p_->ops[op].num_props = n_props;
+    const Link link = root ? Link::kColumn : Link::kStructField;
+    for (uint32_t i = 0; i < n_props; ++i) {
+      const uint32_t c = first + i;
+      const auto& prop = w.properties[i];
+      p_->paths[c] = Child(op, prop.name);
+      p_->names[c] = prop.name;
+      p_->ops[c].required = prop.required;
+      if (index_of[i] >= 0) {
+        p_->ops[c].link = link;
+        p_->ops[c].link_index = index_of[i];
+        if (root) p_->used_columns.push_back(index_of[i]);
+        FLOE_RETURN_NOT_OK(Value(c, *prop.schema, *fields[index_of[i]], depth + 1));
+      } else {
+        FLOE_RETURN_NOT_OK(Skip(c, *prop.schema, depth + 1));
+      }
+    }
+    for (size_t a = 0; a < absent.size(); ++a) {
+      const uint32_t c = first + n_props + static_cast<uint32_t>(a);
+      const NestedField& tf = *fields[absent[a]];
+      p_->paths[c] = Child(op, tf.name);
+      p_->names[c] = tf.name;
+      p_->ops[c].link = link;
+      p_->ops[c].link_index = absent[a];
+      if (root) p_->used_columns.push_back(absent[a]);
+      FLOE_RETURN_NOT_OK(Absent(c, tf, /*check_required=*/true, depth + 1));
+    }
+    return Status::OK();
+  }
+
+  Status Mismatch(uint32_t op, const JsonSchemaNode& w, const Type& t) {
+    return Status::Invalid("JSON property '", p_->paths[op], "' of type ",
+                           schema::JsonSchemaTypeName(w),
+                           " cannot be decoded into the table column of type ",
+                           iceberg::PrimitiveTypeString(t));
+  }
+
+  Status Value(uint32_t op, const JsonSchemaNode& w, const NestedField& tf, int depth) {
+    FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
+    Op& o = p_->ops[op];
+    o.nullable = w.nullable;
+    const bool is_property = p_->ops[o.parent].kind == Kind::kObject;
+    if ((w.nullable || (is_property && !o.required)) && tf.required) {
+      return Status::Invalid("JSON property '", p_->paths[op],
+                             "' may be null or missing but the table column is required");
+    }
+    const Type& t = *tf.type;
+    const TypeId tid = t.id;
+    auto sink = [&](Kind k, Sink s) {
+      p_->ops[op].kind = k;
+      p_->ops[op].sink = s;
+      return Status::OK();
+    };
+    switch (w.type) {
+      case JsonSchemaType::kBoolean:
+        if (tid == TypeId::kBoolean) return sink(Kind::kBoolean, Sink::kBoolean);
+        break;
+      case JsonSchemaType::kInteger:
+        if (tid == TypeId::kLong) return sink(Kind::kInteger, Sink::kInt64);
+        break;
+      case JsonSchemaType::kNumber:
+        if (tid == TypeId::kDouble) return sink(Kind::kNumber, Sink::kDouble);
+        break;
+      case JsonSchemaType::kString:
+        switch (w.format) {
+          case JsonStringFormat::kNone:
+            if (tid == TypeId::kString) return sink(Kind::kString, Sink::kString);
+            break;
+          case JsonStringFormat::kUuid:
+            if (tid == TypeId::kString) return sink(Kind::kUuid, Sink::kString);
+            break;
+          case JsonStringFormat::kDate:
+            if (tid == TypeId::kDate) return sink(Kind::kDate, Sink::kDate32);
+            break;
+          case JsonStringFormat::kDateTime:
+            if (tid == TypeId::kTimestampTz) return sink(Kind::kDateTime, Sink::kTimestamp);
+            break;
+          case JsonStringFormat::kTime:
+            if (tid == TypeId::kLong) return sink(Kind::kTime, Sink::kInt64);
+            if (tid == TypeId::kTime) return sink(Kind::kTime, Sink::kTime64);
+            break;
+        }
+        break;
+      case JsonSchemaType::kObject:
+        if (tid == TypeId::kStruct) {
+          o.kind = Kind::kObject;
+          o.sink = Sink::kStruct;
+          o.struct_builder = true;
+          std::vector<const NestedField*> fields;
+          for (const auto& f : t.fields) fields.push_back(&f);
+          return Properties(op, w, fields, /*root=*/false, depth);
+        }
+        break;
+      case JsonSchemaType::kMap:
+        if (tid == TypeId::kMap && t.key().type->id == TypeId::kString) {
+          o.kind = Kind::kMap;
+          o.sink = Sink::kMap;
+          const uint32_t key = Alloc(op, 2);
+          p_->paths[key] = p_->paths[op] + "{key}";
+          p_->paths[key + 1] = p_->paths[op] + "{}";
+          p_->ops[key].kind = Kind::kString;
+          p_->ops[key].sink = Sink::kString;
+          p_->ops[key].link = Link::kMapKey;
+          p_->ops[key + 1].link = Link::kMapItem;
+          return Value(key + 1, *w.items, t.value(), depth + 1);
+        }
+        break;
+      case JsonSchemaType::kArray:
+        if (tid == TypeId::kList) {
+          o.kind = Kind::kArray;
+          o.sink = Sink::kList;
+          const uint32_t item = Alloc(op, 1);
+          p_->paths[item] = p_->paths[op] + "[]";
+          p_->ops[item].link = Link::kListValue;
+          return Value(item, *w.items, t.element(), depth + 1);
+        }
+        break;
+    }
+    return Mismatch(op, w, t);
+  }
+
+  Status Absent(uint32_t op, const NestedField& tf, bool check_required, int depth) {
+    FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
+    if (check_required && tf.required) {
+      return Status::Invalid("table column '", p_->paths[op],
+                             "' is required but the JSON schema has no such property");
+    }
+    Op& o = p_->ops[op];
+    o.kind = Kind::kAbsent;
+    o.sink = Sink::kNull;
+    if (tf.type->id != TypeId::kStruct) return Status::OK();
+    o.struct_builder = true;
+    const auto& fields = tf.type->fields;
+    const uint32_t first = Alloc(op, static_cast<uint32_t>(fields.size()));
+    for (size_t j = 0; j < fields.size(); ++j) {
+      const uint32_t c = first + static_cast<uint32_t>(j);
+      p_->paths[c] = Child(op, fields[j].name);
+      p_->ops[c].link = Link::kStructField;
+      p_->ops[c].link_index = static_cast<int32_t>(j);
+      FLOE_RETURN_NOT_OK(Absent(c, fields[j], /*check_required=*/false, depth + 1));
+    }
+    return Status::OK();
+  }
+
+  // A property the table does not have: validated, never appended.
+  Status Skip(uint32_t op, const JsonSchemaNode& w, int depth) {
+    FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
+    Op& o = p_->ops[op];
+    o.nullable = w.nullable;
+    o.sink = Sink::kNone;
+    o.link = Link::kNone;
+    switch (w.type) {
+      case JsonSchemaType::kBoolean: o.kind = Kind::kBoolean; return Status::OK();
+      case JsonSchemaType::kInteger: o.kind = Kind::kInteger; return Status::OK();
+      case JsonSchemaType::kNumber: o.kind = Kind::kNumber; return Status::OK();
+      case JsonSchemaType::kString:
+        switch (w.format) {
+          case JsonStringFormat::kNone: o.kind = Kind::kString; break;
+          case JsonStringFormat::kUuid: o.kind = Kind::kUuid; break;
+          case JsonStringFormat::kDate: o.kind = Kind::kDate; break;
+          case JsonStringFormat::kDateTime: o.kind = Kind::kDateTime; break;
+          case JsonStringFormat::kTime: o.kind = Kind::kTime; break;
+        }
+        return Status::OK();
+      case JsonSchemaType::kObject: {
+        o.kind = Kind::kObject;
+        const auto n = static_cast<uint32_t>(w.properties.size());
+        const uint32_t first = Alloc(op, n);
+        p_->ops[op].num_props = n;
+        for (uint32_t i = 0; i < n; ++i) {
+          p_->paths[first + i] = Child(op, w.properties[i].name);
+          p_->names[first + i] = w.properties[i].name;
+          p_->ops[first + i].required = w.properties[i].required;
+          FLOE_RETURN_NOT_OK(Skip(first + i, *w.properties[i].schema, depth + 1));
+        }
+        return Status::OK();
+      }
+      case JsonSchemaType::kMap: {
+        o.kind = Kind::kMap;
+        const uint32_t key = Alloc(op, 2);
+        p_->paths[key] = p_->paths[op] + "{key}";
+        p_->paths[key + 1] = p_->paths[op] + "{}";
+        p_->ops[key].kind = Kind::kString;
+        return Skip(key + 1, *w.items, depth + 1);
+      }
+      case JsonSchemaType::kArray: {
+        o.kind = Kind::kArray;
+        const uint32_t item = Alloc(op, 1);
+        p_->paths[item] = p_->paths[op] + "[]";
+        return Skip(item, *w.items, depth + 1);
+      }
+    }
+    return Status::Invalid("JSON property '", p_->paths[op], "': unsupported type");
+  }
+
+  void CollectFill(uint32_t op, std::vector<uint32_t>* out) {
+    const Op& o = p_->ops[op];
+    for (uint32_t c = o.first_child; c < o.first_child + o.num_children; ++c) {
+      if (p_->ops[c].link != Link::kStructField) continue;
+      out->push_back(c);
+      if (p_->ops[c].struct_builder) CollectFill(c, out);
+    }
+  }
+
+  void Finish() {
+    auto& ops = p_->ops;
+    uint32_t slots = 0;
+    for (uint32_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].link != Link::kNone) p_->owners.push_back(i);
+      if (ops[i].kind == Kind::kObject) {
+        ops[i].first_slot = slots;
+        slots += ops[i].num_props;
+      }
+      if (ops[i].struct_builder && ops[i].link != Link::kNone) {
+        std::vector<uint32_t> fill;
+        CollectFill(i, &fill);
+        ops[i].fill_begin = static_cast<uint32_t>(p_->fill.size());
+        ops[i].fill_count = static_cast<uint32_t>(fill.size());
+        p_->fill.insert(p_->fill.end(), fill.begin(), fill.end());
+      }
+    }
+    p_->builders.assign(ops.size(), nullptr);
+    p_->counts.assign(ops.size(), 0);
+    p_->bytes.assign(ops.size(), 0);
+    p_->seen.assign(slots, 0);
+    p_->hint.assign(ops.size(), 0);
+    p_->index.assign(ops.size(), 0);
+    p_->key.assign(ops.size(), {});
+  }
+
+  Program* p_;
+};
+
+// Finds the property child of object op `o` named `key`, or -1. Keys usually come in
+// schema order, so the search starts after the previous match.
+inline int FindProperty(Program& p, uint32_t i, const Op& o, std::string_view key) {
+  const uint32_t n = o.num_props;
+  uint32_t k = p.hint[i];
+  for (uint32_t tried = 0; tried < n; ++tried, ++k) {
+    if (k >= n) k = 0;
+    const std::string& name = p.names[o.first_child + k];
+    if (name.size() == key.size() && std::memcmp(name.data(), key.data(), key.size()) == 0) {
+      p.hint[i] = k + 1;
+      return static_cast<int>(k);
+    }
+  }
+  return -1;
+}
+
+// ---------------------------------------------------------------------------------------
+// Phase 1: validation and counting
+
+class Validator {
+ public:
+  explicit Validator(Program* p) : p_(*p), ops_(p->ops.data()) {}
+
+  bool Run(dom::element root) {
+    if (root.type() != dom::element_type::OBJECT) {
+      return Fail(0, std::string("expected object, got ") + ElementName(root.type()));
+    }
+    return Object(0, root.get_object().value_unsafe());
+  }
+
+  uint32_t error_op() const { return err_op_; }
+  const std::string& error() const { return err_; }
+
+ private:
+  bool Fail(uint32_t op, std::string what) {
+    err_op_ = op;
+    err_ = std::move(what);
+    return false;
+  }
+
+  bool Expected(uint32_t i, dom::element e) {
+    return Fail(i, std::string("expected ") + KindName(ops_[i].kind) + ", got " +
+                       ElementName(e.type()));
+  }
+
+  static std::string Quote(std::string_view s) {
+    if (s.size() > 40) return "\"" + std::string(s.substr(0, 40)) + "...\"";
+    return "\"" + std::string(s) + "\"";
+  }
+
+  void CountNull(uint32_t i) {
+    const Op& op = ops_[i];
+    if (op.link == Link::kNone) return;
+    ++p_.counts[i];
+    for (uint32_t f = 0; f < op.fill_count; ++f) ++p_.counts[p_.fill[op.fill_begin + f]];
+  }
+
+  void Count(uint32_t i, int64_t bytes = 0) {
+    ++p_.counts[i];
+    p_.bytes[i] += bytes;
+  }
+
+  bool Value(uint32_t i, dom::element e) {
+    const Op& op = ops_[i];
+    const dom::element_type t = e.type();
+    if (t == dom::element_type::NULL_VALUE) {
+      if (!op.nullable) return Expected(i, e);
+      CountNull(i);
+      return true;
+    }
+    switch (op.kind) {
+      case Kind::kBoolean:
+        if (t != dom::element_type::BOOL) return Expected(i, e);
+        Count(i);
+        return true;
+      case Kind::kInteger:
+        if (t == dom::element_type::INT64) {
+          Count(i);
+          return true;
+        }
+        if (t == dom::element_type::UINT64) {
+          return Fail(i, "integer " + std::to_string(e.get_uint64().value_unsafe()) +
+                             " is outside the int64 range");
+        }
+        if (t == dom::element_type::DOUBLE) {
+          const double d = e.get_double().value_unsafe();
+          if (!IntegralDouble(d)) {
+            return Fail(i, std::trunc(d) == d
+                               ? "integer " + std::to_string(d) +
+                                     " written as a float is beyond 2^53 (not exact)"
+                               : "expected integer, got number " + std::to_string(d));
+          }
+          Count(i);
+          return true;
+        }
+        return Expected(i, e);
+      case Kind::kNumber:
+        if (t != dom::element_type::INT64 && t != dom::element_type::UINT64 &&
+            t != dom::element_type::DOUBLE) {
+          return Expected(i, e);
+        }
+        Count(i);
+        return true;
+      case Kind::kString:
+      case Kind::kUuid:
+      case Kind::kDate:
+      case Kind::kDateTime:
+      case Kind::kTime: {
+        if (t != dom::element_type::STRING) return Expected(i, e);
+        const std::string_view s = e.get_string().value_unsafe();
+        int64_t v;
+        switch (op.kind) {
+          case Kind::kUuid:
+            if (!IsUuid(s)) return Fail(i, "expected a uuid string, got " + Quote(s));
+            break;
+          case Kind::kDate:
+            if (!ParseDate(s, &v)) {
+              return Fail(i, "expected an RFC 3339 date (YYYY-MM-DD), got " + Quote(s));
+            }
+            break;
+          case Kind::kDateTime:
+            if (!ParseDateTime(s, &v)) {
+              return Fail(i,
+                          "expected an RFC 3339 date-time with offset (at most microsecond "
+                          "precision), got " + Quote(s));
+            }
+            break;
+          case Kind::kTime:
+            if (!ParseTime(s, &v)) {
+              return Fail(i, "expected an RFC 3339 time (HH:MM:SS[.ffffff][offset]), got " +
+                                 Quote(s));
+            }
+            break;
+          default: break;
+        }
+        if (op.link != Link::kNone) Count(i, static_cast<int64_t>(s.size()));
+        return true;
+      }
+      case Kind::kObject:
+        if (t != dom::element_type::OBJECT) return Expected(i, e);
+        return Object(i, e.get_object().value_unsafe());
+      case Kind::kMap: {
+        if (t != dom::element_type::OBJECT) return Expected(i, e);
+        dom::object obj = e.get_object().value_unsafe();
+        const uint32_t key = op.first_child;
+        const uint32_t value = key + 1;
+        auto& keys = p_.keys;
+        keys.clear();
+        for (dom::key_value_pair kv : obj) {
+          keys.push_back(kv.key);
+          p_.key[value] = kv.key;
+          if (!Value(value, kv.value)) return false;
+          if (op.link != Link::kNone) Count(key, static_cast<int64_t>(kv.key.size()));
+        }
+        if (keys.size() > 1) {
+          std::sort(keys.begin(), keys.end());
+          for (size_t k = 1; k < keys.size(); ++k) {
+            if (keys[k] == keys[k - 1]) return Fail(i, "duplicate map key " + Quote(keys[k]));
+          }
+        }
+        if (op.link != Link::kNone) Count(i);
+        return true;
+      }
+      case Kind::kArray: {
+        if (t != dom::element_type::ARRAY) return Expected(i, e);
+        const uint32_t item = op.first_child;
+        int64_t n = 0;
+        const dom::array arr = e.get_array().value_unsafe();
+        for (dom::element v : arr) {
+          p_.index[item] = n++;
+          if (!Value(item, v)) return false;
+        }
+        if (op.link != Link::kNone) Count(i);
+        return true;
+      }
+      case Kind::kAbsent: return true;
+    }
+    return true;
+  }
+
+  bool Object(uint32_t i, dom::object obj) {
+    const Op& op = ops_[i];
+    uint8_t* seen = p_.seen.data() + op.first_slot;
+    std::memset(seen, 0, op.num_props);
+    p_.hint[i] = 0;
+    for (dom::key_value_pair kv : obj) {
+      const int k = FindProperty(p_, i, op, kv.key);
+      if (k < 0) continue;  // not declared: ignored
+      const uint32_t c = op.first_child + static_cast<uint32_t>(k);
+      if (seen[k]) return Fail(c, "duplicate key");
+      seen[k] = 1;
+      if (!Value(c, kv.value)) return false;
+    }
+    for (uint32_t k = 0; k < op.num_props; ++k) {
+      const uint32_t c = op.first_child + k;
+      if (seen[k]) continue;
+      if (ops_[c].required) return Fail(c, "required property is missing");
+      CountNull(c);
+    }
+    for (uint32_t c = op.first_child + op.num_props; c < op.first_child + op.num_children;
+         ++c) {
+      CountNull(c);
+    }
+    if (op.link != Link::kNone && op.sink != Sink::kRoot) Count(i);
+    return true;
+  }
+
+  Program& p_;
+  const Op* ops_;
+  uint32_t err_op_ = 0;
+  std::string err_;
+};
+
+// "$.a.b[3].c" for op i at the current position of the validation walk.
+std::string RuntimePath(const Program& p, uint32_t i) {
+  std::vector<std::string> segs;
+  while (i != 0) {
+    const Op& parent = p.ops[p.ops[i].parent];
+    switch (parent.kind) {
+      case Kind::kArray: segs.push_back("[" + std::to_string(p.index[i]) + "]"); break;
+      case Kind::kMap:
+        segs.push_back(i == parent.first_child ? std::string()
+                                               : "." + std::string(p.key[i].substr(0, 64)));
+        break;
+      default: segs.push_back("." + p.names[i]); break;
+    }
+    i = p.ops[i].parent;
+  }
+  std::string out = "$";
+  for (auto it = segs.rbegin(); it != segs.rend(); ++it) out += *it;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Phase 3: append (the document is known to be valid)
+
+class Appender {
+ public:
+  explicit Appender(Program* p) : p_(*p), ops_(p->ops.data()) {}
+
+  Status Run(dom::element root) { return Object(0, root.get_object().value_unsafe()); }
+
+ private:
+  template <typename B>
+  B* As(uint32_t i) const {
+    return static_cast<B*>(p_.builders[i]);
+  }
+
+  Status Value(uint32_t i, dom::element e) {
+    const Op& op = ops_[i];
+    if (op.sink == Sink::kNone) return Status::OK();
+    const dom::element_type t = e.type();
+    if (t == dom::element_type::NULL_VALUE) return p_.builders[i]->AppendNull();
+    switch (op.sink) {
+      case Sink::kNone:
+      case Sink::kRoot:
+      case Sink::kNull: return p_.builders[i]->AppendNull();
+      case Sink::kBoolean:
+        As<::arrow::BooleanBuilder>(i)->UnsafeAppend(e.get_bool().value_unsafe());
+        return Status::OK();
+      case Sink::kInt64: {
+        int64_t v;
+        if (op.kind == Kind::kTime) {
+          ParseTime(e.get_string().value_unsafe(), &v);
+        } else if (t == dom::element_type::INT64) {
+          v = e.get_int64().value_unsafe();
+        } else {
+          v = static_cast<int64_t>(e.get_double().value_unsafe());
+        }
+        As<::arrow::Int64Builder>(i)->UnsafeAppend(v);
+        return Status::OK();
+      }
+      case Sink::kTime64: {
+        int64_t v = 0;
+        ParseTime(e.get_string().value_unsafe(), &v);
+        As<::arrow::Time64Builder>(i)->UnsafeAppend(v);
+        return Status::OK();
+      }
+      case Sink::kDouble: {
+        double d;
+        if (t == dom::element_type::INT64) {
+          d = static_cast<double>(e.get_int64().value_unsafe());
+        } else if (t == dom::element_type::UINT64) {
+          d = static_cast<double>(e.get_uint64().value_unsafe());
+        } else {
+          d = e.get_double().value_unsafe();
+        }
+        As<::arrow::DoubleBuilder>(i)->UnsafeAppend(d);
+        return Status::OK();
+      }
+      case Sink::kString:
+        As<::arrow::StringBuilder>(i)->UnsafeAppend(e.get_string().value_unsafe());
+        return Status::OK();
+      case Sink::kDate32: {
+        int64_t days = 0;
+        ParseDate(e.get_string().value_unsafe(), &days);
+        As<::arrow::Date32Builder>(i)->UnsafeAppend(static_cast<int32_t>(days));
+        return Status::OK();
+      }
+      case Sink::kTimestamp: {
+        int64_t micros = 0;
+        ParseDateTime(e.get_string().value_unsafe(), &micros);
+        As<::arrow::TimestampBuilder>(i)->UnsafeAppend(micros);
+        return Status::OK();
+      }
+      case Sink::kStruct:
+        FLOE_RETURN_NOT_OK(As<::arrow::StructBuilder>(i)->Append());
+        return Object(i, e.get_object().value_unsafe());
+      case Sink::kList: {
+        FLOE_RETURN_NOT_OK(As<::arrow::ListBuilder>(i)->Append());
+        const dom::array arr = e.get_array().value_unsafe();
+        for (dom::element v : arr) {
+          FLOE_RETURN_NOT_OK(Value(op.first_child, v));
+        }
+        return Status::OK();
+      }
+      case Sink::kMap: {
+        FLOE_RETURN_NOT_OK(As<::arrow::MapBuilder>(i)->Append());
+        auto* keys = As<::arrow::StringBuilder>(op.first_child);
+        const dom::object obj = e.get_object().value_unsafe();
+        for (dom::key_value_pair kv : obj) {
+          keys->UnsafeAppend(kv.key);
+          FLOE_RETURN_NOT_OK(Value(op.first_child + 1, kv.value));
+        }
+        return Status::OK();
+      }
+    }
+    return Status::OK();
+  }
+
+  Status Object(uint32_t i, dom::object obj) {
+    const Op& op = ops_[i];
+    uint8_t* seen = p_.seen.data() + op.first_slot;
+    std::memset(seen, 0, op.num_props);
+    p_.hint[i] = 0;
+    for (dom::key_value_pair kv : obj) {
+      const int k = FindProperty(p_, i, op, kv.key);
+      if (k < 0) continue;
+      seen[k] = 1;
+      FLOE_RETURN_NOT_OK(Value(op.first_child + static_cast<uint32_t>(k), kv.value));
+    }
+    for (uint32_t k = 0; k < op.num_props; ++k) {
+      const uint32_t c = op.first_child + k;
+      if (!seen[k] && ops_[c].link != Link::kNone) {
+        FLOE_RETURN_NOT_OK(p_.builders[c]->AppendNull());
+      }
+    }
+    for (uint32_t c = op.first_child + op.num_props; c < op.first_child + op.num_children;
+         ++c) {
+      FLOE_RETURN_NOT_OK(p_.builders[c]->AppendNull());
+    }
+    return Status::OK();
+  }
+
+  Program& p_;
+  const Op* ops_;
+};
+
+Status Bind(Program& p, ::arrow::ArrayBuilder* const* columns) {
+  for (int col : p.used_columns) {
+    ::arrow::ArrayBuilder* b = columns[col];
+    if (b == p.checked_columns[col]) continue;
+    if (b == nullptr) return Status::Invalid("JsonDecoder: no builder for column ", col);
+    if (!b->type()->Equals(*p.column_types[col], /*check_metadata=*/false)) {
+      return Status::Invalid("JsonDecoder: the builder of column ", col, " has type ",
+                             b->type()->ToString(), " but the table schema needs ",
+                             p.column_types[col]->ToString());
+    }
+    p.checked_columns[col] = b;
+  }
+  auto& builders = p.builders;
+  const auto& ops = p.ops;
+  for (size_t i = 1; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    ::arrow::ArrayBuilder* parent = builders[op.parent];
+    switch (op.link) {
+      case Link::kNone: builders[i] = nullptr; break;
+      case Link::kColumn: builders[i] = columns[op.link_index]; break;
+      case Link::kStructField:
+        builders[i] =
+            static_cast<::arrow::StructBuilder*>(parent)->field_builder(op.link_index);
+        break;
+      case Link::kListValue:
+        builders[i] = static_cast<::arrow::ListBuilder*>(parent)->value_builder();
+        break;
+      case Link::kMapKey:
+        builders[i] = static_cast<::arrow::MapBuilder*>(parent)->key_builder();
+        break;
+      case Link::kMapItem:
+        builders[i] = static_cast<::arrow::MapBuilder*>(parent)->item_builder();
+        break;
+    }
+  }
+  return Status::OK();
+}
+
+Status Reserve(Program& p) {
+  for (uint32_t o : p.owners) {
+    const int64_t n = p.counts[o];
+    if (n == 0) continue;
+    ::arrow::ArrayBuilder* b = p.builders[o];
+    FLOE_RETURN_NOT_OK(b->Reserve(n));
+    const Op& op = p.ops[o];
+    switch (op.sink) {
+      case Sink::kString:
+        FLOE_RETURN_NOT_OK(
+            static_cast<::arrow::StringBuilder*>(b)->ReserveData(p.bytes[o]));
+        break;
+      case Sink::kMap: {
+        // MapBuilder appends the entries struct lazily (on its next Append).
+        auto* map = static_cast<::arrow::MapBuilder*>(b);
+        const int64_t lag = map->key_builder()->length() - map->value_builder()->length();
+        FLOE_RETURN_NOT_OK(map->value_builder()->Reserve(lag + p.counts[op.first_child]));
+        break;
+      }
+      default: break;
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+JsonDecoder::JsonDecoder(std::unique_ptr<Program> program)
+    : program_(std::move(program)) {}
+JsonDecoder::~JsonDecoder() = default;
+
+size_t JsonDecoder::program_size() const { return program_->ops.size(); }
+
+Result<std::unique_ptr<JsonDecoder>> JsonDecoder::Make(const schema::JsonSchema& writer,
+                                                       const iceberg::Schema& table,
+                                                       const JsonDecoderOptions& options) {
+  auto program = std::make_unique<Program>();
+  FLOE_ASSIGN_OR_RAISE(auto arrow_schema, schema::ToArrowSchema(table));
+  program->column_types.resize(table.fields.size());
+  for (size_t i = 0; i < table.fields.size(); ++i) {
+    program->column_types[i] = arrow_schema->field(static_cast<int>(i))->type();
+  }
+  program->checked_columns.assign(table.fields.size(), nullptr);
+  Compiler compiler(program.get());
+  FLOE_RETURN_NOT_OK(compiler.Root(writer.root(), table, options));
+  if (program->parser.allocate(64 * 1024, kMaxJsonDocumentDepth) != ::simdjson::SUCCESS) {
+    return Status::OutOfMemory("JsonDecoder: cannot allocate the JSON parser");
+  }
+  return std::unique_ptr<JsonDecoder>(new JsonDecoder(std::move(program)));
+}
+
+Status JsonDecoder::Decode(const uint8_t* data, size_t size,
+                           ::arrow::ArrayBuilder* const* columns) {
+  Program& p = *program_;
+  if (size > p.padded_capacity) {
+    const size_t cap = std::max(size, 2 * p.padded_capacity);
+    p.padded.reset(new uint8_t[cap + kPadding]);
+    p.padded_capacity = cap;
+  }
+  if (size > 0) std::memcpy(p.padded.get(), data, size);
+  std::memset(p.padded.get() + size, 0, kPadding);
+  return DecodePadded(p.padded.get(), size, columns);
+}
+
+Status JsonDecoder::DecodePadded(const uint8_t* data, size_t size,
+                                 ::arrow::ArrayBuilder* const* columns) {
+  Program& p = *program_;
+  FLOE_RETURN_NOT_OK(Bind(p, columns));
+  std::fill(p.counts.begin(), p.counts.end(), 0);
+  std::fill(p.bytes.begin(), p.bytes.end(), 0);
+  if (size > p.parser.capacity()) {
+    // Grow geometrically so that slowly growing records do not reallocate every time.
+    const size_t cap = std::max(size, 2 * p.parser.capacity());
+    if (cap > p.parser.max_capacity() ||
+        p.parser.allocate(cap, kMaxJsonDocumentDepth) != ::simdjson::SUCCESS) {
+      if (size > p.parser.max_capacity()) {
+        return InvalidRecord("JSON record of " + std::to_string(size) +
+                             " bytes is too large");
+      }
+      return Status::OutOfMemory("JsonDecoder: cannot grow the JSON parser to ", cap,
+                                 " bytes");
+    }
+  }
+  static const uint8_t kEmpty[::simdjson::SIMDJSON_PADDING + 1] = {};
+  if (data == nullptr) data = kEmpty;
+  dom::element root;
+  const auto error = p.parser.parse(data, size, /*realloc_if_needed=*/false).get(root);
+  if (error != ::simdjson::SUCCESS) {
+    if (error == ::simdjson::DEPTH_ERROR) {
+      return InvalidRecord("JSON record is nested deeper than " +
+                           std::to_string(kMaxJsonDocumentDepth) + " levels");
+    }
+    if (error == ::simdjson::MEMALLOC) {
+      return Status::OutOfMemory("JsonDecoder: ", ::simdjson::error_message(error));
+    }
+    return InvalidRecord(std::string("JSON record is not valid JSON: ") +
+                         ::simdjson::error_message(error));
+  }
+  Validator v(&p);
+  if (!v.Run(root)) {
+    return InvalidRecord("JSON at " + RuntimePath(p, v.error_op()) + ": " + v.error());
+  }
+  FLOE_RETURN_NOT_OK(Reserve(p));
+  Status st = Appender(&p).Run(root);
+  if (!st.ok()) {
+    return st.WithMessage(
+        "JSON decoder: appending a validated record failed (the builders may now be "
+        "inconsistent): ",
+        st.message());
+  }
+  return Status::OK();
+}
+
+}  // namespace floe::decode
