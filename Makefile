@@ -29,6 +29,7 @@ demo: build
 bench: setup
 	@$(MAKE) --no-print-directory build PRESET=release
 	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe
+	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe --formats iceberg,delta
 
 asan: setup
 	@[ -f build/asan/build.ninja ] || cmake --preset asan >/dev/null

@@ -4,8 +4,11 @@ W1: ~300-byte Avro records (Confluent framing) preloaded into a 4-partition topi
 local KRaft broker; Floe drains it into one table. Reported: records per Floe CPU-second
 (utime + stime of the Floe process from start until the commit covering the last offset),
 wall-clock records/s and MB/s, peak RSS, data and metadata bytes written per input byte,
-files per commit. Results go to bench/results/<date>.json; the seeded generator makes runs
-comparable. No assertion on any number: benchmarks measure, tests check.
+files per commit. `--formats iceberg,delta` measures the same with the Delta log written after
+each commit (the clock stops at the Iceberg commit covering the last offset; Delta's entry
+follows within the same commit cycle). Results go to bench/results/<date>[-<formats>].json;
+the seeded generator makes runs comparable. No assertion on any number: benchmarks measure,
+tests check.
 """
 from __future__ import annotations
 
@@ -129,8 +132,9 @@ def dir_bytes(path: pathlib.Path, pattern: str) -> int:
     return sum(f.stat().st_size for f in path.rglob(pattern) if f.is_file())
 
 
-def one_run(kafka, registry_url: str, topic: str, work: pathlib.Path, hwm: dict, input_bytes: int):
-    run = FloeRun(work, kafka.bootstrap, registry_url, [{"name": topic}],
+def one_run(kafka, registry_url: str, topic: str, work: pathlib.Path, hwm: dict, input_bytes: int,
+            formats: list[str]):
+    run = FloeRun(work, kafka.bootstrap, registry_url, [{"name": topic, "formats": formats}],
                   defaults={"commit.interval.ms": 1000})
     t0 = time.monotonic()
     run.start()
@@ -150,7 +154,10 @@ def one_run(kafka, registry_url: str, topic: str, work: pathlib.Path, hwm: dict,
     snaps = md["snapshots"]
     n = sum(hwm.values())
     data = dir_bytes(run.warehouse, "*.parquet")
-    meta = dir_bytes(run.warehouse, "*.avro") + dir_bytes(run.warehouse, "*.metadata.json")
+    # Metadata: Iceberg manifests, lists and metadata JSON; Delta log JSON and checkpoints.
+    checkpoints = dir_bytes(run.warehouse, "*.checkpoint.parquet")
+    meta = dir_bytes(run.warehouse, "*.avro") + dir_bytes(run.warehouse, "*.json") + checkpoints
+    data -= checkpoints
     files = int(snaps[-1]["summary"]["total-data-files"]) if snaps else 0
     return {"records": n, "cpu_s": cpu, "wall_s": wall, "records_per_cpu_s": n / cpu,
             "records_per_wall_s": n / wall, "mb_per_wall_s": input_bytes / wall / 1e6,
@@ -164,6 +171,8 @@ def main() -> int:
     ap.add_argument("--floe", required=True)
     ap.add_argument("--records", type=int, default=int(os.environ.get("FLOE_BENCH_RECORDS", 2_000_000)))
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--formats", default="iceberg",
+                    help="table formats, comma-separated (iceberg | iceberg,delta)")
     args = ap.parse_args()
     os.environ["FLOE_BUILD_DIR"] = str(pathlib.Path(args.floe).resolve().parents[3])
     work = ROOT / "build" / "bench-work"
@@ -186,7 +195,8 @@ def main() -> int:
         hwm = {p: hi for p, (lo, hi) in kafka.watermarks(topic).items()}
         results = []
         for i in range(args.runs):
-            r = one_run(kafka, registry.url, topic, work / f"run{i}", hwm, input_bytes)
+            r = one_run(kafka, registry.url, topic, work / f"run{i}", hwm, input_bytes,
+                        args.formats.split(","))
             print(f"[bench] run {i + 1}: {r['records_per_cpu_s']:,.0f} records/CPU-s, "
                   f"{r['records_per_wall_s']:,.0f} records/s wall, peak RSS {r['peak_rss_mib']:.0f} MiB",
                   flush=True)
@@ -196,11 +206,13 @@ def main() -> int:
                "machine": {"cores": os.cpu_count(), "cpu": cpu_model(),
                            "kernel": platform.release()},
                "workload": {"name": "W1 Avro", "records": args.records,
+                            "formats": args.formats.split(","),
                             "avg_record_bytes": input_bytes / args.records, "partitions": 4},
                "runs": results, "median": med}
         res_dir = ROOT / "bench" / "results"
         res_dir.mkdir(exist_ok=True)
-        path = res_dir / f"{dt.date.today().isoformat()}.json"
+        tag = "" if args.formats == "iceberg" else "-" + args.formats.replace(",", "-")
+        path = res_dir / f"{dt.date.today().isoformat()}{tag}.json"
         path.write_text(json.dumps(out, indent=2))
         print(f"[bench] W1 Avro ~{input_bytes / args.records:.0f} B/record, {args.records} records: "
               f"median {med['records_per_cpu_s']:,.0f} records per Floe CPU-second "
