@@ -255,7 +255,8 @@ class PipelineImpl : public Pipeline {
 
     const bool key_string = ts.settings.key_format == config::KeyFormat::kString;
     if (ts.settings.value_format == config::ValueFormat::kBinary) {
-      Status st = EnsureRawTable(ts);
+      // Creating the table may meet a catalog or storage outage: retried like the registry.
+      Status st = WithRetry(stop, "create table", [&] { return EnsureRawTable(ts); });
       if (!st.ok()) {
         if (KindOf(st) != ErrorKind::kSuspend) return st;
         return SuspendTopic(*r.topic, ts, st.message());
