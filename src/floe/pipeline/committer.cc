@@ -16,27 +16,6 @@ namespace {
 
 constexpr int kMaxConflictRetries = 20;
 
-// Recorded positions: the table property, else the newest ancestor carrying the summary key
-// (ARCHITECTURE.md §2: properties survive other writers' commits and snapshot expiry).
-std::optional<Positions> RecordedPositions(const iceberg::TableMetadata& md) {
-  auto it = md.properties.find(kOffsetsKey);
-  if (it != md.properties.end()) {
-    auto p = PositionsFromJson(it->second);
-    if (p.ok()) return *p;
-    FLOE_LOG_WARN("table {}: unreadable {} property: {}", md.location, kOffsetsKey, p.status().message());
-  }
-  const iceberg::Snapshot* s = md.CurrentSnapshot();
-  while (s != nullptr) {
-    auto sit = s->summary.find(kOffsetsKey);
-    if (sit != s->summary.end()) {
-      auto p = PositionsFromJson(sit->second);
-      if (p.ok()) return *p;
-    }
-    s = s->parent_snapshot_id ? md.SnapshotById(*s->parent_snapshot_id) : nullptr;
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 // The table's current state, or nullopt when it does not exist.

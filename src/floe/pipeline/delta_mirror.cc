@@ -17,28 +17,6 @@ constexpr int kMaxConflictRetries = 5;
 // Delta's default delta.logRetentionDuration (30 days).
 constexpr int64_t kLogRetentionMs = int64_t{30} * 24 * 3600 * 1000;
 
-std::optional<Positions> SummaryPositions(const iceberg::Snapshot& s) {
-  auto it = s.summary.find(kOffsetsKey);
-  if (it == s.summary.end()) return std::nullopt;
-  auto p = PositionsFromJson(it->second);
-  if (!p.ok()) return std::nullopt;
-  return *p;
-}
-
-// The table's recorded positions: the property, else the newest ancestor's summary.
-Positions TablePositions(const iceberg::TableMetadata& md) {
-  auto it = md.properties.find(kOffsetsKey);
-  if (it != md.properties.end()) {
-    auto p = PositionsFromJson(it->second);
-    if (p.ok()) return *p;
-  }
-  for (const iceberg::Snapshot* s = md.CurrentSnapshot(); s != nullptr;
-       s = s->parent_snapshot_id ? md.SnapshotById(*s->parent_snapshot_id) : nullptr) {
-    if (auto p = SummaryPositions(*s)) return *p;
-  }
-  return {};
-}
-
 // Data files an Iceberg snapshot added (entries ADDED by it), or every live data file of it.
 Result<std::vector<iceberg::DataFile>> SnapshotFiles(storage::FileIO& io,
                                                     const iceberg::Snapshot& s,
@@ -100,6 +78,7 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
   }
   delta::Snapshot& snap = cit->second.snapshot;
   const int64_t now = clock_();
+  const Positions table_positions = RecordedPositions(md).value_or(Positions{});
   const std::string engine = "floe/" FLOE_VERSION_STRING;
 
   auto delta_position = [&](const std::string& topic, int32_t p) {
@@ -159,7 +138,7 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     actions.push_back(std::move(metadata));
     FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, *current, /*only_added=*/false));
     FLOE_RETURN_NOT_OK(adds_for(files, actions));
-    for (auto& t : txns_for(TablePositions(md))) actions.push_back(std::move(t));
+    for (auto& t : txns_for(table_positions)) actions.push_back(std::move(t));
     FLOE_RETURN_NOT_OK(commit(std::move(actions), current->snapshot_id));
     FLOE_LOG_INFO("delta log of {}: created with {} files", ident.ToString(), files.size());
     return snap.version;
@@ -201,7 +180,7 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
   bool reached_covered = false;
   for (const iceberg::Snapshot* s = current; s != nullptr;
        s = s->parent_snapshot_id ? md.SnapshotById(*s->parent_snapshot_id) : nullptr) {
-    auto positions = SummaryPositions(*s);
+    auto positions = SnapshotPositions(*s);
     if (!positions) {
       FLOE_LOG_WARN("delta log of {}: Iceberg snapshot {} was not written by Floe; its files "
                     "are mirrored with the next Floe snapshot",
@@ -221,7 +200,7 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     std::vector<delta::Action> actions = std::move(schema_actions);
     FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, *current, /*only_added=*/false));
     FLOE_RETURN_NOT_OK(adds_for(files, actions));
-    for (auto& t : txns_for(TablePositions(md))) actions.push_back(std::move(t));
+    for (auto& t : txns_for(table_positions)) actions.push_back(std::move(t));
     FLOE_RETURN_NOT_OK(commit(std::move(actions), current->snapshot_id));
     return snap.version;
   }
@@ -231,11 +210,11 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     schema_actions.clear();
     FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, s, /*only_added=*/true));
     FLOE_RETURN_NOT_OK(adds_for(files, actions));
-    for (auto& t : txns_for(*SummaryPositions(s))) actions.push_back(std::move(t));
+    for (auto& t : txns_for(*SnapshotPositions(s))) actions.push_back(std::move(t));
     FLOE_RETURN_NOT_OK(commit(std::move(actions), s.snapshot_id));
   }
   // Positions that moved without a snapshot (every record skipped) or a pending schema.
-  auto txns = txns_for(TablePositions(md));
+  auto txns = txns_for(table_positions);
   if (!txns.empty() || !schema_actions.empty()) {
     for (auto& t : txns) schema_actions.push_back(std::move(t));
     FLOE_RETURN_NOT_OK(commit(std::move(schema_actions), current->snapshot_id));

@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "floe/common/log.h"
+#include "floe/iceberg/table_metadata.h"
+
 namespace floe::pipeline {
 
 std::string PositionsToJson(const Positions& p) {
@@ -31,6 +34,29 @@ Result<Positions> PositionsFromJson(const std::string& json) {
     }
   }
   return out;
+}
+
+std::optional<Positions> SnapshotPositions(const iceberg::Snapshot& snapshot) {
+  auto it = snapshot.summary.find(kOffsetsKey);
+  if (it == snapshot.summary.end()) return std::nullopt;
+  auto p = PositionsFromJson(it->second);
+  if (!p.ok()) return std::nullopt;
+  return *p;
+}
+
+std::optional<Positions> RecordedPositions(const iceberg::TableMetadata& md) {
+  auto it = md.properties.find(kOffsetsKey);
+  if (it != md.properties.end()) {
+    auto p = PositionsFromJson(it->second);
+    if (p.ok()) return *p;
+    FLOE_LOG_WARN("table {}: unreadable {} property: {}", md.location, kOffsetsKey,
+                  p.status().message());
+  }
+  for (const iceberg::Snapshot* s = md.CurrentSnapshot(); s != nullptr;
+       s = s->parent_snapshot_id ? md.SnapshotById(*s->parent_snapshot_id) : nullptr) {
+    if (auto p = SnapshotPositions(*s)) return p;
+  }
+  return std::nullopt;
 }
 
 }  // namespace floe::pipeline

@@ -7,7 +7,14 @@
 #include <map>
 #include <string>
 
+#include <optional>
+
 #include "floe/common/status.h"
+
+namespace floe::iceberg {
+struct Snapshot;
+struct TableMetadata;
+}  // namespace floe::iceberg
 
 namespace floe::pipeline {
 
@@ -20,5 +27,12 @@ using Positions = std::map<std::string, std::map<int32_t, int64_t>>;
 
 std::string PositionsToJson(const Positions& p);
 Result<Positions> PositionsFromJson(const std::string& json);
+
+// A snapshot's `floe.kafka.offsets` summary; nullopt when absent or unreadable.
+std::optional<Positions> SnapshotPositions(const iceberg::Snapshot& snapshot);
+
+// Recorded positions: the table property, else the newest ancestor carrying the summary key
+// (ARCHITECTURE.md §2: properties survive other writers' commits and snapshot expiry).
+std::optional<Positions> RecordedPositions(const iceberg::TableMetadata& metadata);
 
 }  // namespace floe::pipeline
