@@ -92,3 +92,84 @@ def test_registry_values_with_string_keys(kafka_broker, registry, tmp_path):
         # produce_events keys each record with str(seq).
         assert r["key"] == str(r["seq"]) and r["_kafka"]["key"] == str(r["seq"]).encode()
         assert r["payload"] == f"event-{r['seq']}"
+
+
+def register_json(registry, subject: str, schema: dict) -> int:
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    client = SchemaRegistryClient(registry.client_conf())
+    return client.register_schema(subject, Schema(json.dumps(schema), "JSON"))
+
+
+def test_plain_json_values_follow_the_subjects_latest_version(kafka_broker, registry, tmp_path):
+    """value.format: json: unframed JSON decoded with the latest JSON Schema of
+    `<topic>-value`; a record the version in use rejects makes Floe look for a newer
+    version before calling it invalid (here v2 drops `tags`, so {"tags": 5} is fine)."""
+    topic = "plain-json"
+    kafka_broker.create_topic(topic, partitions=1)
+    v1 = {"type": "object", "properties": {
+        "id": {"type": "integer"},
+        "name": {"type": ["null", "string"]},
+        "at": {"type": "string", "format": "date-time"},
+        "tags": {"type": "array", "items": {"type": "string"}}},
+        "required": ["id", "at"]}
+    register_json(registry, f"{topic}-value", v1)
+    first = [
+        {"id": 1, "name": "ä 🙂", "at": "2026-12-02T10:00:00Z", "tags": ["a", "b"]},
+        {"id": -(2**63), "name": None, "at": "2026-12-02T10:00:00.123456+01:00", "tags": []},
+        {"id": 2**63 - 1, "at": "1970-01-01T00:00:00Z", "extra": {"ignored": True}},
+    ]
+    produce_raw(kafka_broker.bootstrap, topic,
+                [(None, json.dumps(v).encode()) for v in first])
+    table = default_table_name(topic)
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
+                  [{"name": topic, "value.format": "json", "on.invalid.record": "skip",
+                    "formats": ["iceberg", "delta"]}])
+    run.start()
+    run.wait_for_positions(table, topic, {0: 3})
+
+    v2 = {k: v for k, v in v1.items()}
+    v2["properties"] = {k: v for k, v in v1["properties"].items() if k != "tags"}
+    register_json(registry, f"{topic}-value", v2)
+    second = [
+        (None, json.dumps({"id": 4, "at": "2026-12-02T11:00:00Z", "tags": 5}).encode()),
+        (None, b'{"id": "not a number", "at": "2026-12-02T11:00:00Z"}'),  # invalid: skipped
+        (None, b'{"id": 6, "at": '),                                       # truncated: skipped
+        (None, json.dumps({"id": 7, "at": "2026-12-02T12:00:00Z"}).encode()),
+    ]
+    produce_raw(kafka_broker.bootstrap, topic, second)
+    run.wait_for_positions(table, topic, {0: 7})
+    assert run.stop() == 0, run.log()
+    log = run.log(400)
+    assert "has version 2" in log
+    assert "offset 4:" in log and "offset 5:" in log
+
+    import datetime as dt
+    utc = dt.timezone.utc
+    want = {
+        0: (1, "ä 🙂", dt.datetime(2026, 12, 2, 10, tzinfo=utc), ["a", "b"]),
+        1: (-(2**63), None, dt.datetime(2026, 12, 2, 9, 0, 0, 123456, tzinfo=utc), []),
+        2: (2**63 - 1, None, dt.datetime(1970, 1, 1, tzinfo=utc), None),
+        3: (4, None, dt.datetime(2026, 12, 2, 11, tzinfo=utc), None),
+        6: (7, None, dt.datetime(2026, 12, 2, 12, tzinfo=utc), None),
+    }
+    rows = iceberg_rows(run, table)
+    assert list(rows[0]) == ["id", "name", "at", "tags", "_kafka"]
+    got = {r["_kafka"]["offset"]: (r["id"], r["name"], r["at"], r["tags"]) for r in rows}
+    assert got == want
+    root = run.metadata(table)["location"].removeprefix("file://")
+    delta = pa.table(deltalake.DeltaTable(root).scan()).to_pylist()
+    assert {r["_kafka"]["offset"]: (r["id"], r["name"], r["at"], r["tags"]) for r in delta} \
+        == want
+
+
+def test_plain_json_without_a_subject_suspends(kafka_broker, registry, tmp_path):
+    topic = "plain-json-nosubject"
+    kafka_broker.create_topic(topic, partitions=1)
+    produce_raw(kafka_broker.bootstrap, topic, [(None, b'{"id": 1}')])
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
+                  [{"name": topic, "value.format": "json", "on.invalid.record": "skip"}])
+    run.start()
+    run.wait_for_log("suspended", timeout=30)
+    assert run.stop() == 0, run.log()
+    log = run.log(100)
+    assert f"subject '{topic}-value'" in log and "suspended" in log, log

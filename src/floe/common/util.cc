@@ -15,6 +15,26 @@ void RandomBytes(unsigned char* out, int n) {
 
 }  // namespace
 
+std::string PercentEncode(std::string_view text, bool keep_slash) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+                            c == '~' || (keep_slash && c == '/');
+    if (unreserved) {
+      out.push_back(c);
+    } else {
+      auto u = static_cast<unsigned char>(c);
+      out.push_back('%');
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 0xF]);
+    }
+  }
+  return out;
+}
+
 std::string HexEncode(std::string_view bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;

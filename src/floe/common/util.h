@@ -1,4 +1,4 @@
-// Small utilities shared by every module: ids, clocks, hex.
+// Small utilities shared by every module: ids, clocks, hex, percent-encoding.
 #pragma once
 
 #include <cstdint>
@@ -16,5 +16,8 @@ int64_t NowMs();
 // Monotonic clock in milliseconds (for intervals and timeouts).
 int64_t MonotonicMs();
 std::string HexEncode(std::string_view bytes);
+// Percent-encodes every byte outside [A-Za-z0-9-._~] (and '/' when `keep_slash`) as %XX
+// (upper-case hex): a URI path, or one path segment when '/' is encoded too.
+std::string PercentEncode(std::string_view text, bool keep_slash);
 
 }  // namespace floe

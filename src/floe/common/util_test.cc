@@ -18,4 +18,9 @@ TEST(UtilTest, SnapshotIdsArePositive) {
 
 TEST(UtilTest, Hex) { EXPECT_EQ(HexEncode(std::string("\x00\xff\x10", 3)), "00ff10"); }
 
+TEST(UtilTest, PercentEncode) {
+  EXPECT_EQ(PercentEncode("a/b c-._~%\xc3\xa9", true), "a/b%20c-._~%25%C3%A9");
+  EXPECT_EQ(PercentEncode("orders-value/x", false), "orders-value%2Fx");
+}
+
 }  // namespace floe

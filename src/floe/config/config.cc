@@ -777,6 +777,19 @@ Status Parser::ParseTopics(const Located* node, Config* config) const {
       }
       entry.table = std::move(table->text);
     }
+    if (const Located* subject_loc = f.Find("value.subject")) {
+      if (entry.name.empty()) {
+        return Fail(subject_loc->line, f.PathOf("value.subject"),
+                    "only allowed with 'name': a pattern matches many topics, each of "
+                    "which reads its own '<topic>-value' subject");
+      }
+      FLOE_ASSIGN_OR_RAISE(auto subject,
+                           GetScalar(f, *FindKey("topics[]", "value.subject")));
+      if (subject->text.empty()) {
+        return Fail(subject->line, f.PathOf("value.subject"), "must not be empty");
+      }
+      entry.value_subject = std::move(subject->text);
+    }
     FLOE_ASSIGN_OR_RAISE(entry.overrides, ParseTopicSettings(f));
     config->topics.push_back(std::move(entry));
   }
@@ -850,10 +863,12 @@ Result<Config> Parser::Parse(const std::string& text) {
       const TopicOverrides& o = config.topics[i].overrides;
       ValueFormat vf = o.value_format.value_or(ds.value_format);
       KeyFormat kf = o.key_format.value_or(ds.key_format);
-      if (vf == ValueFormat::kRegistry || kf == KeyFormat::kRegistry) {
+      if (vf == ValueFormat::kRegistry || vf == ValueFormat::kJson ||
+          kf == KeyFormat::kRegistry) {
         return Fail(-1, "registry.url",
                     fmt::format("required key is missing: topics[{}] uses the Schema "
-                                "Registry (value.format: registry); set e.g. registry: "
+                                "Registry (value.format registry or json, or key.format "
+                                "registry); set e.g. registry: "
                                 "{{url: http://127.0.0.1:8081}}",
                                 i));
       }
@@ -970,6 +985,7 @@ std::optional<TopicSettings> ResolveTopic(const Config& config,
     if (o.value_format) s.value_format = *o.value_format;
     s.topic = topic;
     s.table = entry.table ? *entry.table : DefaultTableName(topic);
+    s.value_subject = entry.value_subject ? *entry.value_subject : topic + "-value";
     return s;
   }
   return std::nullopt;

@@ -210,6 +210,24 @@ TEST(ConfigTest, TopicOverridesAndFlowLists) {
   EXPECT_EQ(logs->commit_interval_ms, 10000);
 }
 
+TEST(ConfigTest, JsonValuesAndTheirSubject) {
+  Result<Config> r = Parse(std::string(kMinimal) +
+                           "topics:\n"
+                           "  - name: clicks\n"
+                           "    value.format: json\n"
+                           "    value.subject: shared-clicks\n"
+                           "  - pattern: 'views-.*'\n"
+                           "    value.format: json\n");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto clicks = ResolveTopic(*r, "clicks");
+  ASSERT_TRUE(clicks);
+  EXPECT_EQ(clicks->value_format, ValueFormat::kJson);
+  EXPECT_EQ(clicks->value_subject, "shared-clicks");
+  auto views = ResolveTopic(*r, "views-eu");
+  ASSERT_TRUE(views);
+  EXPECT_EQ(views->value_subject, "views-eu-value");
+}
+
 TEST(ConfigTest, RestListenForms) {
   auto listen = [](const std::string& v) {
     return Parse(std::string(kMinimal) + "rest: {listen: '" + v +
@@ -369,10 +387,6 @@ TEST(ConfigErrorTest, UnsupportedValues) {
       "line 4: defaults.key.format: 'registry' is not supported yet; supported: binary, "
       "string");
   EXPECT_EQ(
-      ErrorOf(std::string(kMinimal) + "defaults: {value.format: json}\n"),
-      "line 4: defaults.value.format: 'json' is not supported yet; supported: registry, "
-      "binary");
-  EXPECT_EQ(
       ErrorOf("kafka: {bootstrap.servers: b:9092}\n"
               "registry: {url: http://r:8081}\n"
               "warehouse: s3://bucket/prefix\n"),
@@ -400,7 +414,8 @@ TEST(ConfigErrorTest, MissingRequiredKeys) {
   EXPECT_EQ(ErrorOf("kafka: {bootstrap.servers: b:9092}\nwarehouse: ./wh\n"
                     "topics: [{name: orders}]\n"),
             "registry.url: required key is missing: topics[0] uses the Schema Registry "
-            "(value.format: registry); set e.g. registry: {url: http://127.0.0.1:8081}");
+            "(value.format registry or json, or key.format registry); set e.g. registry: "
+            "{url: http://127.0.0.1:8081}");
   // Without topics nothing needs the registry.
   EXPECT_TRUE(Parse("kafka: {bootstrap.servers: b:9092}\nwarehouse: ./wh\n").ok());
   EXPECT_EQ(ErrorOf(""),
@@ -445,6 +460,10 @@ TEST(ConfigErrorTest, TopicEntries) {
       ErrorOf(std::string(kMinimal) + "topics:\n  - name: a\n  - name: a\n"),
       "line 6: topics[1].name: topic 'a' is already listed at topics[0]; only the first "
       "entry would ever apply");
+  EXPECT_EQ(
+      ErrorOf(std::string(kMinimal) + "topics: [{pattern: 'a.*', value.subject: s}]\n"),
+      "line 4: topics[0].value.subject: only allowed with 'name': a pattern matches many "
+      "topics, each of which reads its own '<topic>-value' subject");
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "topics: [orders]\n"),
             "line 4: topics[0]: expected a mapping such as {name: orders} or {pattern: "
             "'events\\..*'}, got 'orders'");

@@ -216,11 +216,13 @@ std::vector<KeyInfo> MakeKeys() {
        .name = "value.format",
        .type = T::kEnum,
        .default_text = "registry",
-       .choices = {{"registry", true}, {"binary", true}, {"json", false}},
+       .choices = {{"registry", true}, {"binary", true}, {"json", true}},
        .description =
-           "`registry`: Confluent wire format (Avro today) with schemas from the Schema "
-           "Registry; `binary`: the whole value in one `value` binary column (topics with "
-           "no schema; a tombstone is null).",
+           "`registry`: Confluent wire format (Avro, Protobuf or JSON Schema) with schemas "
+           "from the Schema Registry; `binary`: the whole value in one `value` binary "
+           "column (topics with no schema; a tombstone is null); `json`: plain JSON "
+           "values (no framing) decoded with the latest JSON Schema of the subject "
+           "`value.subject`, checked for a new version every 30 s.",
        .per_topic = true});
 
   // --- topics[]
@@ -245,6 +247,13 @@ std::vector<KeyInfo> MakeKeys() {
        .derived_default = true,
        .description =
            "Table name, `[a-z0-9_]`, at most 128 characters. Only with `name`."});
+  add({.section = "topics[]",
+       .name = "value.subject",
+       .type = T::kString,
+       .default_text = "`<topic>-value`",
+       .derived_default = true,
+       .description = "The Schema Registry subject whose latest version decodes a "
+                      "`value.format: json` topic. Only with `name`."});
   return k;
 }
 

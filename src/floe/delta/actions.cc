@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "floe/common/util.h"
 #include "floe/delta/actions_internal.h"
 #include "floe/delta/json_internal.h"
 
@@ -217,11 +218,6 @@ Action ParseCommitInfo(const Json& j) {
   return c;
 }
 
-bool IsUnreserved(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '-' || c == '.' || c == '_' || c == '~' || c == '/';
-}
-
 std::string StripTrailingSlash(std::string s) {
   while (s.size() > 1 && s.back() == '/') s.pop_back();
   return s;
@@ -341,19 +337,7 @@ Result<std::string> RelativePath(const std::string& file_uri,
   }
   std::string_view rel(file_uri);
   rel.remove_prefix(root.size());
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char c : rel) {
-    if (IsUnreserved(c)) {
-      out.push_back(c);
-    } else {
-      auto u = static_cast<unsigned char>(c);
-      out.push_back('%');
-      out.push_back(kHex[u >> 4]);
-      out.push_back(kHex[u & 0xF]);
-    }
-  }
-  return out;
+  return PercentEncode(rel, /*keep_slash=*/true);
 }
 
 Result<AddFile> MakeAddFile(const iceberg::DataFile& file,

@@ -6,10 +6,14 @@
 #include <map>
 #include <thread>
 
+#include <google/protobuf/descriptor.h>
+
 #include "floe/catalog/pointer_store.h"
 #include "floe/common/log.h"
 #include "floe/common/util.h"
 #include "floe/decode/avro_decoder.h"
+#include "floe/decode/json_decoder.h"
+#include "floe/decode/protobuf_decoder.h"
 #include "floe/decode/raw_decoder.h"
 #include "floe/kafka/consumer.h"
 #include "floe/pipeline/committer.h"
@@ -19,6 +23,8 @@
 #include "floe/registry/framing.h"
 #include "floe/schema/avro_schema.h"
 #include "floe/schema/avro_to_iceberg.h"
+#include "floe/schema/json_schema.h"
+#include "floe/schema/protobuf_schema.h"
 #include "floe/schema/table_schema.h"
 #include "floe/storage/file_io.h"
 
@@ -29,6 +35,8 @@ constexpr int kPollMs = 100;
 constexpr size_t kPollMaxRecords = 20000;
 constexpr int kMetadataTimeoutMs = 10000;
 constexpr int64_t kRediscoverMs = 30000;
+// Schema references (Protobuf imports) nest at most this deep.
+constexpr int kMaxReferenceDepth = 32;
 
 struct PartitionState {
   int64_t start = 0;         // a: where this batch started (seek position or previous b)
@@ -36,12 +44,44 @@ struct PartitionState {
   int64_t next = -1;         // last processed offset + 1 (-1: nothing processed this batch)
 };
 
+// One registry schema compiled for a topic's table. Exactly one decoder kind is set.
+struct CompiledSchema {
+  std::unique_ptr<decode::AvroDecoder> avro;
+  std::unique_ptr<decode::JsonDecoder> json;
+  std::shared_ptr<const schema::ProtobufSchema> protobuf;
+  // Protobuf: a decoder per message-index path seen (a topic uses one or a few paths, so a
+  // linear search that allocates nothing).
+  std::vector<std::pair<registry::MessageIndexes, std::unique_ptr<decode::ProtobufDecoder>>>
+      messages;
+};
+
+// The decoder a record's value goes to, and the bytes it decodes.
+struct ResolvedValue {
+  decode::AvroDecoder* avro = nullptr;
+  decode::ProtobufDecoder* protobuf = nullptr;
+  decode::JsonDecoder* json = nullptr;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+
+  Status Decode(::arrow::ArrayBuilder* const* columns) const {
+    if (avro != nullptr) return avro->Decode(data, size, columns);
+    if (protobuf != nullptr) return protobuf->Decode(data, size, columns);
+    return json->Decode(data, size, columns);
+  }
+};
+
+bool SamePath(const registry::MessageIndexes& a, const registry::MessageIndexes& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
 struct TopicState {
   config::TopicSettings settings;
   catalog::TableIdent ident;
   TableState table;
   std::unique_ptr<TableWriter> writer;
-  std::map<int, std::unique_ptr<decode::AvroDecoder>> decoders;  // by schema id
+  std::map<int, CompiledSchema> schemas;  // by schema id
+  int json_schema_id = -1;  // value.format json: the subject version in use (-1: not yet)
+  int64_t json_checked_ms = 0;  // when the subject was last checked for a new version
   std::optional<decode::RawValueDecoder> raw_value;    // value.format: binary
   std::optional<decode::KeyColumnAppender> key_column;  // key.format: string
   std::map<std::string, int> guid_ids;
@@ -98,6 +138,7 @@ class PipelineImpl : public Pipeline {
       if (MonotonicMs() - last_discover > kRediscoverMs) {
         Status ds = Discover();
         if (!ds.ok()) FLOE_LOG_WARN("topic discovery failed: {}", ds.message());
+        RefreshJsonSubjects();
         last_discover = MonotonicMs();
       }
       if (MonotonicMs() - last_progress > 10000) {
@@ -279,49 +320,52 @@ class PipelineImpl : public Pipeline {
       return Status::OK();
     }
 
-    kafka::Header h;
-    bool has_header = r.FindHeader(registry::kValueSchemaIdHeader, &h);
-    auto framing = registry::DetectFraming(has_header ? h.value : nullptr, has_header ? h.value_len : 0,
-                                           r.value, r.value_len);
-    if (!framing.ok()) return Invalid(ts, r, framing.status());
-    decode::AvroDecoder* decoder = nullptr;
-    Status st = WithRetry(stop, "schema registry", [&]() -> Status {
-      auto d = DecoderFor(ts, *framing);
-      if (!d.ok()) return d.status();
-      decoder = *d;
-      return Status::OK();
-    });
-    registry_outage_ = false;
-    if (!st.ok()) {
-      ErrorKind kind = KindOf(st);
-      if (kind == ErrorKind::kInvalidRecord || kind == ErrorKind::kNotFound) return Invalid(ts, r, st);
-      if (kind == ErrorKind::kSuspend) {
-        FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, stop, /*batch_done=*/false));
-        return SuspendTopic(*r.topic, ts, Where(r) + ": " + st.message());
-      }
-      if (stop.load()) {
-        registry_outage_ = true;
+    // value.format json: a record its schema rejects makes Floe look for a newer version of
+    // the subject once before the record counts as invalid.
+    for (bool rechecked = false;; rechecked = true) {
+      ResolvedValue value;
+      Status st = WithRetry(stop, "schema registry", [&]() -> Status {
+        auto v = Resolve(ts, r);
+        if (!v.ok()) return v.status();
+        value = *v;
         return Status::OK();
+      });
+      registry_outage_ = false;
+      if (!st.ok()) {
+        ErrorKind kind = KindOf(st);
+        if (kind == ErrorKind::kInvalidRecord || kind == ErrorKind::kNotFound) return Invalid(ts, r, st);
+        if (kind == ErrorKind::kSuspend) {
+          FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, stop, /*batch_done=*/false));
+          return SuspendTopic(*r.topic, ts, Where(r) + ": " + st.message());
+        }
+        if (stop.load()) {
+          registry_outage_ = true;
+          return Status::OK();
+        }
+        return st;
       }
-      return st;
+      if (key_string) {
+        st = ts.key_column->Validate(r.key, r.key_len);
+        if (!st.ok()) return Invalid(ts, r, st);
+      }
+      // The value decoder validates before it appends; the key was validated above.
+      st = ts.writer->AppendRow(
+          [&](::arrow::ArrayBuilder* const* columns) -> Status {
+            FLOE_RETURN_NOT_OK(value.Decode(columns));
+            return key_string ? ts.key_column->Append(r.key, r.key_len, columns) : Status::OK();
+          },
+          r);
+      if (!st.ok()) {
+        if (KindOf(st) != ErrorKind::kInvalidRecord) return st;
+        if (!rechecked && ts.settings.value_format == config::ValueFormat::kJson &&
+            CheckJsonSubject(*r.topic, ts, /*rate_limited=*/true)) {
+          continue;
+        }
+        return Invalid(ts, r, st);
+      }
+      ps.next = r.offset + 1;
+      return Status::OK();
     }
-    if (key_string) {
-      st = ts.key_column->Validate(r.key, r.key_len);
-      if (!st.ok()) return Invalid(ts, r, st);
-    }
-    // The value decoder validates before it appends; the key was validated above.
-    st = ts.writer->AppendRow(
-        [&](::arrow::ArrayBuilder* const* columns) -> Status {
-          FLOE_RETURN_NOT_OK(decoder->Decode(framing->payload, framing->payload_len, columns));
-          return key_string ? ts.key_column->Append(r.key, r.key_len, columns) : Status::OK();
-        },
-        r);
-    if (!st.ok()) {
-      if (KindOf(st) == ErrorKind::kInvalidRecord) return Invalid(ts, r, st);
-      return st;
-    }
-    ps.next = r.offset + 1;
-    return Status::OK();
   }
 
   static std::string Where(const kafka::Record& r) {
@@ -344,74 +388,246 @@ class PipelineImpl : public Pipeline {
     return Reassign();
   }
 
-  // Finds or compiles the decoder for the record's schema; creates the table writer on the
-  // first schema seen.
-  Result<decode::AvroDecoder*> DecoderFor(TopicState& ts, const registry::Framing& f) {
+  // The decoder for the record's value and the bytes it decodes: the registry framing (or,
+  // for value.format json, the subject's latest version) picks the schema; a Protobuf
+  // payload's message indexes pick the message. Compiles what it has not seen and creates
+  // the table writer on the first schema.
+  Result<ResolvedValue> Resolve(TopicState& ts, const kafka::Record& r) {
+    ResolvedValue v;
+    CompiledSchema* cs = nullptr;
+    if (ts.settings.value_format == config::ValueFormat::kJson) {
+      FLOE_ASSIGN_OR_RAISE(cs, JsonSubjectSchema(ts));
+      v.data = r.value;
+      v.size = r.value_len;
+    } else {
+      kafka::Header h;
+      bool has_header = r.FindHeader(registry::kValueSchemaIdHeader, &h);
+      FLOE_ASSIGN_OR_RAISE(auto framing,
+                           registry::DetectFraming(has_header ? h.value : nullptr,
+                                                   has_header ? h.value_len : 0, r.value,
+                                                   r.value_len));
+      FLOE_ASSIGN_OR_RAISE(cs, SchemaFor(ts, framing));
+      v.data = framing.payload;
+      v.size = framing.payload_len;
+    }
+    if (cs->avro) {
+      v.avro = cs->avro.get();
+    } else if (cs->json) {
+      v.json = cs->json.get();
+    } else {
+      size_t consumed = 0;
+      FLOE_ASSIGN_OR_RAISE(auto path, registry::ParseMessageIndexes(v.data, v.size, &consumed));
+      v.data += consumed;
+      v.size -= consumed;
+      for (auto& [p, decoder] : cs->messages) {
+        if (SamePath(p, path)) {
+          v.protobuf = decoder.get();
+          return v;
+        }
+      }
+      FLOE_ASSIGN_OR_RAISE(v.protobuf, CompileMessage(ts, *cs, path));
+    }
+    return v;
+  }
+
+  // The compiled schema of a framed record, fetched from the registry on first sight.
+  Result<CompiledSchema*> SchemaFor(TopicState& ts, const registry::Framing& f) {
     int id = f.schema_id;
+    std::shared_ptr<const registry::RegisteredSchema> fetched;
     if (f.source == registry::Framing::Source::kHeaderGuid) {
       std::string guid = f.GuidString();
       auto git = ts.guid_ids.find(guid);
       if (git != ts.guid_ids.end()) {
         id = git->second;
       } else {
-        FLOE_ASSIGN_OR_RAISE(auto s, registry_->ByGuid(guid));
+        FLOE_ASSIGN_OR_RAISE(fetched, registry_->ByGuid(guid));
         // A registry that does not return the numeric id with the GUID gets a private key
         // (negative, never a real id) so decoders of different GUIDs never mix.
-        id = s->id >= 0 ? s->id : -static_cast<int>(ts.guid_ids.size()) - 1;
+        id = fetched->id >= 0 ? fetched->id : -static_cast<int>(ts.guid_ids.size()) - 1;
         ts.guid_ids[guid] = id;
-        if (!ts.decoders.count(id)) FLOE_RETURN_NOT_OK(Compile(ts, id, *s));
-        return ts.decoders[id].get();
       }
     }
-    auto dit = ts.decoders.find(id);
-    if (dit != ts.decoders.end()) return dit->second.get();
-    FLOE_ASSIGN_OR_RAISE(auto s, registry_->ById(id));
-    FLOE_RETURN_NOT_OK(Compile(ts, id, *s));
-    return ts.decoders[id].get();
+    auto it = ts.schemas.find(id);
+    if (it != ts.schemas.end()) return &it->second;
+    if (!fetched) {
+      FLOE_ASSIGN_OR_RAISE(fetched, registry_->ById(id));
+    }
+    return Compile(ts, id, *fetched);
   }
 
-  Status Compile(TopicState& ts, int id, const registry::RegisteredSchema& s) {
-    if (s.schema_type != "AVRO") {
-      return InvalidRecord("schema " + std::to_string(id) + " is " + s.schema_type +
-                           "; only AVRO is supported yet");
+  // value.format json: the latest version of the topic's subject (looked up once, then
+  // refreshed by RefreshJsonSubjects).
+  Result<CompiledSchema*> JsonSubjectSchema(TopicState& ts) {
+    auto it = ts.schemas.find(ts.json_schema_id);
+    if (ts.json_schema_id >= 0 && it != ts.schemas.end()) return &it->second;
+    std::shared_ptr<const registry::RegisteredSchema> latest;
+    if (ts.json_schema_id >= 0) {
+      FLOE_ASSIGN_OR_RAISE(latest, registry_->ById(ts.json_schema_id));
+    } else {
+      auto fetched = registry_->BySubjectVersion(ts.settings.value_subject, 0);
+      if (!fetched.ok() && KindOf(fetched.status()) == ErrorKind::kNotFound) {
+        // A missing subject is a setup problem, not a bad record: never skip records for it.
+        return Suspend(fetched.status().message() + "; value.format: json reads the latest "
+                       "JSON Schema of subject '" + ts.settings.value_subject +
+                       "' (set value.subject to use another)");
+      }
+      FLOE_ASSIGN_OR_RAISE(latest, std::move(fetched));
     }
-    auto avro = schema::AvroSchema::Parse(s.schema);
-    if (!avro.ok()) return InvalidRecord("schema " + std::to_string(id) + ": " + avro.status().message());
+    if (latest->schema_type != "JSON") {
+      return Suspend("subject '" + ts.settings.value_subject + "' holds a " +
+                     latest->schema_type + " schema; value.format: json needs a JSON Schema");
+    }
+    ts.json_schema_id = latest->id;
+    return Compile(ts, latest->id, *latest);
+  }
+
+  // value.format json: picks up a new version of each topic's subject (called every
+  // kRediscoverMs). Records are decoded with the newest version from then on.
+  void RefreshJsonSubjects() {
+    for (auto& [topic, ts] : topics_) {
+      if (ts.settings.value_format == config::ValueFormat::kJson) {
+        (void)CheckJsonSubject(topic, ts, /*rate_limited=*/false);
+      }
+    }
+  }
+
+  // True when the subject has a newer JSON Schema than the one in use (now in use). With
+  // `rate_limited`, asks the registry at most once per second per topic.
+  bool CheckJsonSubject(const std::string& topic, TopicState& ts, bool rate_limited) {
+    if (ts.suspended || ts.json_schema_id < 0) return false;
+    const int64_t now = MonotonicMs();
+    if (rate_limited && now - ts.json_checked_ms < 1000) return false;
+    ts.json_checked_ms = now;
+    auto latest = registry_->BySubjectVersion(ts.settings.value_subject, 0);
+    if (!latest.ok()) {
+      FLOE_LOG_WARN("topic {}: cannot check subject '{}' for a new version: {}", topic,
+                    ts.settings.value_subject, latest.status().message());
+      return false;
+    }
+    if ((*latest)->id == ts.json_schema_id || (*latest)->schema_type != "JSON") return false;
+    FLOE_LOG_INFO("topic {}: subject '{}' has version {} (schema id {}); decoding with it "
+                  "from now on",
+                  topic, ts.settings.value_subject, (*latest)->version, (*latest)->id);
+    ts.json_schema_id = (*latest)->id;
+    return true;
+  }
+
+  // Maps a registry schema to the table (creating it on the first schema) and compiles
+  // its decoder. Protobuf message decoders are compiled per message-index path later.
+  Result<CompiledSchema*> Compile(TopicState& ts, int id, const registry::RegisteredSchema& s) {
+    const std::string what = "schema " + std::to_string(id);
+    CompiledSchema cs;
+    if (s.schema_type == "AVRO") {
+      auto avro = schema::AvroSchema::Parse(s.schema);
+      if (!avro.ok()) return InvalidRecord(what + ": " + avro.status().message());
+      auto fields = schema::AvroToIcebergFields(*avro);
+      if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
+      FLOE_RETURN_NOT_OK(PrepareTable(ts, what, std::move(*fields)));
+      decode::AvroDecoderOptions options;
+      options.skip_columns = SkipColumns(ts);
+      auto decoder = decode::AvroDecoder::Make(*avro, ts.writer->schema(), options);
+      if (!decoder.ok()) return Incompatible(ts, what, decoder.status());
+      cs.avro = std::move(*decoder);
+    } else if (s.schema_type == "JSON") {
+      if (!s.references.empty()) {
+        return InvalidRecord(what + ": JSON Schema references to other subjects are not "
+                             "supported; use local $ref/$defs");
+      }
+      auto json = schema::JsonSchema::Parse(s.schema);
+      if (!json.ok()) return InvalidRecord(what + ": " + json.status().message());
+      auto fields = schema::JsonSchemaToIcebergFields(*json);
+      if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
+      FLOE_RETURN_NOT_OK(PrepareTable(ts, what, std::move(*fields)));
+      decode::JsonDecoderOptions options;
+      options.skip_columns = SkipColumns(ts);
+      auto decoder = decode::JsonDecoder::Make(*json, ts.writer->schema(), options);
+      if (!decoder.ok()) return Incompatible(ts, what, decoder.status());
+      cs.json = std::move(*decoder);
+    } else if (s.schema_type == "PROTOBUF") {
+      std::map<std::string, std::string> imports;
+      FLOE_RETURN_NOT_OK(ResolveImports(s, &imports, 0));
+      auto proto = schema::ProtobufSchema::Make(s.schema, imports);
+      if (!proto.ok()) return InvalidRecord(what + ": " + proto.status().message());
+      cs.protobuf = std::move(*proto);
+    } else {
+      return InvalidRecord(what + " has schemaType '" + s.schema_type +
+                           "'; Floe reads AVRO, PROTOBUF and JSON");
+    }
+    auto& slot = ts.schemas[id];
+    slot = std::move(cs);
+    FLOE_LOG_INFO("table {}: compiled {} schema id {}", ts.ident.ToString(), s.schema_type, id);
+    return &slot;
+  }
+
+  // The Protobuf message a payload's message indexes select, mapped and compiled once.
+  Result<decode::ProtobufDecoder*> CompileMessage(TopicState& ts, CompiledSchema& cs,
+                                                  const registry::MessageIndexes& path) {
+    FLOE_ASSIGN_OR_RAISE(const auto* message,
+                         cs.protobuf->MessageAt(path.data(), static_cast<size_t>(path.size)));
+    const std::string what = "Protobuf message " + message->full_name();
+    auto fields = schema::ProtobufToIcebergFields(*message);
+    if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
+    FLOE_RETURN_NOT_OK(PrepareTable(ts, what, std::move(*fields)));
+    decode::ProtobufDecoderOptions options;
+    options.skip_columns = SkipColumns(ts);
+    auto decoder = decode::ProtobufDecoder::Make(*message, ts.writer->schema(), options);
+    if (!decoder.ok()) return Incompatible(ts, what, decoder.status());
+    cs.messages.emplace_back(path, std::move(*decoder));
+    FLOE_LOG_INFO("table {}: compiled decoder for {}", ts.ident.ToString(), what);
+    return cs.messages.back().second.get();
+  }
+
+  // Protobuf imports: each schema reference (recursively) fetched by subject and version
+  // and named by its import path.
+  Status ResolveImports(const registry::RegisteredSchema& s,
+                        std::map<std::string, std::string>* imports, int depth) {
+    if (depth >= kMaxReferenceDepth) {
+      return InvalidRecord("schema references nest deeper than " +
+                           std::to_string(kMaxReferenceDepth));
+    }
+    for (const auto& ref : s.references) {
+      if (imports->count(ref.name)) continue;
+      FLOE_ASSIGN_OR_RAISE(auto dep, registry_->BySubjectVersion(ref.subject, ref.version));
+      (*imports)[ref.name] = dep->schema;
+      FLOE_RETURN_NOT_OK(ResolveImports(*dep, imports, depth + 1));
+    }
+    return Status::OK();
+  }
+
+  static std::vector<std::string> SkipColumns(const TopicState& ts) {
+    if (ts.key_column) return {decode::kKeyColumn};
+    return {};
+  }
+
+  Status Incompatible(const TopicState& ts, const std::string& what, const Status& why) {
+    return Suspend(what + " is incompatible with table " + ts.ident.ToString() + ": " +
+                   why.message());
+  }
+
+  // The table for a value schema's fields: created on the first schema; a later schema
+  // must fit it (new columns need schema evolution, not built yet).
+  Status PrepareTable(TopicState& ts, const std::string& what,
+                      std::vector<iceberg::NestedField> fields) {
     const iceberg::Schema* existing = ts.writer ? &ts.writer->schema()
                                                 : (ts.table.schema ? &*ts.table.schema : nullptr);
     int last_id = ts.writer ? std::max(ts.table.last_column_id, ts.writer->schema().HighestFieldId())
                             : ts.table.last_column_id;
-    auto fields = schema::AvroToIcebergFields(*avro);
-    if (!fields.ok()) {
-      return InvalidRecord("schema " + std::to_string(id) + ": " + fields.status().message());
-    }
-    FLOE_RETURN_NOT_OK(AddKeyField(ts, &*fields));
-    auto built = schema::BuildTableSchema(*fields, existing, &last_id);
+    FLOE_RETURN_NOT_OK(AddKeyField(ts, &fields));
+    auto built = schema::BuildTableSchema(fields, existing, &last_id);
     if (!built.ok()) {
       // e.g. a value field named _kafka: the topic cannot be mapped until the schema changes.
-      return Suspend("schema " + std::to_string(id) + ": " + built.status().message());
+      return Suspend(what + ": " + built.status().message());
     }
-    iceberg::Schema table_schema = std::move(*built);
     if (existing != nullptr && last_id > existing->HighestFieldId() &&
         last_id > ts.table.last_column_id) {
       // The writer schema adds columns. Fields the writer lacks are fine (the decoder
       // appends nulls) and type widenings are checked by the decoder; adding columns needs
       // schema evolution, which is not built yet.
-      return Suspend("schema " + std::to_string(id) + " adds columns to table " +
-                     ts.ident.ToString() + "; schema evolution is not supported yet, so the "
-                     "topic stops here with nothing lost");
+      return Suspend(what + " adds columns to table " + ts.ident.ToString() +
+                     "; schema evolution is not supported yet, so the topic stops here with "
+                     "nothing lost");
     }
-    FLOE_RETURN_NOT_OK(OpenWriter(ts, table_schema));
-    decode::AvroDecoderOptions decoder_options;
-    if (ts.key_column) decoder_options.skip_columns = {decode::kKeyColumn};
-    auto decoder = decode::AvroDecoder::Make(*avro, ts.writer->schema(), decoder_options);
-    if (!decoder.ok()) {
-      return Suspend("schema " + std::to_string(id) + " is incompatible with table " +
-                     ts.ident.ToString() + ": " + decoder.status().message());
-    }
-    ts.decoders[id] = std::move(*decoder);
-    FLOE_LOG_INFO("table {}: compiled decoder for schema id {}", ts.ident.ToString(), id);
-    return Status::OK();
+    return OpenWriter(ts, *built);
   }
 
   // key.format: string adds a top-level `key` column after the value's fields.
@@ -527,7 +743,8 @@ class PipelineImpl : public Pipeline {
         FLOE_LOG_WARN("table {}: {}; re-reading from the table's positions", ts.ident.ToString(), st.message());
         for (const auto& f : req.files) (void)io_->Delete(f.file_path);
         ts.partitions.clear();
-        ts.decoders.clear();
+        ts.schemas.clear();
+        ts.json_schema_id = -1;
         ts.raw_value.reset();
         ts.key_column.reset();
         ts.writer.reset();

@@ -2,7 +2,11 @@
 
 #include <httplib.h>
 
+#include <utility>
+
 #include <nlohmann/json.hpp>
+
+#include "floe/common/util.h"
 
 namespace floe::registry {
 namespace {
@@ -37,6 +41,23 @@ class HttpRegistryClient : public SchemaSource {
     return std::shared_ptr<const RegisteredSchema>(s);
   }
 
+  Result<std::shared_ptr<const RegisteredSchema>> BySubjectVersion(const std::string& subject,
+                                                                   int version) override {
+    const bool latest = version <= 0;
+    if (!latest) {
+      std::lock_guard lock(mu_);
+      auto it = by_subject_.find({subject, version});
+      if (it != by_subject_.end()) return it->second;
+    }
+    const std::string v = latest ? "latest" : std::to_string(version);
+    FLOE_ASSIGN_OR_RAISE(auto s, Fetch("/subjects/" + PercentEncode(subject, /*keep_slash=*/false) +
+                                           "/versions/" + v,
+                                       "subject '" + subject + "' version " + v));
+    std::lock_guard lock(mu_);
+    if (!latest) by_subject_[{subject, version}] = s;
+    return std::shared_ptr<const RegisteredSchema>(s);
+  }
+
  private:
   Result<std::shared_ptr<RegisteredSchema>> Fetch(const std::string& path, const std::string& what) {
     std::unique_lock lock(http_mu_);
@@ -60,8 +81,11 @@ class HttpRegistryClient : public SchemaSource {
       }
       // Only the registry's own "schema not found" is a fact about the record; a bare 404
       // (wrong URL, proxy) is a systemic problem.
-      if (code == 40403) return NotFound("schema registry has no " + what + " (40403)");
-      return Retriable("schema registry answered 404 without error code 40403 for " + what +
+      // 40401 subject not found, 40402 version not found, 40403 schema not found.
+      if (code == 40401 || code == 40402 || code == 40403) {
+        return NotFound("schema registry has no " + what + " (" + std::to_string(code) + ")");
+      }
+      return Retriable("schema registry answered 404 without a not-found error code for " + what +
                        ": check registry.url");
     }
     if (status != 200) {
@@ -77,6 +101,9 @@ class HttpRegistryClient : public SchemaSource {
       s->schema_type = body["schemaType"].get<std::string>();
     }
     if (body.contains("id") && body["id"].is_number_integer()) s->id = body["id"].get<int>();
+    if (body.contains("version") && body["version"].is_number_integer()) {
+      s->version = body["version"].get<int>();
+    }
     if (body.contains("references") && body["references"].is_array()) {
       for (const auto& r : body["references"]) {
         if (!r.is_object()) continue;
@@ -96,6 +123,7 @@ class HttpRegistryClient : public SchemaSource {
   std::mutex mu_;
   std::map<int, std::shared_ptr<const RegisteredSchema>> by_id_;
   std::map<std::string, std::shared_ptr<const RegisteredSchema>> by_guid_;
+  std::map<std::pair<std::string, int>, std::shared_ptr<const RegisteredSchema>> by_subject_;
 };
 
 }  // namespace

@@ -22,6 +22,7 @@ struct SchemaReference {
 
 struct RegisteredSchema {
   int id = -1;
+  int version = 0;  // only when fetched by subject and version
   std::string schema_type = "AVRO";  // AVRO | PROTOBUF | JSON (absent in the API = AVRO)
   std::string schema;                 // the schema text
   std::vector<SchemaReference> references;
@@ -35,6 +36,11 @@ class SchemaSource {
   // registry cannot be reached or fails (5xx); kUnauthorized on 401/403.
   virtual Result<std::shared_ptr<const RegisteredSchema>> ById(int id) = 0;
   virtual Result<std::shared_ptr<const RegisteredSchema>> ByGuid(const std::string& guid) = 0;
+  // A subject's version (a schema reference, or the schema of a `value.format: json` topic).
+  // `version` <= 0 means the latest, which is fetched each time; a fixed version is cached.
+  // kNotFound when the subject or version does not exist (40401/40402).
+  virtual Result<std::shared_ptr<const RegisteredSchema>> BySubjectVersion(
+      const std::string& subject, int version) = 0;
 };
 
 struct ClientOptions {

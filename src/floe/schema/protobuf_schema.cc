@@ -12,6 +12,7 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/source_context.pb.h>
+#include <google/protobuf/stubs/strutil.h>
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/timestamp.pb.h>
 #include <google/protobuf/type.pb.h>
@@ -43,6 +44,21 @@ const pb::FileDescriptor* BuiltinFile(const std::string& name) {
     if (f->name() == name) return f;
   }
   return nullptr;
+}
+
+// A registry may hold a Protobuf schema as base64 of a serialized FileDescriptorProto (the
+// form Confluent's Python and Go serializers register) instead of .proto text. .proto text
+// always has a ';' or '{', so text made only of the base64 alphabet is a descriptor.
+bool LooksLikeBase64(const std::string& text) {
+  size_t n = 0;
+  for (char c : text) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    const bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                       c == '+' || c == '/' || c == '=';
+    if (!alpha) return false;
+    ++n;
+  }
+  return n > 0 && n % 4 == 0;
 }
 
 class TextErrors : public pb::io::ErrorCollector {
@@ -84,6 +100,19 @@ struct ProtobufSchema::Database : public pb::DescriptorDatabase {
       builtin->CopyTo(output);
       return true;
     }
+    const std::string what =
+        filename == kProtobufMainFile ? std::string("the schema") : "import \"" + filename + "\"";
+    if (LooksLikeBase64(it->second)) {
+      std::string bytes;
+      if (!pb::Base64Unescape(it->second, &bytes) || !output->ParseFromString(bytes)) {
+        if (parse_error.empty()) {
+          parse_error = what + ", base64 text that is not a serialized FileDescriptorProto";
+        }
+        return false;
+      }
+      output->set_name(filename);
+      return true;
+    }
     pb::io::ArrayInputStream input(it->second.data(), static_cast<int>(it->second.size()));
     TextErrors errors;
     pb::io::Tokenizer tokenizer(&input, &errors);
@@ -92,9 +121,7 @@ struct ProtobufSchema::Database : public pb::DescriptorDatabase {
     const bool ok = parser.Parse(&tokenizer, output);
     if (!ok || !errors.first.empty()) {
       if (parse_error.empty()) {
-        parse_error = (filename == kProtobufMainFile ? std::string("the schema")
-                                                     : "import \"" + filename + "\"") +
-                      ", " + (errors.first.empty() ? "syntax error" : errors.first);
+        parse_error = what + ", " + (errors.first.empty() ? "syntax error" : errors.first);
       }
       return false;
     }

@@ -51,7 +51,9 @@ class ProtobufSchema {
  public:
   // Parses `text` (a .proto file). `imports` maps import paths to .proto text (the
   // registry references, resolved by the caller, recursively); `google/protobuf/*.proto`
-  // are built in and need not be given. Errors (Status::Invalid) carry the file, line and
+  // are built in and need not be given. The schema and each import may also be base64 of a
+  // serialized FileDescriptorProto (what Confluent's Python and Go serializers register and
+  // what `?format=serialized` returns). Errors (Status::Invalid) carry the file, line and
   // column of the first problem, or name the missing import.
   static Result<std::shared_ptr<const ProtobufSchema>> Make(
       const std::string& text, const std::map<std::string, std::string>& imports = {});

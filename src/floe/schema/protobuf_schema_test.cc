@@ -1,6 +1,8 @@
 #include "floe/schema/protobuf_schema.h"
 
 #include <google/protobuf/descriptor.h>
+#include <google/protobuf/descriptor.pb.h>
+#include <google/protobuf/stubs/strutil.h>
 #include <gtest/gtest.h>
 
 namespace floe::schema {
@@ -223,6 +225,40 @@ TEST(ProtobufSchemaTest, ImportsFromReferences) {
     import "common/money.proto";
     message Order { common.Money total = 1; })", {}, imports);
   EXPECT_EQ(TypeString(Find(fs, "total")), "struct<currency:string;units:long;>");
+}
+
+// Confluent's Python and Go serializers register base64 of a serialized FileDescriptorProto;
+// the schema and its imports may each come in that form.
+TEST(ProtobufSchemaTest, Base64Descriptors) {
+  const std::string money = R"(
+      syntax = "proto3";
+      package common;
+      import "google/protobuf/timestamp.proto";
+      message Money { int64 units = 1; google.protobuf.Timestamp at = 2; })";
+  auto money_schema = MakeSchema(money);
+  ASSERT_NE(money_schema, nullptr);
+  auto b64 = [](const ::google::protobuf::FileDescriptor* f) {
+    ::google::protobuf::FileDescriptorProto proto;
+    f->CopyTo(&proto);
+    std::string out;
+    ::google::protobuf::Base64Escape(proto.SerializeAsString(), &out);
+    return out;
+  };
+  auto order = MakeSchema(R"(
+      syntax = "proto3";
+      import "common/money.proto";
+      message Order { common.Money total = 1; string id = 2; })",
+                          {{"common/money.proto", money}});
+  ASSERT_NE(order, nullptr);
+  auto fs = Fields(b64(order->file()), {}, {{"common/money.proto", b64(money_schema->file())}});
+  EXPECT_EQ(TypeString(Find(fs, "total")), "struct<units:long;at:timestamptz?;>");
+  EXPECT_EQ(TypeString(Find(fs, "id")), "string");
+
+  auto bad = ProtobufSchema::Make("AAAA/w==");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("not a serialized FileDescriptorProto"),
+            std::string::npos)
+      << bad.status().ToString();
 }
 
 TEST(ProtobufSchemaTest, ParseErrors) {
