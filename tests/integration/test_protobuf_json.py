@@ -45,7 +45,7 @@ import deltalake
 import pyarrow as pa
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry import SchemaRegistryClient, header_schema_id_serializer
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
@@ -655,8 +655,10 @@ class Produced:
         self.raw: dict[tuple[int, int], bytes] = {}
 
 
-def produce(bootstrap: str, topic: str, items: list[tuple[int, bytes, object]]) -> Produced:
-    """items: (partition, framed value, the produced object or None for a bad record)."""
+def produce(bootstrap: str, topic: str, items: list[tuple[int, bytes, object]],
+            headers: list | None = None) -> Produced:
+    """items: (partition, framed value, the produced object or None for a bad record);
+    headers: the record headers of each item, if any."""
     out = Produced(topic)
     errors = []
     p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 5})
@@ -670,8 +672,9 @@ def produce(bootstrap: str, topic: str, items: list[tuple[int, bytes, object]]) 
                 out.raw[(msg.partition(), msg.offset())] = value
         return cb
 
-    for partition, value, obj in items:
-        p.produce(topic, value=value, partition=partition, on_delivery=on_delivery(obj, value))
+    for n, (partition, value, obj) in enumerate(items):
+        p.produce(topic, value=value, partition=partition, on_delivery=on_delivery(obj, value),
+                  headers=headers[n] if headers else None)
         p.poll(0)
     assert p.flush(30) == 0 and not errors, errors[:3]
     return out
@@ -701,7 +704,7 @@ def zigzag_varint(n: int) -> bytes:
     return bytes(out)
 
 
-N_PROTO, N_INNER, N_JSON, N_LEGACY = 120, 40, 120, 12
+N_PROTO, N_INNER, N_JSON, N_LEGACY, N_GUID = 120, 40, 120, 12, 12
 WAIT_S = 90
 GOOD_BEFORE, GOOD_AFTER = 5, 5
 
@@ -756,6 +759,23 @@ def data(kafka_broker, registry):
     out["json-all"] = produce(k.bootstrap, t, [
         (i % 2, js(t, ev, ascii_=i % 3 == 1), ev)
         for i, ev in ((i, make_event(i)) for i in range(N_JSON))])
+
+    # Newer serializers: the schema GUID in the __value_schema_id header, no payload prefix
+    # (for Protobuf the header also carries the message-index array after the GUID).
+    guid_conf = {"schema.id.serializer": header_schema_id_serializer}
+    for case, ser, objs in [
+            ("proto-guid", ProtobufSerializer(PB["AllTypes"], client, guid_conf),
+             [make_all_types(i) for i in range(N_GUID)]),
+            ("json-guid", JSONSerializer(json.dumps(EVENT_SCHEMA), client, conf=guid_conf),
+             [make_event(i) for i in range(N_GUID)])]:
+        t = PREFIX + case
+        k.create_topic(t, partitions=1)
+        items, headers = [], []
+        for obj in objs:
+            c = SerializationContext(t, MessageField.VALUE, [])
+            items.append((0, ser(obj, c), obj))
+            headers.append(c.headers)
+        out[case] = produce(k.bootstrap, t, items, headers)
 
     # Malformed payloads. A Protobuf record with only a long string set: cut anywhere in it,
     # the payload ends inside that field's bytes.
@@ -1106,6 +1126,20 @@ def test_table_types_follow_the_type_mapping(floe):
         "level_default": ("string", True), "plain": ("string", False),
         "plain_u64": ("decimal(20,0)", False), "level": ("string", False),
         "nums": ("list", True), "req_text": ("string", True), "_kafka": ("struct", True)}
+
+
+@pytest.mark.parametrize("case", ["proto-guid", "json-guid"])
+def test_schema_guid_in_record_header(floe, data, case):
+    """confluent-kafka's header_schema_id_serializer: `__value_schema_id` = 0x01 + GUID (+ the
+    message-index array for Protobuf, here [0] as one 0 byte), the payload unprefixed."""
+    if case == "json-guid":
+        assert all(v[:1] == b"{" for v in data["produced"][case].raw.values())
+    require(floe, case)
+    rows, schema = table_rows(floe, case)
+    hdr = rows[0]["_kafka"]["headers"][0]
+    assert hdr["key"] == "__value_schema_id" and hdr["value"][0] == 1
+    assert len(hdr["value"]) == (18 if case == "proto-guid" else 17)
+    compare_rows("pyiceberg", rows, schema, expected_rows(data, case))
 
 
 # ---- Malformed payloads -----------------------------------------------------------------------
