@@ -101,8 +101,15 @@ def _message(parent, name):
 
 
 def build_protobuf_files() -> list[descriptor_pb2.FileDescriptorProto]:
+    # base.proto <- common.proto <- all_types.proto: references resolve transitively.
+    base = descriptor_pb2.FileDescriptorProto(name="floe/it/base.proto", package="floe.it.base",
+                                              syntax="proto3")
+    meta = _message(base, "Meta")
+    _add_field(meta, "source", 1, T.TYPE_STRING)
+    _add_field(meta, "version", 2, T.TYPE_UINT32)
     common = descriptor_pb2.FileDescriptorProto(name="floe/it/common.proto",
-                                                package="floe.it.common", syntax="proto3")
+                                                package="floe.it.common", syntax="proto3",
+                                                dependency=["floe/it/base.proto"])
     color = common.enum_type.add(name="Color")
     for n, v in [("COLOR_UNSPECIFIED", 0), ("RED", 1), ("GREEN", 2)]:
         color.value.add(name=n, number=v)
@@ -110,6 +117,7 @@ def build_protobuf_files() -> list[descriptor_pb2.FileDescriptorProto]:
     _add_field(point, "x", 1, T.TYPE_INT64)
     _add_field(point, "label", 2, T.TYPE_STRING)
     _add_field(point, "deltas", 3, T.TYPE_SINT32, REP)
+    _add_field(point, "meta", 4, T.TYPE_MESSAGE, type_name=".floe.it.base.Meta")
 
     f = descriptor_pb2.FileDescriptorProto(
         name="floe/it/all_types.proto", package="floe.it", syntax="proto3",
@@ -200,7 +208,7 @@ def build_protobuf_files() -> list[descriptor_pb2.FileDescriptorProto]:
     _add_field(lg, "level", 7, T.TYPE_ENUM, type_name=".floe.it.legacy.Level")
     _add_field(lg, "nums", 8, T.TYPE_SINT64, REP)
     _add_field(lg, "req_text", 9, T.TYPE_STRING, FDP.LABEL_REQUIRED)
-    return [common, f, wrong, legacy]
+    return [base, common, f, wrong, legacy]
 
 
 def protobuf_classes() -> dict:
@@ -247,6 +255,7 @@ def make_all_types(i: int):
         m.counts.update({"max": I64[1], "min": I64[0], "": 0, "ü🙂": -1})
         m.big.extend([0, 1, U64_MAX, 2**63])
         m.choice_point.x, m.choice_point.label = I64[0], "in a oneof"
+        m.choice_point.meta.source, m.choice_point.meta.version = "base ✓", U32_MAX
         return m
     if i == 2:  # minima; wrappers present with their default value (not null)
         m.i32, m.i64, m.u32, m.u64 = I32[0], I64[0], 1, 1
@@ -286,6 +295,7 @@ def make_all_types(i: int):
         m.color_list.extend([0, 1, 2, 1])
         m.blobs.update({"empty": b"", "bin": b"\x00\xff"})
         m.nested.name, m.nested.where.x = "n", 5
+        m.nested.where.meta.SetInParent()
         return m
     # pseudo-random rows
     m.i32, m.i64 = rnd.randint(*I32), rnd.randint(*I64)
@@ -323,6 +333,8 @@ def make_all_types(i: int):
     if i % 4 == 2:
         m.opt_str = f"o{i}"
     m.point.x = i
+    if i % 5 == 0:
+        m.point.meta.source = f"m{i}"
     m.dbls.extend(rnd.uniform(-1, 1) for _ in range(i % 3))
     m.big.extend(rnd.randint(0, U64_MAX) for _ in range(i % 3))
     return m
@@ -813,6 +825,13 @@ def data(kafka_broker, registry):
         "pb-bad-utf8": (prefix + b"\x00" + body + tag(14, 2) + varint(2) + b"\xc3\x28", "UTF-8"),
         "pb-ts-range": (prefix + b"\x00" + body + tag(26, 2) + varint(len(ts_after_9999))
                         + ts_after_9999, "outside 0001-01-01..9999-12-31"),
+        "pb-nanos-range": (prefix + b"\x00" + body + tag(26, 2) + varint(6) + tag(2, 0)
+                           + varint(10**9), "nanos 1000000000"),
+        # int32 field 1 holding 2^40: outside 32 bits
+        "pb-i32-range": (prefix + b"\x00" + body + tag(1, 0) + varint(2**40), "32-bit"),
+        # packed repeated double (field 45) of 7 bytes: not a whole number of values
+        "pb-packed-partial": (prefix + b"\x00" + body + tag(45, 2) + varint(7) + b"\x00" * 7,
+                              "packed"),
     }
     js_bad = {
         "js-wrong-type": (js_prefix + json.dumps(wrong_type).encode(), "expected integer"),
@@ -827,6 +846,11 @@ def data(kafka_broker, registry):
         "js-not-integral": (js_prefix + json.dumps(dict(event8, big=1.5)).encode(), "$.big"),
         "js-bad-map-value": (js_prefix + json.dumps(dict(event8, attrs={"a": "x"})).encode(),
                              "$.attrs"),
+        # int64 max + 1 for an integer, a literal beyond the double range for a number
+        "js-int-overflow": (js_prefix + json.dumps(dict(event8, big="@")).replace(
+            '"@"', str(2**63)).encode(), "$.big"),
+        "js-number-overflow": (js_prefix + json.dumps(dict(event8, amount="@")).replace(
+            '"@"', "1e400").encode(), "JSON"),
     }
 
     def seq_pb(i):
@@ -1019,7 +1043,10 @@ def test_producers_write_the_confluent_wire_format(data, registry):
     assert s.schema_type == "PROTOBUF"
     assert [(r.name, r.subject) for r in s.references] == \
         [("floe/it/common.proto", "floe/it/common.proto")]
-    assert client.get_latest_version("floe/it/common.proto").schema.schema_type == "PROTOBUF"
+    common = client.get_latest_version("floe/it/common.proto").schema
+    assert common.schema_type == "PROTOBUF"
+    assert [(r.name, r.subject) for r in common.references] == \
+        [("floe/it/base.proto", "floe/it/base.proto")]
     # Rows with i % 3 == 1 went through the ASCII-only encoder: surrogate-pair escapes.
     raws = produced["json-all"].raw.values()
     assert any(b"\\ud83d\\ude42" in r for r in raws)
