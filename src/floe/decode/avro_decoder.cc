@@ -26,20 +26,20 @@
 #include <arrow/util/decimal.h>
 #include <arrow/util/utf8.h>
 
-#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string_view>
 
-#include "floe/schema/arrow.h"
+#include "floe/decode/builders_internal.h"
 #include "floe/schema/avro_to_iceberg.h"
-#include "floe/schema/table_schema.h"
 
 namespace floe::decode {
 
 using iceberg::NestedField;
 using iceberg::Type;
 using iceberg::TypeId;
+using internal::Link;
+using internal::Reservation;
 using schema::AvroLogicalType;
 using schema::AvroNode;
 using schema::AvroType;
@@ -88,17 +88,6 @@ enum class Sink : uint8_t {
   kUnionStruct,      // general union → StructBuilder of members; child b is branch b,
                      // linked to its member (a null branch's child has no builder)
   kNull,             // always null (absent field, or writer type null)
-};
-
-// How an op's builder is found from its parent's builder.
-enum class Link : uint8_t {
-  kNone,         // skipped: no builder
-  kColumn,       // columns[link_index]
-  kStructField,  // StructBuilder::field_builder(link_index)
-  kListValue,    // ListBuilder::value_builder()
-  kMapKey,       // MapBuilder::key_builder()
-  kMapItem,      // MapBuilder::item_builder()
-  kSame,         // the parent's builder (the value of an optional)
 };
 
 struct Op {
@@ -243,20 +232,11 @@ std::string UnionListing(const AvroNode& u) {
 
 }  // namespace
 
-struct AvroDecoder::Program {
-  std::vector<Op> ops;               // ops[0] is the root
-  std::vector<std::string> paths;    // per op, for messages
+// Ops, paths, builders, counters (per owner op) and the column check:
+// builders_internal.h.
+struct AvroDecoder::Program : internal::ProgramBase<Op> {
   std::vector<std::string> symbols;  // enum symbols of all enum ops
-  std::vector<uint32_t> owners;      // ops with their own builder (reserve phase)
-  // Per-record scratch, sized at Make time.
-  std::vector<::arrow::ArrayBuilder*> builders;
-  std::vector<int64_t> counts;  // values to append, per owner op
-  std::vector<int64_t> bytes;   // data bytes to append, per owner op (binary sinks)
-  int64_t zero_size_items = 0;
-  // Columns whose builder types were checked against the table schema.
-  std::vector<int> used_columns;
-  std::vector<std::shared_ptr<::arrow::DataType>> column_types;  // by column index
-  std::vector<::arrow::ArrayBuilder*> checked_columns;           // by column index
+  int64_t zero_size_items = 0;       // per-record scratch
 };
 
 namespace {
@@ -270,16 +250,7 @@ class Compiler {
  public:
   explicit Compiler(Program* p) : p_(p) {}
 
-  // Appends `n` ops (children of `parent`) and returns the first index.
-  uint32_t Alloc(uint32_t parent, uint32_t n) {
-    auto first = static_cast<uint32_t>(p_->ops.size());
-    p_->ops.resize(p_->ops.size() + n);
-    p_->paths.resize(p_->ops.size());
-    p_->ops[parent].first_child = first;
-    p_->ops[parent].num_children = n;
-    for (uint32_t i = first; i < first + n; ++i) p_->ops[i].parent = parent;
-    return first;
-  }
+  uint32_t Alloc(uint32_t parent, uint32_t n) { return p_->AllocChildren(parent, n); }
 
   Status Root(const AvroNode& writer, const iceberg::Schema& table,
               const AvroDecoderOptions& options) {
@@ -291,27 +262,12 @@ class Compiler {
     p_->paths.emplace_back("");
     p_->ops[0].wire = Wire::kRecord;
     p_->ops[0].sink = Sink::kRoot;
-    auto skipped = [&](const std::string& name) {
-      if (name == schema::kKafkaColumn) return true;
-      return std::find(options.skip_columns.begin(), options.skip_columns.end(), name) !=
-             options.skip_columns.end();
-    };
-    std::vector<int> column_of(writer.fields.size(), -1);
-    std::vector<bool> matched(table.fields.size(), false);
-    for (size_t w = 0; w < writer.fields.size(); ++w) {
-      for (size_t t = 0; t < table.fields.size(); ++t) {
-        if (table.fields[t].name == writer.fields[w].name &&
-            !skipped(table.fields[t].name)) {
-          column_of[w] = static_cast<int>(t);
-          matched[t] = true;
-        }
-      }
-    }
-    std::vector<int> absent;
-    for (size_t t = 0; t < table.fields.size(); ++t) {
-      if (!matched[t] && !skipped(table.fields[t].name))
-        absent.push_back(static_cast<int>(t));
-    }
+    const auto match = internal::MatchFields(
+        writer.fields.size(),
+        [&](size_t w) -> const std::string& { return writer.fields[w].name; },
+        internal::DecodedColumns(table, options.skip_columns));
+    const std::vector<int>& column_of = match.table_index;
+    const std::vector<int>& absent = match.absent;
     const uint32_t n = static_cast<uint32_t>(writer.fields.size() + absent.size());
     const uint32_t first = Alloc(0, n);
     for (size_t w = 0; w < writer.fields.size(); ++w) {
@@ -321,7 +277,7 @@ class Compiler {
       if (column_of[w] >= 0) {
         p_->ops[c].link = Link::kColumn;
         p_->ops[c].link_index = column_of[w];
-        p_->used_columns.push_back(column_of[w]);
+        p_->columns.Use(column_of[w]);
         FLOE_RETURN_NOT_OK(Value(c, *wf.type, table.fields[column_of[w]], 1));
       } else {
         FLOE_RETURN_NOT_OK(Skip(c, *wf.type, 1));
@@ -333,7 +289,7 @@ class Compiler {
       p_->paths[c] = tf.name;
       p_->ops[c].link = Link::kColumn;
       p_->ops[c].link_index = absent[a];
-      p_->used_columns.push_back(absent[a]);
+      p_->columns.Use(absent[a]);
       FLOE_RETURN_NOT_OK(Absent(c, tf, /*check_required=*/true, 1));
     }
     Finish();
@@ -533,9 +489,7 @@ class Compiler {
         o.wire = Wire::kArray;
         if (tid == TypeId::kList) {
           o.sink = Sink::kList;
-          const uint32_t item = Alloc(op, 1);
-          p_->paths[item] = p_->paths[op] + "[]";
-          p_->ops[item].link = Link::kListValue;
+          const uint32_t item = p_->AllocListElement(op, /*linked=*/true);
           return Value(item, *w.items, t.element(), depth + 1);
         }
         break;
@@ -543,15 +497,11 @@ class Compiler {
         o.wire = Wire::kMap;
         if (tid == TypeId::kMap && t.key().type->id == TypeId::kString) {
           o.sink = Sink::kMap;
-          const uint32_t key = Alloc(op, 2);
+          const uint32_t key = p_->AllocMapEntry(op, /*linked=*/true);
           const uint32_t value = key + 1;
-          p_->paths[key] = p_->paths[op] + "{key}";
-          p_->paths[value] = p_->paths[op] + "{}";
-          p_->ops[key].link = Link::kMapKey;
           p_->ops[key].wire = Wire::kString;
           p_->ops[key].sink = Sink::kBinary;
           p_->ops[key].check = true;
-          p_->ops[value].link = Link::kMapItem;
           return Value(value, *w.values, t.value(), depth + 1);
         }
         break;
@@ -564,20 +514,11 @@ class Compiler {
   Status Record(uint32_t op, const AvroNode& w, const Type& t, int depth) {
     p_->ops[op].sink = Sink::kStruct;
     p_->ops[op].table_struct = true;
-    std::vector<int> index_of(w.fields.size(), -1);
-    std::vector<bool> matched(t.fields.size(), false);
-    for (size_t i = 0; i < w.fields.size(); ++i) {
-      for (size_t j = 0; j < t.fields.size(); ++j) {
-        if (t.fields[j].name == w.fields[i].name) {
-          index_of[i] = static_cast<int>(j);
-          matched[j] = true;
-        }
-      }
-    }
-    std::vector<int> absent;
-    for (size_t j = 0; j < t.fields.size(); ++j) {
-      if (!matched[j]) absent.push_back(static_cast<int>(j));
-    }
+    const auto match = internal::MatchFields(
+        w.fields.size(), [&](size_t i) -> const std::string& { return w.fields[i].name; },
+        internal::FieldPointers(t.fields));
+    const std::vector<int>& index_of = match.table_index;
+    const std::vector<int>& absent = match.absent;
     const uint32_t first =
         Alloc(op, static_cast<uint32_t>(w.fields.size() + absent.size()));
     for (size_t i = 0; i < w.fields.size(); ++i) {
@@ -605,26 +546,15 @@ class Compiler {
   // A table field that receives a null on every record. A struct gets child ops for its
   // fields so that the empty values Arrow appends to them are counted (reserve phase).
   Status Absent(uint32_t op, const NestedField& tf, bool check_required, int depth) {
-    FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
-    if (check_required && tf.required) {
-      return Status::Invalid(
-          "table column '", p_->paths[op],
-          "' is required but the Avro writer schema has no such field");
-    }
-    p_->ops[op].wire = Wire::kAbsent;
-    p_->ops[op].sink = Sink::kNull;
-    if (tf.type->id != TypeId::kStruct) return Status::OK();
-    p_->ops[op].table_struct = true;
-    const auto& fields = tf.type->fields;
-    const uint32_t first = Alloc(op, static_cast<uint32_t>(fields.size()));
-    for (size_t j = 0; j < fields.size(); ++j) {
-      const uint32_t c = first + static_cast<uint32_t>(j);
-      p_->paths[c] = p_->paths[op] + "." + fields[j].name;
-      p_->ops[c].link = Link::kStructField;
-      p_->ops[c].link_index = static_cast<int32_t>(j);
-      FLOE_RETURN_NOT_OK(Absent(c, fields[j], /*check_required=*/false, depth + 1));
-    }
-    return Status::OK();
+    auto mark = [this](uint32_t o, const NestedField& f, int d) -> Status {
+      FLOE_RETURN_NOT_OK(CheckDepth(o, d));
+      p_->ops[o].wire = Wire::kAbsent;
+      p_->ops[o].sink = Sink::kNull;
+      p_->ops[o].table_struct = f.type->id == TypeId::kStruct;
+      return Status::OK();
+    };
+    return p_->AbsentField(op, tf, check_required, depth,
+                           "the Avro writer schema has no such field", mark);
   }
 
   // Writer data with no table field: walked and validated structurally, never appended.
@@ -662,15 +592,12 @@ class Compiler {
       }
       case AvroType::kArray: {
         o.wire = Wire::kArray;
-        const uint32_t item = Alloc(op, 1);
-        p_->paths[item] = p_->paths[op] + "[]";
+        const uint32_t item = p_->AllocListElement(op, /*linked=*/false);
         return Skip(item, *w.items, depth + 1);
       }
       case AvroType::kMap: {
         o.wire = Wire::kMap;
-        const uint32_t key = Alloc(op, 2);
-        p_->paths[key] = p_->paths[op] + "{key}";
-        p_->paths[key + 1] = p_->paths[op] + "{}";
+        const uint32_t key = p_->AllocMapEntry(op, /*linked=*/false);
         p_->ops[key].wire = Wire::kString;
         return Skip(key + 1, *w.values, depth + 1);
       }
@@ -701,8 +628,9 @@ class Compiler {
     auto& ops = p_->ops;
     for (uint32_t i = 0; i < ops.size(); ++i) {
       ops[i].owner = ops[i].link == Link::kSame ? ops[ops[i].parent].owner : i;
-      if (ops[i].link != Link::kNone && ops[i].link != Link::kSame)
-        p_->owners.push_back(i);
+      if (ops[i].link != Link::kNone && ops[i].link != Link::kSame) {
+        p_->reservations.push_back(ReservationOf(i));
+      }
     }
     // Children come after their parents: compute minimum sizes bottom-up.
     for (size_t k = ops.size(); k-- > 0;) {
@@ -722,9 +650,23 @@ class Compiler {
         default: o.min_size = 1; break;  // a varint or a length
       }
     }
-    p_->builders.assign(ops.size(), nullptr);
-    p_->counts.assign(ops.size(), 0);
-    p_->bytes.assign(ops.size(), 0);
+    p_->SizeScratch();
+  }
+
+  // What the reserve phase does for owner op `i` (an optional's builder takes what its
+  // value needs).
+  Reservation ReservationOf(uint32_t i) const {
+    const Op& op = p_->ops[i];
+    const Op& value = op.sink == Sink::kOptional ? p_->ops[op.first_child] : op;
+    switch (value.sink) {
+      case Sink::kBinary:
+      case Sink::kEnumString:
+        return {i, Reservation::Extra::kData, 0};
+      case Sink::kMap:
+        return {i, Reservation::Extra::kMapEntries, value.first_child};
+      default:
+        return {i, Reservation::Extra::kNone, 0};
+    }
   }
 
   Program* p_;
@@ -1234,77 +1176,6 @@ class Appender {
   const uint8_t* pos_;
 };
 
-// Finds every op's builder from the columns (cheap pointer loads, every call, so that
-// replaced builders are never used stale) and checks the column types when a column
-// builder is seen for the first time.
-Status Bind(Program& p, ::arrow::ArrayBuilder* const* columns) {
-  for (int col : p.used_columns) {
-    ::arrow::ArrayBuilder* b = columns[col];
-    if (b == p.checked_columns[col]) continue;
-    if (b == nullptr) return Status::Invalid("AvroDecoder: no builder for column ", col);
-    if (!b->type()->Equals(*p.column_types[col], /*check_metadata=*/false)) {
-      return Status::Invalid("AvroDecoder: the builder of column ", col, " has type ",
-                             b->type()->ToString(), " but the table schema needs ",
-                             p.column_types[col]->ToString());
-    }
-    p.checked_columns[col] = b;
-  }
-  auto& builders = p.builders;
-  const auto& ops = p.ops;
-  for (size_t i = 1; i < ops.size(); ++i) {
-    const Op& op = ops[i];
-    ::arrow::ArrayBuilder* parent = builders[op.parent];
-    switch (op.link) {
-      case Link::kNone: builders[i] = nullptr; break;
-      case Link::kColumn: builders[i] = columns[op.link_index]; break;
-      case Link::kStructField:
-        builders[i] =
-            static_cast<::arrow::StructBuilder*>(parent)->field_builder(op.link_index);
-        break;
-      case Link::kListValue:
-        builders[i] = static_cast<::arrow::ListBuilder*>(parent)->value_builder();
-        break;
-      case Link::kMapKey:
-        builders[i] = static_cast<::arrow::MapBuilder*>(parent)->key_builder();
-        break;
-      case Link::kMapItem:
-        builders[i] = static_cast<::arrow::MapBuilder*>(parent)->item_builder();
-        break;
-      case Link::kSame: builders[i] = parent; break;
-    }
-  }
-  return Status::OK();
-}
-
-// Phase 2: reserve exactly what the append phase will use. Changes capacities only.
-Status Reserve(Program& p) {
-  for (uint32_t o : p.owners) {
-    const int64_t n = p.counts[o];
-    if (n == 0) continue;
-    ::arrow::ArrayBuilder* b = p.builders[o];
-    FLOE_RETURN_NOT_OK(b->Reserve(n));
-    const Op& op = p.ops[o];
-    const Op& value = op.sink == Sink::kOptional ? p.ops[op.first_child] : op;
-    switch (value.sink) {
-      case Sink::kBinary:
-      case Sink::kEnumString:
-        FLOE_RETURN_NOT_OK(
-            static_cast<::arrow::BinaryBuilder*>(b)->ReserveData(p.bytes[o]));
-        break;
-      case Sink::kMap: {
-        // MapBuilder appends the entries struct lazily (on its next Append).
-        auto* map = static_cast<::arrow::MapBuilder*>(b);
-        const int64_t lag = map->key_builder()->length() - map->value_builder()->length();
-        FLOE_RETURN_NOT_OK(
-            map->value_builder()->Reserve(lag + p.counts[value.first_child]));
-        break;
-      }
-      default: break;
-    }
-  }
-  return Status::OK();
-}
-
 }  // namespace
 
 AvroDecoder::AvroDecoder(std::unique_ptr<Program> program)
@@ -1318,12 +1189,7 @@ Result<std::unique_ptr<AvroDecoder>> AvroDecoder::Make(
     const AvroDecoderOptions& options) {
   ::arrow::util::InitializeUTF8();
   auto program = std::make_unique<Program>();
-  FLOE_ASSIGN_OR_RAISE(auto arrow_schema, schema::ToArrowSchema(table));
-  program->column_types.resize(table.fields.size());
-  for (size_t i = 0; i < table.fields.size(); ++i) {
-    program->column_types[i] = arrow_schema->field(static_cast<int>(i))->type();
-  }
-  program->checked_columns.assign(table.fields.size(), nullptr);
+  FLOE_RETURN_NOT_OK(program->columns.Init(table));
   Compiler compiler(program.get());
   FLOE_RETURN_NOT_OK(compiler.Root(writer.root(), table, options));
   return std::unique_ptr<AvroDecoder>(new AvroDecoder(std::move(program)));
@@ -1332,9 +1198,9 @@ Result<std::unique_ptr<AvroDecoder>> AvroDecoder::Make(
 Status AvroDecoder::Decode(const uint8_t* data, size_t size,
                            ::arrow::ArrayBuilder* const* columns) {
   Program& p = *program_;
-  FLOE_RETURN_NOT_OK(Bind(p, columns));
-  std::fill(p.counts.begin(), p.counts.end(), 0);
-  std::fill(p.bytes.begin(), p.bytes.end(), 0);
+  // Finds every op's builder from the columns (cheap pointer loads, every call, so that
+  // replaced builders are never used stale).
+  FLOE_RETURN_NOT_OK(p.Start("AvroDecoder", columns));
   p.zero_size_items = 0;
   if (size > static_cast<size_t>(std::numeric_limits<int64_t>::max())) {
     return InvalidRecord("Avro record of " + std::to_string(size) +
@@ -1351,7 +1217,8 @@ Status AvroDecoder::Decode(const uint8_t* data, size_t size,
         (path.empty() ? std::string("Avro record") : "Avro field '" + path + "'") +
         " at byte " + std::to_string(e.at - data) + ": " + ReasonText(p, e));
   }
-  FLOE_RETURN_NOT_OK(Reserve(p));
+  // Phase 2: reserve exactly what the append phase will use.
+  FLOE_RETURN_NOT_OK(p.Reserve());
   Status st = Appender(p, data).Run();
   if (!st.ok()) {
     return st.WithMessage(

@@ -28,14 +28,15 @@
 #include <limits>
 #include <string_view>
 
-#include "floe/schema/arrow.h"
-#include "floe/schema/table_schema.h"
+#include "floe/decode/builders_internal.h"
 
 namespace floe::decode {
 
 using iceberg::NestedField;
 using iceberg::Type;
 using iceberg::TypeId;
+using internal::Link;
+using internal::Reservation;
 using schema::JsonSchemaNode;
 using schema::JsonSchemaType;
 using schema::JsonStringFormat;
@@ -76,15 +77,6 @@ enum class Sink : uint8_t {
   kList,       // ListBuilder; child 0 is the element
   kMap,        // MapBuilder; child 0 the key, child 1 the value
   kNull,       // always null (absent field)
-};
-
-enum class Link : uint8_t {
-  kNone,
-  kColumn,       // columns[link_index]
-  kStructField,  // StructBuilder::field_builder(link_index)
-  kListValue,    // ListBuilder::value_builder()
-  kMapKey,       // MapBuilder::key_builder()
-  kMapItem,      // MapBuilder::item_builder()
 };
 
 struct Op {
@@ -275,24 +267,17 @@ inline bool IntegralDouble(double d) {
 
 }  // namespace
 
-struct JsonDecoder::Program {
-  std::vector<Op> ops;             // ops[0] is the root
-  std::vector<std::string> paths;  // per op, for Make errors: "a.b[]"
+// Ops (ops[0] is the root), paths (for Make errors: "a.b[]"), builders, counters (per op)
+// and the column check: builders_internal.h.
+struct JsonDecoder::Program : internal::ProgramBase<Op> {
   std::vector<std::string> names;  // per op: the property name (children of objects)
   std::vector<uint32_t> fill;      // Op::fill_begin/fill_count index this
-  std::vector<uint32_t> owners;    // ops with their own builder (reserve phase)
   // Per-record scratch, sized at Make time (or grown, never shrunk).
-  std::vector<::arrow::ArrayBuilder*> builders;
-  std::vector<int64_t> counts;  // values to append, per op
-  std::vector<int64_t> bytes;   // string bytes to append, per op
   std::vector<uint8_t> seen;    // per object op and property: key present
   std::vector<uint32_t> hint;   // per object op: where the next key lookup starts
   std::vector<int64_t> index;   // per array element op: the current index (messages)
   std::vector<std::string_view> key;   // per map value op: the current key (messages)
   std::vector<std::string_view> keys;  // duplicate-key check of maps
-  std::vector<int> used_columns;
-  std::vector<std::shared_ptr<::arrow::DataType>> column_types;
-  std::vector<::arrow::ArrayBuilder*> checked_columns;
   // Parsing.
   dom::parser parser;
   std::unique_ptr<uint8_t[]> padded;
@@ -310,16 +295,7 @@ class Compiler {
  public:
   explicit Compiler(Program* p) : p_(p) {}
 
-  uint32_t Alloc(uint32_t parent, uint32_t n) {
-    auto first = static_cast<uint32_t>(p_->ops.size());
-    p_->ops.resize(p_->ops.size() + n);
-    p_->paths.resize(p_->ops.size());
-    p_->names.resize(p_->ops.size());
-    p_->ops[parent].first_child = first;
-    p_->ops[parent].num_children = n;
-    for (uint32_t i = first; i < first + n; ++i) p_->ops[i].parent = parent;
-    return first;
-  }
+  uint32_t Alloc(uint32_t parent, uint32_t n) { return p_->AllocChildren(parent, n); }
 
   Status Root(const JsonSchemaNode& writer, const iceberg::Schema& table,
               const JsonDecoderOptions& options) {
@@ -332,14 +308,9 @@ class Compiler {
     p_->names.emplace_back("");
     p_->ops[0].kind = Kind::kObject;
     p_->ops[0].sink = Sink::kRoot;
-    auto skipped = [&](const std::string& name) {
-      return name == schema::kKafkaColumn ||
-             std::find(options.skip_columns.begin(), options.skip_columns.end(), name) !=
-                 options.skip_columns.end();
-    };
-    std::vector<const NestedField*> fields;
-    for (const auto& f : table.fields) fields.push_back(skipped(f.name) ? nullptr : &f);
-    FLOE_RETURN_NOT_OK(Properties(0, writer, fields, /*root=*/true, 1));
+    FLOE_RETURN_NOT_OK(Properties(0, writer,
+                                  internal::DecodedColumns(table, options.skip_columns),
+                                  /*root=*/true, 1));
     Finish();
     return Status::OK();
   }
@@ -353,7 +324,7 @@ class Compiler {
   }
 
   std::string Child(uint32_t op, const std::string& seg) {
-    return p_->paths[op].empty() ? seg : p_->paths[op] + "." + seg;
+    return p_->ChildPath(op, seg);
   }
 
   // The children of an object op: the writer's properties (matched by name to the table
@@ -361,22 +332,14 @@ class Compiler {
   // the writer lacks.
   Status Properties(uint32_t op, const JsonSchemaNode& w,
                     const std::vector<const NestedField*>& fields, bool root, int depth) {
-    std::vector<int> index_of(w.properties.size(), -1);
-    std::vector<bool> matched(fields.size(), false);
-    for (size_t i = 0; i < w.properties.size(); ++i) {
-      for (size_t j = 0; j < fields.size(); ++j) {
-        if (fields[j] != nullptr && fields[j]->name == w.properties[i].name) {
-          index_of[i] = static_cast<int>(j);
-          matched[j] = true;
-        }
-      }
-    }
-    std::vector<int> absent;
-    for (size_t j = 0; j < fields.size(); ++j) {
-      if (fields[j] != nullptr && !matched[j]) absent.push_back(static_cast<int>(j));
-    }
+    const auto match = internal::MatchFields(
+        w.properties.size(),
+        [&](size_t i) -> const std::string& { return w.properties[i].name; }, fields);
+    const std::vector<int>& index_of = match.table_index;
+    const std::vector<int>& absent = match.absent;
     const auto n_props = static_cast<uint32_t>(w.properties.size());
     const uint32_t first = Alloc(op, n_props + static_cast<uint32_t>(absent.size()));
+    p_->names.resize(p_->ops.size());
     p_->ops[op].num_props = n_props;
     const Link link = root ? Link::kColumn : Link::kStructField;
     for (uint32_t i = 0; i < n_props; ++i) {
@@ -388,7 +351,7 @@ class Compiler {
       if (index_of[i] >= 0) {
         p_->ops[c].link = link;
         p_->ops[c].link_index = index_of[i];
-        if (root) p_->used_columns.push_back(index_of[i]);
+        if (root) p_->columns.Use(index_of[i]);
         FLOE_RETURN_NOT_OK(Value(c, *prop.schema, *fields[index_of[i]], depth + 1));
       } else {
         FLOE_RETURN_NOT_OK(Skip(c, *prop.schema, depth + 1));
@@ -401,7 +364,7 @@ class Compiler {
       p_->names[c] = tf.name;
       p_->ops[c].link = link;
       p_->ops[c].link_index = absent[a];
-      if (root) p_->used_columns.push_back(absent[a]);
+      if (root) p_->columns.Use(absent[a]);
       FLOE_RETURN_NOT_OK(Absent(c, tf, /*check_required=*/true, depth + 1));
     }
     return Status::OK();
@@ -465,22 +428,17 @@ class Compiler {
           o.kind = Kind::kObject;
           o.sink = Sink::kStruct;
           o.struct_builder = true;
-          std::vector<const NestedField*> fields;
-          for (const auto& f : t.fields) fields.push_back(&f);
-          return Properties(op, w, fields, /*root=*/false, depth);
+          return Properties(op, w, internal::FieldPointers(t.fields), /*root=*/false,
+                            depth);
         }
         break;
       case JsonSchemaType::kMap:
         if (tid == TypeId::kMap && t.key().type->id == TypeId::kString) {
           o.kind = Kind::kMap;
           o.sink = Sink::kMap;
-          const uint32_t key = Alloc(op, 2);
-          p_->paths[key] = p_->paths[op] + "{key}";
-          p_->paths[key + 1] = p_->paths[op] + "{}";
+          const uint32_t key = p_->AllocMapEntry(op, /*linked=*/true);
           p_->ops[key].kind = Kind::kString;
           p_->ops[key].sink = Sink::kString;
-          p_->ops[key].link = Link::kMapKey;
-          p_->ops[key + 1].link = Link::kMapItem;
           return Value(key + 1, *w.items, t.value(), depth + 1);
         }
         break;
@@ -488,9 +446,7 @@ class Compiler {
         if (tid == TypeId::kList) {
           o.kind = Kind::kArray;
           o.sink = Sink::kList;
-          const uint32_t item = Alloc(op, 1);
-          p_->paths[item] = p_->paths[op] + "[]";
-          p_->ops[item].link = Link::kListValue;
+          const uint32_t item = p_->AllocListElement(op, /*linked=*/true);
           return Value(item, *w.items, t.element(), depth + 1);
         }
         break;
@@ -499,26 +455,15 @@ class Compiler {
   }
 
   Status Absent(uint32_t op, const NestedField& tf, bool check_required, int depth) {
-    FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
-    if (check_required && tf.required) {
-      return Status::Invalid("table column '", p_->paths[op],
-                             "' is required but the JSON schema has no such property");
-    }
-    Op& o = p_->ops[op];
-    o.kind = Kind::kAbsent;
-    o.sink = Sink::kNull;
-    if (tf.type->id != TypeId::kStruct) return Status::OK();
-    o.struct_builder = true;
-    const auto& fields = tf.type->fields;
-    const uint32_t first = Alloc(op, static_cast<uint32_t>(fields.size()));
-    for (size_t j = 0; j < fields.size(); ++j) {
-      const uint32_t c = first + static_cast<uint32_t>(j);
-      p_->paths[c] = Child(op, fields[j].name);
-      p_->ops[c].link = Link::kStructField;
-      p_->ops[c].link_index = static_cast<int32_t>(j);
-      FLOE_RETURN_NOT_OK(Absent(c, fields[j], /*check_required=*/false, depth + 1));
-    }
-    return Status::OK();
+    auto mark = [this](uint32_t o, const NestedField& f, int d) -> Status {
+      FLOE_RETURN_NOT_OK(CheckDepth(o, d));
+      p_->ops[o].kind = Kind::kAbsent;
+      p_->ops[o].sink = Sink::kNull;
+      p_->ops[o].struct_builder = f.type->id == TypeId::kStruct;
+      return Status::OK();
+    };
+    return p_->AbsentField(op, tf, check_required, depth,
+                           "the JSON schema has no such property", mark);
   }
 
   // A property the table does not have: validated, never appended.
@@ -545,6 +490,7 @@ class Compiler {
         o.kind = Kind::kObject;
         const auto n = static_cast<uint32_t>(w.properties.size());
         const uint32_t first = Alloc(op, n);
+        p_->names.resize(p_->ops.size());
         p_->ops[op].num_props = n;
         for (uint32_t i = 0; i < n; ++i) {
           p_->paths[first + i] = Child(op, w.properties[i].name);
@@ -556,16 +502,13 @@ class Compiler {
       }
       case JsonSchemaType::kMap: {
         o.kind = Kind::kMap;
-        const uint32_t key = Alloc(op, 2);
-        p_->paths[key] = p_->paths[op] + "{key}";
-        p_->paths[key + 1] = p_->paths[op] + "{}";
+        const uint32_t key = p_->AllocMapEntry(op, /*linked=*/false);
         p_->ops[key].kind = Kind::kString;
         return Skip(key + 1, *w.items, depth + 1);
       }
       case JsonSchemaType::kArray: {
         o.kind = Kind::kArray;
-        const uint32_t item = Alloc(op, 1);
-        p_->paths[item] = p_->paths[op] + "[]";
+        const uint32_t item = p_->AllocListElement(op, /*linked=*/false);
         return Skip(item, *w.items, depth + 1);
       }
     }
@@ -583,9 +526,10 @@ class Compiler {
 
   void Finish() {
     auto& ops = p_->ops;
+    p_->names.resize(ops.size());  // "" for ops that are not properties
     uint32_t slots = 0;
     for (uint32_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].link != Link::kNone) p_->owners.push_back(i);
+      if (ops[i].link != Link::kNone) p_->reservations.push_back(ReservationOf(i));
       if (ops[i].kind == Kind::kObject) {
         ops[i].first_slot = slots;
         slots += ops[i].num_props;
@@ -598,13 +542,24 @@ class Compiler {
         p_->fill.insert(p_->fill.end(), fill.begin(), fill.end());
       }
     }
-    p_->builders.assign(ops.size(), nullptr);
-    p_->counts.assign(ops.size(), 0);
-    p_->bytes.assign(ops.size(), 0);
+    p_->SizeScratch();
     p_->seen.assign(slots, 0);
     p_->hint.assign(ops.size(), 0);
     p_->index.assign(ops.size(), 0);
     p_->key.assign(ops.size(), {});
+  }
+
+  // What the reserve phase does for op `i`, which has its own builder.
+  Reservation ReservationOf(uint32_t i) const {
+    const Op& op = p_->ops[i];
+    switch (op.sink) {
+      case Sink::kString:
+        return {i, Reservation::Extra::kData, 0};
+      case Sink::kMap:
+        return {i, Reservation::Extra::kMapEntries, op.first_child};
+      default:
+        return {i, Reservation::Extra::kNone, 0};
+    }
   }
 
   Program* p_;
@@ -968,69 +923,6 @@ class Appender {
   const Op* ops_;
 };
 
-Status Bind(Program& p, ::arrow::ArrayBuilder* const* columns) {
-  for (int col : p.used_columns) {
-    ::arrow::ArrayBuilder* b = columns[col];
-    if (b == p.checked_columns[col]) continue;
-    if (b == nullptr) return Status::Invalid("JsonDecoder: no builder for column ", col);
-    if (!b->type()->Equals(*p.column_types[col], /*check_metadata=*/false)) {
-      return Status::Invalid("JsonDecoder: the builder of column ", col, " has type ",
-                             b->type()->ToString(), " but the table schema needs ",
-                             p.column_types[col]->ToString());
-    }
-    p.checked_columns[col] = b;
-  }
-  auto& builders = p.builders;
-  const auto& ops = p.ops;
-  for (size_t i = 1; i < ops.size(); ++i) {
-    const Op& op = ops[i];
-    ::arrow::ArrayBuilder* parent = builders[op.parent];
-    switch (op.link) {
-      case Link::kNone: builders[i] = nullptr; break;
-      case Link::kColumn: builders[i] = columns[op.link_index]; break;
-      case Link::kStructField:
-        builders[i] =
-            static_cast<::arrow::StructBuilder*>(parent)->field_builder(op.link_index);
-        break;
-      case Link::kListValue:
-        builders[i] = static_cast<::arrow::ListBuilder*>(parent)->value_builder();
-        break;
-      case Link::kMapKey:
-        builders[i] = static_cast<::arrow::MapBuilder*>(parent)->key_builder();
-        break;
-      case Link::kMapItem:
-        builders[i] = static_cast<::arrow::MapBuilder*>(parent)->item_builder();
-        break;
-    }
-  }
-  return Status::OK();
-}
-
-Status Reserve(Program& p) {
-  for (uint32_t o : p.owners) {
-    const int64_t n = p.counts[o];
-    if (n == 0) continue;
-    ::arrow::ArrayBuilder* b = p.builders[o];
-    FLOE_RETURN_NOT_OK(b->Reserve(n));
-    const Op& op = p.ops[o];
-    switch (op.sink) {
-      case Sink::kString:
-        FLOE_RETURN_NOT_OK(
-            static_cast<::arrow::StringBuilder*>(b)->ReserveData(p.bytes[o]));
-        break;
-      case Sink::kMap: {
-        // MapBuilder appends the entries struct lazily (on its next Append).
-        auto* map = static_cast<::arrow::MapBuilder*>(b);
-        const int64_t lag = map->key_builder()->length() - map->value_builder()->length();
-        FLOE_RETURN_NOT_OK(map->value_builder()->Reserve(lag + p.counts[op.first_child]));
-        break;
-      }
-      default: break;
-    }
-  }
-  return Status::OK();
-}
-
 }  // namespace
 
 JsonDecoder::JsonDecoder(std::unique_ptr<Program> program)
@@ -1043,12 +935,7 @@ Result<std::unique_ptr<JsonDecoder>> JsonDecoder::Make(const schema::JsonSchema&
                                                        const iceberg::Schema& table,
                                                        const JsonDecoderOptions& options) {
   auto program = std::make_unique<Program>();
-  FLOE_ASSIGN_OR_RAISE(auto arrow_schema, schema::ToArrowSchema(table));
-  program->column_types.resize(table.fields.size());
-  for (size_t i = 0; i < table.fields.size(); ++i) {
-    program->column_types[i] = arrow_schema->field(static_cast<int>(i))->type();
-  }
-  program->checked_columns.assign(table.fields.size(), nullptr);
+  FLOE_RETURN_NOT_OK(program->columns.Init(table));
   Compiler compiler(program.get());
   FLOE_RETURN_NOT_OK(compiler.Root(writer.root(), table, options));
   if (program->parser.allocate(64 * 1024, kMaxJsonDocumentDepth) != ::simdjson::SUCCESS) {
@@ -1073,9 +960,7 @@ Status JsonDecoder::Decode(const uint8_t* data, size_t size,
 Status JsonDecoder::DecodePadded(const uint8_t* data, size_t size,
                                  ::arrow::ArrayBuilder* const* columns) {
   Program& p = *program_;
-  FLOE_RETURN_NOT_OK(Bind(p, columns));
-  std::fill(p.counts.begin(), p.counts.end(), 0);
-  std::fill(p.bytes.begin(), p.bytes.end(), 0);
+  FLOE_RETURN_NOT_OK(p.Start("JsonDecoder", columns));
   if (size > p.parser.capacity()) {
     // Grow geometrically so that slowly growing records do not reallocate every time.
     const size_t cap = std::max(size, 2 * p.parser.capacity());
@@ -1108,7 +993,7 @@ Status JsonDecoder::DecodePadded(const uint8_t* data, size_t size,
   if (!v.Run(root)) {
     return InvalidRecord("JSON at " + RuntimePath(p, v.error_op()) + ": " + v.error());
   }
-  FLOE_RETURN_NOT_OK(Reserve(p));
+  FLOE_RETURN_NOT_OK(p.Reserve());
   Status st = Appender(&p).Run(root);
   if (!st.ok()) {
     return st.WithMessage(

@@ -39,9 +39,8 @@
 #include <limits>
 #include <string_view>
 
-#include "floe/schema/arrow.h"
+#include "floe/decode/builders_internal.h"
 #include "floe/schema/protobuf_schema.h"
-#include "floe/schema/table_schema.h"
 
 namespace floe::decode {
 
@@ -49,6 +48,8 @@ namespace pb = ::google::protobuf;
 using iceberg::NestedField;
 using iceberg::Type;
 using iceberg::TypeId;
+using internal::Link;
+using internal::Reservation;
 using schema::ProtobufPresence;
 
 namespace {
@@ -95,11 +96,6 @@ enum class Sink : uint8_t {
   kMap,        // MapBuilder
   kWrapper,    // the wrapped value (child 0) or null
   kNull,       // always null
-};
-
-// How an op's builder is found from its parent's builder.
-enum class Link : uint8_t {
-  kNone, kColumn, kStructField, kListValue, kMapKey, kMapItem, kSame,
 };
 
 struct Op {
@@ -241,28 +237,20 @@ const char* WireName(int w) {
 
 }  // namespace
 
-struct ProtobufDecoder::Program {
-  std::vector<Op> ops;                     // ops[0] is the root message
-  std::vector<std::string> paths;          // per op, for messages
+// Ops (ops[0] is the root message), paths, builders, counters (per owner op) and the
+// column check: builders_internal.h.
+struct ProtobufDecoder::Program : internal::ProgramBase<Op> {
   std::vector<std::string> strings;        // defaults and enum names
   std::vector<std::pair<int32_t, uint32_t>> enums;  // (number, string), sorted per op
   std::vector<uint32_t> dense;             // per message op: number → op (0 = unknown)
   std::vector<std::pair<uint32_t, uint32_t>> sparse;  // (number, op), sorted per op
-  std::vector<uint32_t> owners;            // ops with their own builder
   uint32_t num_oneofs = 0;
   // Per-record scratch.
-  std::vector<::arrow::ArrayBuilder*> builders;
-  std::vector<int64_t> counts;  // values to append, per owner op
-  std::vector<int64_t> bytes;   // data bytes to append, per owner op
   std::vector<Slot> slots;      // per op
   std::vector<uint32_t> oneof_current;  // per oneof: the op of the member set last, or 0
   std::vector<Occ> occs;        // occurrence arena; occs[0] is a sentinel
   std::vector<uint32_t> key_table;  // map-key dedup: open addressing, entry occ or 0
   std::vector<KeyView> key_views;   // the key of each key_table cell
-  // Columns whose builder types were checked against the table schema.
-  std::vector<int> used_columns;
-  std::vector<std::shared_ptr<::arrow::DataType>> column_types;
-  std::vector<::arrow::ArrayBuilder*> checked_columns;
 };
 
 namespace {
@@ -298,36 +286,17 @@ class Compiler {
     p_->ops.emplace_back();
     p_->paths.emplace_back("");
     p_->ops[0].kind = Kind::kMessage;
-    std::vector<const NestedField*> columns;
-    std::vector<int> indexes;
-    for (size_t t = 0; t < table.fields.size(); ++t) {
-      const auto& name = table.fields[t].name;
-      if (name == schema::kKafkaColumn ||
-          std::find(options.skip_columns.begin(), options.skip_columns.end(), name) !=
-              options.skip_columns.end()) {
-        continue;
-      }
-      columns.push_back(&table.fields[t]);
-      indexes.push_back(static_cast<int>(t));
-    }
-    FLOE_RETURN_NOT_OK(Message(0, writer, columns, indexes, 1));
+    FLOE_RETURN_NOT_OK(
+        Message(0, writer, internal::DecodedColumns(table, options.skip_columns), 1));
     Finish();
     return Status::OK();
   }
 
  private:
-  uint32_t Alloc(uint32_t parent, uint32_t n) {
-    auto first = static_cast<uint32_t>(p_->ops.size());
-    p_->ops.resize(p_->ops.size() + n);
-    p_->paths.resize(p_->ops.size());
-    p_->ops[parent].first_child = first;
-    p_->ops[parent].num_children = n;
-    for (uint32_t i = first; i < first + n; ++i) p_->ops[i].parent = parent;
-    return first;
-  }
+  uint32_t Alloc(uint32_t parent, uint32_t n) { return p_->AllocChildren(parent, n); }
 
   std::string Child(uint32_t op, const std::string& name) {
-    return p_->paths[op].empty() ? name : p_->paths[op] + "." + name;
+    return p_->ChildPath(op, name);
   }
 
   Status Mismatch(uint32_t op, const pb::FieldDescriptor& f, const Type& t) {
@@ -345,22 +314,19 @@ class Compiler {
   }
 
   // The fields of message `d` decoded into table fields `columns` (whose builders are
-  // reached through `link`: columns of the root, or fields of a struct).
+  // reached through `link`: columns of the root, or fields of a struct; a null entry is a
+  // column to leave alone).
   Status Message(uint32_t op, const pb::Descriptor& d,
-                 const std::vector<const NestedField*>& columns,
-                 const std::vector<int>& link_indexes, int depth) {
+                 const std::vector<const NestedField*>& columns, int depth) {
     FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
     const Link link = op == 0 ? Link::kColumn : Link::kStructField;
-    std::vector<int> column_of(static_cast<size_t>(d.field_count()), -1);
-    std::vector<bool> matched(columns.size(), false);
-    for (int w = 0; w < d.field_count(); ++w) {
-      for (size_t t = 0; t < columns.size(); ++t) {
-        if (columns[t]->name == d.field(w)->name()) {
-          column_of[static_cast<size_t>(w)] = static_cast<int>(t);
-          matched[t] = true;
-        }
-      }
-    }
+    const auto match = internal::MatchFields(
+        static_cast<size_t>(d.field_count()),
+        [&](size_t w) -> const std::string& {
+          return d.field(static_cast<int>(w))->name();
+        },
+        columns);
+    const std::vector<int>& column_of = match.table_index;
     // Children: the mapped writer fields, unmapped oneof members, absent table fields.
     std::vector<int> writer_fields;
     for (int w = 0; w < d.field_count(); ++w) {
@@ -369,10 +335,7 @@ class Compiler {
         writer_fields.push_back(w);
       }
     }
-    std::vector<size_t> absent;
-    for (size_t t = 0; t < columns.size(); ++t) {
-      if (!matched[t]) absent.push_back(t);
-    }
+    const std::vector<int>& absent = match.absent;
     const uint32_t first = Alloc(op, static_cast<uint32_t>(writer_fields.size() + absent.size()));
     p_->ops[op].oneof_base = p_->num_oneofs;
     p_->ops[op].num_oneofs = static_cast<uint32_t>(d.oneof_decl_count());
@@ -391,17 +354,17 @@ class Compiler {
         continue;
       }
       p_->ops[c].link = link;
-      p_->ops[c].link_index = link_indexes[static_cast<size_t>(col)];
-      if (op == 0) p_->used_columns.push_back(p_->ops[c].link_index);
+      p_->ops[c].link_index = col;
+      if (op == 0) p_->columns.Use(col);
       FLOE_RETURN_NOT_OK(Field(c, f, *columns[static_cast<size_t>(col)], depth + 1));
     }
     for (size_t a = 0; a < absent.size(); ++a) {
       const uint32_t c = first + static_cast<uint32_t>(writer_fields.size() + a);
-      const NestedField& tf = *columns[absent[a]];
+      const NestedField& tf = *columns[static_cast<size_t>(absent[a])];
       p_->paths[c] = Child(op, tf.name);
       p_->ops[c].link = link;
-      p_->ops[c].link_index = link_indexes[absent[a]];
-      if (op == 0) p_->used_columns.push_back(p_->ops[c].link_index);
+      p_->ops[c].link_index = absent[a];
+      if (op == 0) p_->columns.Use(absent[a]);
       FLOE_RETURN_NOT_OK(Absent(c, tf, /*check_required=*/true, depth + 1));
     }
     BuildLookup(op);
@@ -409,16 +372,10 @@ class Compiler {
   }
 
   Status StructMessage(uint32_t op, const pb::Descriptor& d, const Type& t, int depth) {
-    std::vector<const NestedField*> columns;
-    std::vector<int> indexes;
-    for (size_t j = 0; j < t.fields.size(); ++j) {
-      columns.push_back(&t.fields[j]);
-      indexes.push_back(static_cast<int>(j));
-    }
     p_->ops[op].kind = Kind::kMessage;
     p_->ops[op].sink = Sink::kStruct;
     p_->ops[op].table_struct = true;
-    return Message(op, d, columns, indexes, depth);
+    return Message(op, d, internal::FieldPointers(t.fields), depth);
   }
 
   void BuildLookup(uint32_t op) {
@@ -461,14 +418,10 @@ class Compiler {
       p_->paths[e] = p_->paths[op];
       p_->ops[e].kind = Kind::kMapEntry;
       p_->ops[e].link = Link::kSame;
-      const uint32_t key = Alloc(e, 2);
+      const uint32_t key = p_->AllocMapEntry(e, /*linked=*/true);  // e's path is op's
       const uint32_t value = key + 1;
-      p_->paths[key] = p_->paths[op] + "{key}";
-      p_->paths[value] = p_->paths[op] + "{}";
       p_->ops[key].number = 1;
-      p_->ops[key].link = Link::kMapKey;
       p_->ops[value].number = 2;
-      p_->ops[value].link = Link::kMapItem;
       const pb::FieldDescriptor& vf = *entry.field(1);
       const bool wrapper =
           vf.message_type() != nullptr && schema::IsProtobufWrapper(*vf.message_type());
@@ -488,9 +441,7 @@ class Compiler {
       if (t.id != TypeId::kList) return Mismatch(op, f, t);
       p_->ops[op].kind = Kind::kList;
       p_->ops[op].sink = Sink::kList;
-      const uint32_t element = Alloc(op, 1);
-      p_->paths[element] = p_->paths[op] + "[]";
-      p_->ops[element].link = Link::kListValue;
+      const uint32_t element = p_->AllocListElement(op, /*linked=*/true);
       FLOE_RETURN_NOT_OK(Value(element, f, *t.element().type, depth + 1));
       p_->ops[op].wire = p_->ops[element].wire;
       return Status::OK();
@@ -643,25 +594,15 @@ class Compiler {
   // A table field that receives a null on every record. A struct gets child ops for its
   // fields so that the empty values Arrow appends to them are counted (reserve phase).
   Status Absent(uint32_t op, const NestedField& tf, bool check_required, int depth) {
-    FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
-    if (check_required && tf.required) {
-      return Status::Invalid("table column '", p_->paths[op],
-                             "' is required but the Protobuf message has no such field");
-    }
-    p_->ops[op].kind = Kind::kAbsent;
-    p_->ops[op].sink = Sink::kNull;
-    if (tf.type->id != TypeId::kStruct) return Status::OK();
-    p_->ops[op].table_struct = true;
-    const auto& fields = tf.type->fields;
-    const uint32_t first = Alloc(op, static_cast<uint32_t>(fields.size()));
-    for (size_t j = 0; j < fields.size(); ++j) {
-      const uint32_t c = first + static_cast<uint32_t>(j);
-      p_->paths[c] = Child(op, fields[j].name);
-      p_->ops[c].link = Link::kStructField;
-      p_->ops[c].link_index = static_cast<int32_t>(j);
-      FLOE_RETURN_NOT_OK(Absent(c, fields[j], /*check_required=*/false, depth + 1));
-    }
-    return Status::OK();
+    auto mark = [this](uint32_t o, const NestedField& f, int d) -> Status {
+      FLOE_RETURN_NOT_OK(CheckDepth(o, d));
+      p_->ops[o].kind = Kind::kAbsent;
+      p_->ops[o].sink = Sink::kNull;
+      p_->ops[o].table_struct = f.type->id == TypeId::kStruct;
+      return Status::OK();
+    };
+    return p_->AbsentField(op, tf, check_required, depth,
+                           "the Protobuf message has no such field", mark);
   }
 
   uint32_t AddString(const std::string& s) {
@@ -673,15 +614,32 @@ class Compiler {
     auto& ops = p_->ops;
     for (uint32_t i = 0; i < ops.size(); ++i) {
       ops[i].owner = ops[i].link == Link::kSame ? ops[ops[i].parent].owner : i;
-      if (ops[i].link != Link::kNone && ops[i].link != Link::kSame) p_->owners.push_back(i);
+      if (ops[i].link != Link::kNone && ops[i].link != Link::kSame) {
+        p_->reservations.push_back(ReservationOf(i));
+      }
     }
-    p_->builders.assign(ops.size(), nullptr);
-    p_->counts.assign(ops.size(), 0);
-    p_->bytes.assign(ops.size(), 0);
+    p_->SizeScratch();
     p_->slots.assign(ops.size(), Slot{});
     p_->oneof_current.assign(p_->num_oneofs, 0);
     p_->occs.reserve(256);
     p_->occs.assign(1, Occ{nullptr, 0, 0, 0, 0});
+  }
+
+  // What the reserve phase does for owner op `i` (a wrapper's builder takes what its
+  // value needs; a map's entries are counted by the key op of its entry).
+  Reservation ReservationOf(uint32_t i) const {
+    const Op& op = p_->ops[i];
+    const Op& value = op.sink == Sink::kWrapper ? p_->ops[op.first_child] : op;
+    switch (value.sink) {
+      case Sink::kBinary:
+      case Sink::kEnumString:
+        return {i, Reservation::Extra::kData, 0};
+      case Sink::kMap:
+        return {i, Reservation::Extra::kMapEntries,
+                p_->ops[value.first_child].first_child};
+      default:
+        return {i, Reservation::Extra::kNone, 0};
+    }
   }
 
   Program* p_;
@@ -1377,75 +1335,6 @@ std::string ReasonText(const ErrorInfo& e) {
   return "invalid";
 }
 
-// Finds every op's builder from the columns and checks the column types when a column
-// builder is seen for the first time (as AvroDecoder does).
-Status Bind(Program& p, ::arrow::ArrayBuilder* const* columns) {
-  for (int col : p.used_columns) {
-    ::arrow::ArrayBuilder* b = columns[col];
-    if (b == p.checked_columns[col]) continue;
-    if (b == nullptr) return Status::Invalid("ProtobufDecoder: no builder for column ", col);
-    if (!b->type()->Equals(*p.column_types[col], /*check_metadata=*/false)) {
-      return Status::Invalid("ProtobufDecoder: the builder of column ", col, " has type ",
-                             b->type()->ToString(), " but the table schema needs ",
-                             p.column_types[col]->ToString());
-    }
-    p.checked_columns[col] = b;
-  }
-  auto& builders = p.builders;
-  const auto& ops = p.ops;
-  for (size_t i = 1; i < ops.size(); ++i) {
-    const Op& op = ops[i];
-    ::arrow::ArrayBuilder* parent = builders[op.parent];
-    switch (op.link) {
-      case Link::kNone: builders[i] = nullptr; break;
-      case Link::kColumn: builders[i] = columns[op.link_index]; break;
-      case Link::kStructField:
-        builders[i] =
-            static_cast<::arrow::StructBuilder*>(parent)->field_builder(op.link_index);
-        break;
-      case Link::kListValue:
-        builders[i] = static_cast<::arrow::ListBuilder*>(parent)->value_builder();
-        break;
-      case Link::kMapKey:
-        builders[i] = static_cast<::arrow::MapBuilder*>(parent)->key_builder();
-        break;
-      case Link::kMapItem:
-        builders[i] = static_cast<::arrow::MapBuilder*>(parent)->item_builder();
-        break;
-      case Link::kSame: builders[i] = parent; break;
-    }
-  }
-  return Status::OK();
-}
-
-// Reserves exactly what the append pass will use. Changes capacities only.
-Status Reserve(Program& p) {
-  for (uint32_t o : p.owners) {
-    const int64_t n = p.counts[o];
-    if (n == 0) continue;
-    ::arrow::ArrayBuilder* b = p.builders[o];
-    FLOE_RETURN_NOT_OK(b->Reserve(n));
-    const Op& op = p.ops[o];
-    const Op& value = op.sink == Sink::kWrapper ? p.ops[op.first_child] : op;
-    switch (value.sink) {
-      case Sink::kBinary:
-      case Sink::kEnumString:
-        FLOE_RETURN_NOT_OK(static_cast<::arrow::BinaryBuilder*>(b)->ReserveData(p.bytes[o]));
-        break;
-      case Sink::kMap: {
-        // MapBuilder appends the entries struct lazily (on its next Append).
-        auto* map = static_cast<::arrow::MapBuilder*>(b);
-        const int64_t lag = map->key_builder()->length() - map->value_builder()->length();
-        const uint32_t key = p.ops[value.first_child].first_child;
-        FLOE_RETURN_NOT_OK(map->value_builder()->Reserve(lag + p.counts[key]));
-        break;
-      }
-      default: break;
-    }
-  }
-  return Status::OK();
-}
-
 }  // namespace
 
 ProtobufDecoder::ProtobufDecoder(std::unique_ptr<Program> program)
@@ -1459,12 +1348,7 @@ Result<std::unique_ptr<ProtobufDecoder>> ProtobufDecoder::Make(
     const ProtobufDecoderOptions& options) {
   ::arrow::util::InitializeUTF8();
   auto program = std::make_unique<Program>();
-  FLOE_ASSIGN_OR_RAISE(auto arrow_schema, schema::ToArrowSchema(table));
-  program->column_types.resize(table.fields.size());
-  for (size_t i = 0; i < table.fields.size(); ++i) {
-    program->column_types[i] = arrow_schema->field(static_cast<int>(i))->type();
-  }
-  program->checked_columns.assign(table.fields.size(), nullptr);
+  FLOE_RETURN_NOT_OK(program->columns.Init(table));
   Compiler compiler(program.get());
   FLOE_RETURN_NOT_OK(compiler.Root(writer, table, options));
   return std::unique_ptr<ProtobufDecoder>(new ProtobufDecoder(std::move(program)));
@@ -1473,9 +1357,7 @@ Result<std::unique_ptr<ProtobufDecoder>> ProtobufDecoder::Make(
 Status ProtobufDecoder::Decode(const uint8_t* data, size_t size,
                                ::arrow::ArrayBuilder* const* columns) {
   Program& p = *program_;
-  FLOE_RETURN_NOT_OK(Bind(p, columns));
-  std::fill(p.counts.begin(), p.counts.end(), 0);
-  std::fill(p.bytes.begin(), p.bytes.end(), 0);
+  FLOE_RETURN_NOT_OK(p.Start("ProtobufDecoder", columns));
   if (size > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     return InvalidRecord("Protobuf record of " + std::to_string(size) +
                          " bytes is too large");
@@ -1491,7 +1373,7 @@ Status ProtobufDecoder::Decode(const uint8_t* data, size_t size,
     if (e.at != nullptr) where += " at byte " + std::to_string(e.at - data);
     return InvalidRecord(where + ": " + ReasonText(e));
   }
-  FLOE_RETURN_NOT_OK(Reserve(p));
+  FLOE_RETURN_NOT_OK(p.Reserve());
   Pass<true> append(&p, data, size);
   if (!append.Run()) {
     return Status::Invalid(

@@ -1,0 +1,323 @@
+// Private to floe/decode: the Arrow-builder side that the schema-compiled decoders (Avro,
+// Protobuf, JSON) share. Each decoder compiles a flat program of ops (pre-order, the
+// children of one op contiguous and after it); an op with a builder says how that builder
+// is found from its parent's (Link). Per record a decoder
+//   1. binds every op's builder from the columns (pointer loads, so that builders the
+//      pipeline replaced between calls are never used stale) and zeroes the counters,
+//   2. validates and counts per op the values and data bytes each builder will receive,
+//   3. reserves exactly that (Reservation, the only step that can allocate),
+//   4. appends with UnsafeAppend.
+// Steps 1 and 3 and the Make-time bookkeeping behind them live here; 2 and 4 are per
+// format. Nothing here allocates per record or dispatches virtually per value.
+//
+// Threading: a ProgramBase is per-decoder scratch, as the decoders that embed it.
+#pragma once
+
+#include <arrow/array/builder_base.h>
+#include <arrow/array/builder_binary.h>
+#include <arrow/array/builder_nested.h>
+#include <arrow/type.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "floe/common/status.h"
+#include "floe/iceberg/schema.h"
+#include "floe/schema/arrow.h"
+#include "floe/schema/table_schema.h"
+
+namespace floe::decode::internal {
+
+// How an op's builder is found from its parent's builder.
+enum class Link : uint8_t {
+  kNone,         // skipped: no builder
+  kColumn,       // columns[link_index]
+  kStructField,  // StructBuilder::field_builder(link_index)
+  kListValue,    // ListBuilder::value_builder()
+  kMapKey,       // MapBuilder::key_builder()
+  kMapItem,      // MapBuilder::item_builder()
+  kSame,         // the parent's builder (the value of an optional or a wrapper)
+};
+
+// The top-level columns a decoder writes and the check of the builders it is given: their
+// types are compared with the table schema's when a column's builder is first seen.
+class ColumnCheck {
+ public:
+  // The Arrow types the table's columns must have (schema::ToArrowSchema).
+  Status Init(const iceberg::Schema& table) {
+    FLOE_ASSIGN_OR_RAISE(auto arrow_schema, schema::ToArrowSchema(table));
+    types_.resize(table.fields.size());
+    for (size_t i = 0; i < table.fields.size(); ++i) {
+      types_[i] = arrow_schema->field(static_cast<int>(i))->type();
+    }
+    checked_.assign(table.fields.size(), nullptr);
+    return Status::OK();
+  }
+
+  // Column `column` gets values from the decoder.
+  void Use(int column) { used_.push_back(column); }
+
+  // `decoder` names the decoder in the messages ("AvroDecoder").
+  Status Check(const char* decoder, ::arrow::ArrayBuilder* const* columns) {
+    for (int col : used_) {
+      ::arrow::ArrayBuilder* b = columns[col];
+      if (b == checked_[col]) continue;
+      FLOE_RETURN_NOT_OK(CheckNew(decoder, col, b));
+    }
+    return Status::OK();
+  }
+
+ private:
+  Status CheckNew(const char* decoder, int col, ::arrow::ArrayBuilder* b) {
+    if (b == nullptr) return Status::Invalid(decoder, ": no builder for column ", col);
+    if (!b->type()->Equals(*types_[col], /*check_metadata=*/false)) {
+      return Status::Invalid(decoder, ": the builder of column ", col, " has type ",
+                             b->type()->ToString(), " but the table schema needs ",
+                             types_[col]->ToString());
+    }
+    checked_[col] = b;
+    return Status::OK();
+  }
+
+  std::vector<int> used_;
+  std::vector<std::shared_ptr<::arrow::DataType>> types_;  // by column index
+  std::vector<::arrow::ArrayBuilder*> checked_;            // by column index
+};
+
+// What the reserve phase does for an op with its own builder besides Reserve(count),
+// decided at Make time from the op's sink.
+struct Reservation {
+  enum class Extra : uint8_t {
+    kNone,
+    kData,        // BinaryBuilder (or StringBuilder): ReserveData(bytes of the op)
+    kMapEntries,  // MapBuilder: its entries struct, one per value of op `entries`
+  };
+  uint32_t op = 0;
+  Extra extra = Extra::kNone;
+  uint32_t entries = 0;  // kMapEntries: the op counting the entries (the key op)
+};
+
+// Writer fields matched to table fields by name, the rule of every decoder's Make:
+// `table_index[w]` is the index in `table` of the field named like writer field w, or -1
+// (with duplicate names the last wins); `absent` lists, in table order, the table fields
+// no writer field names. A null entry of `table` is a column the decoder leaves alone:
+// never matched, never absent.
+struct FieldMatch {
+  std::vector<int> table_index;
+  std::vector<int> absent;
+};
+
+// `writer_name(w)` gives the name of writer field w < num_writer.
+template <typename WriterName>
+FieldMatch MatchFields(size_t num_writer, const WriterName& writer_name,
+                       const std::vector<const iceberg::NestedField*>& table) {
+  FieldMatch m;
+  m.table_index.assign(num_writer, -1);
+  std::vector<bool> matched(table.size(), false);
+  for (size_t w = 0; w < num_writer; ++w) {
+    for (size_t t = 0; t < table.size(); ++t) {
+      if (table[t] != nullptr && table[t]->name == writer_name(w)) {
+        m.table_index[w] = static_cast<int>(t);
+        matched[t] = true;
+      }
+    }
+  }
+  for (size_t t = 0; t < table.size(); ++t) {
+    if (table[t] != nullptr && !matched[t]) m.absent.push_back(static_cast<int>(t));
+  }
+  return m;
+}
+
+// The table's top-level fields, null for the columns a decoder never touches: `_kafka`
+// and `skip_columns`.
+inline std::vector<const iceberg::NestedField*> DecodedColumns(
+    const iceberg::Schema& table, const std::vector<std::string>& skip_columns) {
+  std::vector<const iceberg::NestedField*> out;
+  for (const auto& f : table.fields) {
+    const bool skipped =
+        f.name == schema::kKafkaColumn ||
+        std::find(skip_columns.begin(), skip_columns.end(), f.name) != skip_columns.end();
+    out.push_back(skipped ? nullptr : &f);
+  }
+  return out;
+}
+
+// The fields of a struct type, as MatchFields takes them.
+inline std::vector<const iceberg::NestedField*> FieldPointers(
+    const std::vector<iceberg::NestedField>& fields) {
+  std::vector<const iceberg::NestedField*> out;
+  out.reserve(fields.size());
+  for (const auto& f : fields) out.push_back(&f);
+  return out;
+}
+
+// What every compiled program has. `Op` is the decoder's op type; it must have the
+// members `Link link`, `int32_t link_index`, `uint32_t parent`, `uint32_t first_child`
+// and `uint32_t num_children`. A decoder's Program derives from this (no virtual members:
+// the hot path reaches these vectors directly).
+template <typename Op>
+struct ProgramBase {
+  std::vector<Op> ops;                    // ops[0] is the root
+  std::vector<std::string> paths;         // per op, for messages
+  std::vector<Reservation> reservations;  // one per op with its own builder
+  ColumnCheck columns;
+  // Per-record scratch, sized by SizeScratch() at the end of Make.
+  std::vector<::arrow::ArrayBuilder*> builders;  // per op
+  std::vector<int64_t> counts;  // values to append, per op with its own builder
+  std::vector<int64_t> bytes;   // data bytes to append, per op with its own builder
+
+  // Appends `n` ops (children of `parent`) and returns the first index.
+  uint32_t AllocChildren(uint32_t parent, uint32_t n) {
+    auto first = static_cast<uint32_t>(ops.size());
+    ops.resize(ops.size() + n);
+    paths.resize(ops.size());
+    ops[parent].first_child = first;
+    ops[parent].num_children = n;
+    for (uint32_t i = first; i < first + n; ++i) ops[i].parent = parent;
+    return first;
+  }
+
+  // The path of child `name` of op `op`, for messages: "a.b" ("b" under the root).
+  std::string ChildPath(uint32_t op, const std::string& name) const {
+    return paths[op].empty() ? name : paths[op] + "." + name;
+  }
+
+  // One child of `op` per field of a table struct, linked to the StructBuilder's field
+  // builders; returns the first. The children's own fields are the caller's.
+  uint32_t AllocStructFields(uint32_t op,
+                             const std::vector<iceberg::NestedField>& fields) {
+    const uint32_t first = AllocChildren(op, static_cast<uint32_t>(fields.size()));
+    for (size_t j = 0; j < fields.size(); ++j) {
+      const uint32_t c = first + static_cast<uint32_t>(j);
+      paths[c] = ChildPath(op, fields[j].name);
+      ops[c].link = Link::kStructField;
+      ops[c].link_index = static_cast<int32_t>(j);
+    }
+    return first;
+  }
+
+  // The element child of list op `op`, named "<path>[]". With `linked` its builder is the
+  // ListBuilder's value builder; without, it is writer data the table lacks.
+  uint32_t AllocListElement(uint32_t op, bool linked) {
+    const uint32_t item = AllocChildren(op, 1);
+    paths[item] = paths[op] + "[]";
+    if (linked) ops[item].link = Link::kListValue;
+    return item;
+  }
+
+  // The key and value children of map op `op`, named "<path>{key}" and "<path>{}";
+  // returns the key's index (the value's is one more). With `linked` their builders are
+  // the MapBuilder's key and item builders; without, they are writer data the table
+  // lacks.
+  uint32_t AllocMapEntry(uint32_t op, bool linked) {
+    const uint32_t key = AllocChildren(op, 2);
+    paths[key] = paths[op] + "{key}";
+    paths[key + 1] = paths[op] + "{}";
+    if (linked) {
+      ops[key].link = Link::kMapKey;
+      ops[key + 1].link = Link::kMapItem;
+    }
+    return key;
+  }
+
+  // A table field the writer lacks: it gets a null on every record. A struct's fields get
+  // child ops (recursively, and never required) so that the empty values Arrow appends
+  // to their builders are counted for the reserve phase. `mark(op, field, depth)` makes
+  // `op` the decoder's always-null op for `field` (or fails: too deep). With
+  // `check_required`, a required field fails with "table column 'x' is required but
+  // <writer_lacks>".
+  template <typename Mark>
+  Status AbsentField(uint32_t op, const iceberg::NestedField& tf, bool check_required,
+                     int depth, const char* writer_lacks, const Mark& mark) {
+    FLOE_RETURN_NOT_OK(mark(op, tf, depth));
+    if (check_required && tf.required) {
+      return Status::Invalid("table column '", paths[op], "' is required but ",
+                             writer_lacks);
+    }
+    if (tf.type->id != iceberg::TypeId::kStruct) return Status::OK();
+    const auto& fields = tf.type->fields;
+    const uint32_t first = AllocStructFields(op, fields);
+    for (size_t j = 0; j < fields.size(); ++j) {
+      FLOE_RETURN_NOT_OK(AbsentField(first + static_cast<uint32_t>(j), fields[j],
+                                     /*check_required=*/false, depth + 1, writer_lacks,
+                                     mark));
+    }
+    return Status::OK();
+  }
+
+  void SizeScratch() {
+    builders.assign(ops.size(), nullptr);
+    counts.assign(ops.size(), 0);
+    bytes.assign(ops.size(), 0);
+  }
+
+  // The start of every Decode: checks the column builders (`decoder` names the decoder in
+  // messages), finds every op's builder from them and zeroes the counters.
+  Status Start(const char* decoder, ::arrow::ArrayBuilder* const* cols) {
+    FLOE_RETURN_NOT_OK(columns.Check(decoder, cols));
+    for (size_t i = 1; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      ::arrow::ArrayBuilder* parent = builders[op.parent];
+      switch (op.link) {
+        case Link::kNone:
+          builders[i] = nullptr;
+          break;
+        case Link::kColumn:
+          builders[i] = cols[op.link_index];
+          break;
+        case Link::kStructField:
+          builders[i] =
+              static_cast<::arrow::StructBuilder*>(parent)->field_builder(op.link_index);
+          break;
+        case Link::kListValue:
+          builders[i] = static_cast<::arrow::ListBuilder*>(parent)->value_builder();
+          break;
+        case Link::kMapKey:
+          builders[i] = static_cast<::arrow::MapBuilder*>(parent)->key_builder();
+          break;
+        case Link::kMapItem:
+          builders[i] = static_cast<::arrow::MapBuilder*>(parent)->item_builder();
+          break;
+        case Link::kSame:
+          builders[i] = parent;
+          break;
+      }
+    }
+    std::fill(counts.begin(), counts.end(), 0);
+    std::fill(bytes.begin(), bytes.end(), 0);
+    return Status::OK();
+  }
+
+  // Reserves exactly what the append phase will use. Changes capacities only, so a
+  // failure leaves the builders' contents unchanged.
+  Status Reserve() {
+    for (const Reservation& r : reservations) {
+      const int64_t n = counts[r.op];
+      if (n == 0) continue;
+      ::arrow::ArrayBuilder* b = builders[r.op];
+      FLOE_RETURN_NOT_OK(b->Reserve(n));
+      switch (r.extra) {
+        case Reservation::Extra::kNone:
+          break;
+        case Reservation::Extra::kData:
+          FLOE_RETURN_NOT_OK(
+              static_cast<::arrow::BinaryBuilder*>(b)->ReserveData(bytes[r.op]));
+          break;
+        case Reservation::Extra::kMapEntries: {
+          // MapBuilder appends the entries struct lazily (on its next Append).
+          auto* map = static_cast<::arrow::MapBuilder*>(b);
+          const int64_t lag =
+              map->key_builder()->length() - map->value_builder()->length();
+          FLOE_RETURN_NOT_OK(map->value_builder()->Reserve(lag + counts[r.entries]));
+          break;
+        }
+      }
+    }
+    return Status::OK();
+  }
+};
+
+}  // namespace floe::decode::internal
