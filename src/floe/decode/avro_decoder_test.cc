@@ -1,7 +1,6 @@
 #include "floe/decode/avro_decoder.h"
 
 #include <arrow/api.h>
-#include <arrow/json/from_string.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,17 +8,17 @@
 #include <limits>
 
 #include "floe/decode/avro_test_encoder.h"
+#include "floe/decode/decoder_test_util.h"
 #include "floe/decode/new_counter_test_util.h"
-#include "floe/schema/arrow.h"
 #include "floe/schema/avro_to_iceberg.h"
-#include "floe/schema/field_ids.h"
-#include "floe/schema/table_schema.h"
 
 namespace floe::decode {
 namespace {
 
 using schema::AvroSchema;
 using testing::AvroEncoder;
+using testing::ExpectColumn;
+using testing::ExpectInvalid;
 using testing::Int128;
 
 AvroSchema Parse(const std::string& json) {
@@ -30,103 +29,23 @@ AvroSchema Parse(const std::string& json) {
 
 // The table a fresh topic with this value schema gets, without `_kafka` unless asked.
 iceberg::Schema TableFor(const std::string& avro_json, bool with_kafka = false) {
-  auto fields = schema::AvroToIcebergFields(Parse(avro_json));
-  EXPECT_TRUE(fields.ok()) << fields.status().ToString();
-  int last = 0;
-  if (with_kafka) {
-    auto s = schema::BuildTableSchema(*fields, nullptr, &last);
-    EXPECT_TRUE(s.ok()) << s.status().ToString();
-    return *s;
-  }
-  auto ids = schema::AssignFieldIds(*fields, nullptr, &last);
-  EXPECT_TRUE(ids.ok()) << ids.status().ToString();
-  iceberg::Schema s;
-  s.fields = *ids;
-  return s;
+  return testing::TableFromFields(schema::AvroToIcebergFields(Parse(avro_json)),
+                                  with_kafka);
 }
 
 // Builders for a table, as the pipeline owns them, and a decoder into them.
-class Harness {
+class Harness : public testing::DecoderHarness<AvroDecoder> {
  public:
   Harness(const std::string& writer_json, const iceberg::Schema& table,
           ::arrow::MemoryPool* pool = ::arrow::default_memory_pool(),
-          AvroDecoderOptions options = {}) {
-    auto arrow_schema = schema::ToArrowSchema(table);
-    EXPECT_TRUE(arrow_schema.ok()) << arrow_schema.status().ToString();
-    schema_ = *arrow_schema;
-    auto rbb = ::arrow::RecordBatchBuilder::Make(schema_, pool);
-    EXPECT_TRUE(rbb.ok()) << rbb.status().ToString();
-    builder_ = std::move(*rbb);
-    for (int i = 0; i < builder_->num_fields(); ++i)
-      columns_.push_back(builder_->GetField(i));
-    auto dec = AvroDecoder::Make(Parse(writer_json), table, options);
-    EXPECT_TRUE(dec.ok()) << dec.status().ToString();
-    if (dec.ok()) decoder_ = std::move(*dec);
-  }
+          AvroDecoderOptions options = {})
+      : DecoderHarness(Parse(writer_json), table, options, pool) {}
   explicit Harness(const std::string& writer_json)
       : Harness(writer_json, TableFor(writer_json)) {}
 
   Status Decode(const AvroEncoder& e) { return Decode(e.data(), e.size()); }
-  Status Decode(const uint8_t* data, size_t size) {
-    return decoder_->Decode(data, size, columns_.data());
-  }
-
-  std::shared_ptr<::arrow::RecordBatch> Flush() {
-    auto b = builder_->Flush();
-    EXPECT_TRUE(b.ok()) << b.status().ToString();
-    auto st = (*b)->ValidateFull();
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    return *b;
-  }
-
-  // Every builder's length, null count and data length, recursively.
-  std::vector<int64_t> Snapshot() const {
-    std::vector<int64_t> out;
-    for (auto* c : columns_) Snap(c, &out);
-    return out;
-  }
-
-  ::arrow::ArrayBuilder* column(int i) const { return columns_[i]; }
-  const std::vector<::arrow::ArrayBuilder*>& columns() const { return columns_; }
-  AvroDecoder& decoder() { return *decoder_; }
-
- private:
-  static void Snap(::arrow::ArrayBuilder* b, std::vector<int64_t>* out) {
-    out->push_back(b->length());
-    out->push_back(b->null_count());
-    if (auto* bin = dynamic_cast<::arrow::BinaryBuilder*>(b)) {
-      out->push_back(bin->value_data_length());
-    } else if (auto* st = dynamic_cast<::arrow::StructBuilder*>(b)) {
-      for (int i = 0; i < st->num_fields(); ++i) Snap(st->field_builder(i), out);
-    } else if (auto* map = dynamic_cast<::arrow::MapBuilder*>(b)) {
-      Snap(map->key_builder(), out);
-      Snap(map->item_builder(), out);
-    } else if (auto* list = dynamic_cast<::arrow::ListBuilder*>(b)) {
-      Snap(list->value_builder(), out);
-    }
-  }
-
-  std::shared_ptr<::arrow::Schema> schema_;
-  std::unique_ptr<::arrow::RecordBatchBuilder> builder_;
-  std::vector<::arrow::ArrayBuilder*> columns_;
-  std::unique_ptr<AvroDecoder> decoder_;
+  Status Decode(const uint8_t* data, size_t size) { return DecodeBytes(data, size); }
 };
-
-void ExpectColumn(const ::arrow::RecordBatch& batch, const std::string& name,
-                  const std::string& json) {
-  auto col = batch.GetColumnByName(name);
-  ASSERT_NE(col, nullptr) << name;
-  auto expected = ::arrow::json::ArrayFromJSONString(col->type(), json);
-  ASSERT_TRUE(expected.ok()) << name << ": " << expected.status().ToString();
-  EXPECT_TRUE(col->Equals(**expected)) << name << "\nactual:   " << col->ToString()
-                                       << "\nexpected: " << (*expected)->ToString();
-}
-
-void ExpectInvalid(const Status& st, const std::string& fragment) {
-  ASSERT_FALSE(st.ok()) << "expected an error containing: " << fragment;
-  EXPECT_EQ(KindOf(st), ErrorKind::kInvalidRecord) << st.ToString();
-  EXPECT_NE(st.message().find(fragment), std::string::npos) << st.message();
-}
 
 const char* kAllTypes = R"({"type": "record", "name": "All", "namespace": "t", "fields": [
   {"name": "b", "type": "boolean"},

@@ -1,7 +1,6 @@
 #include "floe/decode/protobuf_decoder.h"
 
 #include <arrow/api.h>
-#include <arrow/json/from_string.h>
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/dynamic_message.h>
 #include <google/protobuf/message.h>
@@ -10,9 +9,8 @@
 #include <cmath>
 #include <limits>
 
+#include "floe/decode/decoder_test_util.h"
 #include "floe/decode/new_counter_test_util.h"
-#include "floe/schema/arrow.h"
-#include "floe/schema/field_ids.h"
 #include "floe/schema/protobuf_schema.h"
 
 namespace floe::decode {
@@ -20,6 +18,8 @@ namespace {
 
 namespace pb = ::google::protobuf;
 using schema::ProtobufSchema;
+using testing::ExpectColumn;
+using testing::ExpectInvalid;
 
 // A .proto schema, the selected message and DynamicMessages of it: payloads are serialized
 // by libprotobuf, so the wire format is the real one.
@@ -110,90 +110,21 @@ std::string Bytes(const pb::Message& m) {
 }
 
 iceberg::Schema TableFor(const pb::Descriptor& d) {
-  auto fields = schema::ProtobufToIcebergFields(d);
-  EXPECT_TRUE(fields.ok()) << fields.status().ToString();
-  int last = 0;
-  auto ids = schema::AssignFieldIds(*fields, nullptr, &last);
-  EXPECT_TRUE(ids.ok()) << ids.status().ToString();
-  iceberg::Schema s;
-  s.fields = *ids;
-  return s;
+  return testing::TableFromFields(schema::ProtobufToIcebergFields(d));
 }
 
-class Harness {
+class Harness : public testing::DecoderHarness<ProtobufDecoder> {
  public:
   Harness(const pb::Descriptor& writer, const iceberg::Schema& table,
-          ProtobufDecoderOptions options = {}) {
-    auto arrow_schema = schema::ToArrowSchema(table);
-    EXPECT_TRUE(arrow_schema.ok()) << arrow_schema.status().ToString();
-    auto rbb = ::arrow::RecordBatchBuilder::Make(*arrow_schema, ::arrow::default_memory_pool());
-    EXPECT_TRUE(rbb.ok()) << rbb.status().ToString();
-    builder_ = std::move(*rbb);
-    for (int i = 0; i < builder_->num_fields(); ++i) columns_.push_back(builder_->GetField(i));
-    auto dec = ProtobufDecoder::Make(writer, table, options);
-    EXPECT_TRUE(dec.ok()) << dec.status().ToString();
-    if (dec.ok()) decoder_ = std::move(*dec);
-  }
+          ProtobufDecoderOptions options = {})
+      : DecoderHarness(writer, table, options, ::arrow::default_memory_pool()) {}
   explicit Harness(const pb::Descriptor& writer) : Harness(writer, TableFor(writer)) {}
 
   Status Decode(const std::string& bytes) {
-    return decoder_->Decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
-                            columns_.data());
+    return DecodeBytes(bytes.data(), bytes.size());
   }
   Status Decode(const pb::Message& m) { return Decode(Bytes(m)); }
-
-  std::shared_ptr<::arrow::RecordBatch> Flush() {
-    auto b = builder_->Flush();
-    EXPECT_TRUE(b.ok()) << b.status().ToString();
-    auto st = (*b)->ValidateFull();
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    return *b;
-  }
-
-  ::arrow::ArrayBuilder* column(int i) const { return columns_[static_cast<size_t>(i)]; }
-
-  std::vector<int64_t> Snapshot() const {
-    std::vector<int64_t> out;
-    for (auto* c : columns_) Snap(c, &out);
-    return out;
-  }
-
- private:
-  static void Snap(::arrow::ArrayBuilder* b, std::vector<int64_t>* out) {
-    out->push_back(b->length());
-    out->push_back(b->null_count());
-    if (auto* bin = dynamic_cast<::arrow::BinaryBuilder*>(b)) {
-      out->push_back(bin->value_data_length());
-    } else if (auto* st = dynamic_cast<::arrow::StructBuilder*>(b)) {
-      for (int i = 0; i < st->num_fields(); ++i) Snap(st->field_builder(i), out);
-    } else if (auto* map = dynamic_cast<::arrow::MapBuilder*>(b)) {
-      Snap(map->key_builder(), out);
-      Snap(map->item_builder(), out);
-    } else if (auto* list = dynamic_cast<::arrow::ListBuilder*>(b)) {
-      Snap(list->value_builder(), out);
-    }
-  }
-
-  std::unique_ptr<::arrow::RecordBatchBuilder> builder_;
-  std::vector<::arrow::ArrayBuilder*> columns_;
-  std::unique_ptr<ProtobufDecoder> decoder_;
 };
-
-void ExpectColumn(const ::arrow::RecordBatch& batch, const std::string& name,
-                  const std::string& json) {
-  auto col = batch.GetColumnByName(name);
-  ASSERT_NE(col, nullptr) << name;
-  auto expected = ::arrow::json::ArrayFromJSONString(col->type(), json);
-  ASSERT_TRUE(expected.ok()) << name << ": " << expected.status().ToString();
-  EXPECT_TRUE(col->Equals(**expected)) << name << "\nactual:   " << col->ToString()
-                                       << "\nexpected: " << (*expected)->ToString();
-}
-
-void ExpectInvalid(const Status& st, const std::string& fragment) {
-  ASSERT_FALSE(st.ok()) << "expected an error containing: " << fragment;
-  EXPECT_EQ(KindOf(st), ErrorKind::kInvalidRecord) << st.ToString();
-  EXPECT_NE(st.message().find(fragment), std::string::npos) << st.message();
-}
 
 // Raw wire bytes, for payloads libprotobuf would never write.
 struct Wire {
