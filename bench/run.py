@@ -1,12 +1,14 @@
 """`make bench`: end-to-end ingestion throughput of Floe on this machine (issue 2 baseline).
 
-W1: ~300-byte Avro records (Confluent framing) preloaded into a 4-partition topic on the
-local KRaft broker; Floe drains it into one table. Reported: records per Floe CPU-second
+W1 (`--workload w1`, the default): ~300-byte Avro records (Confluent framing) preloaded into a
+4-partition topic on the local KRaft broker; Floe drains it into one table. W4 (`--workload
+w4`, bench/w4.py): ~1.2 KB plain JSON order events (no framing) with their JSON Schema
+registered under `w4-value`, read with `value.format: json`. Reported: records per Floe CPU-second
 (utime + stime of the Floe process from start until the commit covering the last offset),
 wall-clock records/s and MB/s, peak RSS, data and metadata bytes written per input byte,
 files per commit. `--formats iceberg,delta` measures the same with the Delta log written after
 each commit (the clock stops at the Iceberg commit covering the last offset; Delta's entry
-follows within the same commit cycle). Results go to bench/results/<date>[-<formats>].json;
+follows within the same commit cycle). Results go to bench/results/<date>[-w4][-<formats>].json;
 the seeded generator makes runs comparable. No assertion on any number: benchmarks measure,
 tests check.
 """
@@ -133,16 +135,25 @@ def dir_bytes(path: pathlib.Path, pattern: str) -> int:
 
 
 def one_run(kafka, registry_url: str, topic: str, work: pathlib.Path, hwm: dict, input_bytes: int,
-            formats: list[str]):
-    run = FloeRun(work, kafka.bootstrap, registry_url, [{"name": topic, "formats": formats}],
-                  defaults={"commit.interval.ms": 1000})
+            formats: list[str], topic_config: dict | None = None,
+            commit_interval_ms: int = 1000):
+    run = FloeRun(work, kafka.bootstrap, registry_url,
+                  [{"name": topic, "formats": formats, **(topic_config or {})}],
+                  defaults={"commit.interval.ms": commit_interval_ms})
     t0 = time.monotonic()
     run.start()
     pid = run.proc.pid
     cpu = rss = 0.0
+    timeline = []  # (wall s, CPU s, records committed) at each new commit seen
+    last_loc = None
     while True:
         cpu, rss = cpu_seconds(pid), peak_rss_mib(pid)
         pos = run.table_positions(default_table_name(topic), topic)
+        loc = run.metadata_location(default_table_name(topic))
+        if loc != last_loc and pos:
+            last_loc = loc
+            timeline.append((round(time.monotonic() - t0, 3), cpu,
+                             sum(min(pos.get(p, 0), v) for p, v in hwm.items())))
         if pos and all(pos.get(p, 0) >= v for p, v in hwm.items()):
             break
         if not run.proc.running():
@@ -163,16 +174,60 @@ def one_run(kafka, registry_url: str, topic: str, work: pathlib.Path, hwm: dict,
             "records_per_wall_s": n / wall, "mb_per_wall_s": input_bytes / wall / 1e6,
             "peak_rss_mib": rss, "data_bytes_per_input_byte": data / input_bytes,
             "metadata_bytes_per_input_byte": meta / input_bytes, "commits": len(snaps),
-            "files_per_commit": files / max(1, len(snaps))}
+            "files_per_commit": files / max(1, len(snaps)),
+            "after_warmup": after_warmup(timeline, n, cpu, wall), "timeline": timeline}
+
+
+def after_warmup(timeline: list, n: int, cpu: float, wall: float, warmup_s: float = 30.0):
+    """Records per CPU-second without the first `warmup_s`: from the first commit seen at or
+    after warmup_s to the end. Records processed but not yet committed at that commit were paid
+    for before it, so this overstates the steady rate by at most one commit interval's worth
+    of records; `timeline` lets a reader recompute any window."""
+    later = [t for t in timeline if t[0] >= warmup_s]
+    if not later or later[0][2] >= n or cpu <= later[0][1]:
+        return None
+    t, c, r = later[0]
+    return {"from_wall_s": t, "records": n - r, "cpu_s": cpu - c, "wall_s": wall - t,
+            "records_per_cpu_s": (n - r) / (cpu - c)}
+
+
+WORKLOADS = {"w1": "W1 Avro", "w4": "W4 JSON"}
+
+
+def prepare(kafka, registry, workload: str, records: int, partitions: int = 4):
+    """Registers the workload's schema, creates topic `workload` and preloads it. Returns
+    (topic, Floe topic config, high watermarks by partition, input bytes)."""
+    from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+    client = SchemaRegistryClient({"url": registry.url})
+    topic = workload
+    if workload == "w1":
+        sid = client.register_schema(f"{topic}-value", Schema(json.dumps(W1_SCHEMA), "AVRO"))
+        values, topic_config = payloads(sid), {}
+    else:
+        import w4
+        client.register_schema(f"{topic}-value", Schema(json.dumps(w4.SCHEMA), "JSON"))
+        values, topic_config = w4.payloads(), {"value.format": "json"}
+    kafka.create_topic(topic, partitions=partitions)
+    print(f"[bench] preloading {records} {WORKLOADS[workload]} records "
+          f"(~{statistics.mean(map(len, values)):.0f} B each) ...", flush=True)
+    input_bytes = preload(kafka.bootstrap, topic, values, records, partitions)
+    hwm = {p: hi for p, (lo, hi) in kafka.watermarks(topic).items()}
+    return topic, topic_config, hwm, input_bytes
+
+
+def machine() -> dict:
+    return {"cores": os.cpu_count(), "cpu": cpu_model(), "kernel": platform.release()}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--floe", required=True)
+    ap.add_argument("--workload", choices=sorted(WORKLOADS), default="w1")
     ap.add_argument("--records", type=int, default=int(os.environ.get("FLOE_BENCH_RECORDS", 2_000_000)))
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--formats", default="iceberg",
                     help="table formats, comma-separated (iceberg | iceberg,delta)")
+    ap.add_argument("--commit-interval-ms", type=int, default=1000)
     args = ap.parse_args()
     os.environ["FLOE_BUILD_DIR"] = str(pathlib.Path(args.floe).resolve().parents[3])
     work = ROOT / "build" / "bench-work"
@@ -183,38 +238,33 @@ def main() -> int:
     try:
         kafka = start_kafka(work / "kafka")
         registry = start_registry(work)
-        from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
-        sid = SchemaRegistryClient({"url": registry.url}).register_schema(
-            "w1-value", Schema(json.dumps(W1_SCHEMA), "AVRO"))
-        values = payloads(sid)
-        topic = "w1"
-        kafka.create_topic(topic, partitions=4)
-        print(f"[bench] preloading {args.records} records "
-              f"(~{statistics.mean(map(len, values)):.0f} B each) ...", flush=True)
-        input_bytes = preload(kafka.bootstrap, topic, values, args.records, 4)
-        hwm = {p: hi for p, (lo, hi) in kafka.watermarks(topic).items()}
+        topic, topic_config, hwm, input_bytes = prepare(kafka, registry, args.workload,
+                                                        args.records)
         results = []
         for i in range(args.runs):
             r = one_run(kafka, registry.url, topic, work / f"run{i}", hwm, input_bytes,
-                        args.formats.split(","))
+                        args.formats.split(","), topic_config, args.commit_interval_ms)
             print(f"[bench] run {i + 1}: {r['records_per_cpu_s']:,.0f} records/CPU-s, "
                   f"{r['records_per_wall_s']:,.0f} records/s wall, peak RSS {r['peak_rss_mib']:.0f} MiB",
                   flush=True)
             results.append(r)
         med = sorted(results, key=lambda r: r["records_per_cpu_s"])[len(results) // 2]
+        name = WORKLOADS[args.workload]
         out = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-               "machine": {"cores": os.cpu_count(), "cpu": cpu_model(),
-                           "kernel": platform.release()},
-               "workload": {"name": "W1 Avro", "records": args.records,
+               "machine": machine(),
+               "floe": str(pathlib.Path(args.floe)),
+               "workload": {"name": name, "records": args.records,
                             "formats": args.formats.split(","),
-                            "avg_record_bytes": input_bytes / args.records, "partitions": 4},
+                            "avg_record_bytes": input_bytes / args.records, "partitions": 4,
+                            "commit_interval_ms": args.commit_interval_ms},
                "runs": results, "median": med}
         res_dir = ROOT / "bench" / "results"
         res_dir.mkdir(exist_ok=True)
-        tag = "" if args.formats == "iceberg" else "-" + args.formats.replace(",", "-")
+        tag = "" if args.workload == "w1" else "-" + args.workload
+        tag += "" if args.formats == "iceberg" else "-" + args.formats.replace(",", "-")
         path = res_dir / f"{dt.date.today().isoformat()}{tag}.json"
         path.write_text(json.dumps(out, indent=2))
-        print(f"[bench] W1 Avro ~{input_bytes / args.records:.0f} B/record, {args.records} records: "
+        print(f"[bench] {name} ~{input_bytes / args.records:.0f} B/record, {args.records} records: "
               f"median {med['records_per_cpu_s']:,.0f} records per Floe CPU-second "
               f"({med['mb_per_wall_s']:.1f} MB/s wall, peak RSS {med['peak_rss_mib']:.0f} MiB, "
               f"{med['files_per_commit']:.2f} files/commit) → {path}")
