@@ -626,12 +626,7 @@ class Compiler {
   // Owners, minimum sizes and scratch space, once all ops exist.
   void Finish() {
     auto& ops = p_->ops;
-    for (uint32_t i = 0; i < ops.size(); ++i) {
-      ops[i].owner = ops[i].link == Link::kSame ? ops[ops[i].parent].owner : i;
-      if (ops[i].link != Link::kNone && ops[i].link != Link::kSame) {
-        p_->reservations.push_back(ReservationOf(i));
-      }
-    }
+    p_->AssignOwners([this](uint32_t i) { return ReservationOf(i); });
     // Children come after their parents: compute minimum sizes bottom-up.
     for (size_t k = ops.size(); k-- > 0;) {
       Op& o = ops[k];
@@ -731,15 +726,8 @@ class Validator {
     return true;
   }
 
-  void CountEmpty(uint32_t op) {
-    const Op& v =
-        ops_[op].sink == Sink::kOptional ? ops_[ops_[op].first_child] : ops_[op];
-    for (uint32_t c = v.first_child; c < v.first_child + v.num_children; ++c) {
-      if (ops_[c].link != Link::kStructField) continue;
-      ++p_.counts[c];
-      if (ops_[c].table_struct) CountEmpty(c);
-    }
-  }
+  // The empty values a struct null gives its fields (an optional: its value's fields).
+  void CountEmpty(uint32_t op) { p_.CountEmptyFields(op); }
 
   bool Decimal(uint32_t op, const uint8_t* at, const uint8_t* data, int64_t len) {
     if (len > 16) {

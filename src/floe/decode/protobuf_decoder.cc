@@ -612,12 +612,7 @@ class Compiler {
 
   void Finish() {
     auto& ops = p_->ops;
-    for (uint32_t i = 0; i < ops.size(); ++i) {
-      ops[i].owner = ops[i].link == Link::kSame ? ops[ops[i].parent].owner : i;
-      if (ops[i].link != Link::kNone && ops[i].link != Link::kSame) {
-        p_->reservations.push_back(ReservationOf(i));
-      }
-    }
+    p_->AssignOwners([this](uint32_t i) { return ReservationOf(i); });
     p_->SizeScratch();
     p_->slots.assign(ops.size(), Slot{});
     p_->oneof_current.assign(p_->num_oneofs, 0);
@@ -893,14 +888,7 @@ class Pass {
     return true;
   }
 
-  void CountEmpty(uint32_t i) {
-    const Op& v = ops_[i];
-    for (uint32_t c = v.first_child; c < v.first_child + v.num_children; ++c) {
-      if (ops_[c].link != Link::kStructField) continue;
-      ++p_.counts[c];
-      if (ops_[c].table_struct) CountEmpty(c);
-    }
-  }
+  void CountEmpty(uint32_t i) { p_.CountEmptyFields(i); }
 
   bool Null(uint32_t i) {
     if constexpr (kAppend) {
