@@ -4,8 +4,9 @@ PRESET ?= default
 BUILD_DIR := build/$(PRESET)
 PY := .venv/bin/python
 JOBS ?= 2
+FUZZ_SECONDS ?= 60
 
-.PHONY: setup build test unit integration demo bench asan format clean
+.PHONY: setup build test unit integration demo bench asan fuzz format clean
 
 setup:
 	@scripts/setup.sh
@@ -35,6 +36,12 @@ asan: setup
 	@[ -f build/asan/build.ninja ] || cmake --preset asan >/dev/null
 	@cmake --build --preset asan -j $(JOBS)
 	@cd build/asan && ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS each; fuzz/README.md.
+fuzz: setup
+	@[ -f build/fuzz/build.ninja ] || cmake --preset fuzz >/dev/null
+	@cmake --build --preset fuzz -j $(JOBS)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh
 
 format:
 	@git ls-files '*.cc' '*.h' | xargs clang-format -i
