@@ -173,3 +173,87 @@ def test_plain_json_without_a_subject_suspends(kafka_broker, registry, tmp_path)
     assert run.stop() == 0, run.log()
     log = run.log(100)
     assert f"subject '{topic}-value'" in log and "suspended" in log, log
+
+
+def _key_run(kafka_broker, registry, tmp_path, topic, records, extra=None):
+    """Produces (key bytes, value dict) records with Avro values and runs Floe with
+    key.format: registry; returns the Floe run and the table's rows by offset."""
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from test_exactly_once import SCHEMA
+    kafka_broker.create_topic(topic, partitions=1)
+    ser = AvroSerializer(SchemaRegistryClient({"url": registry.url}), json.dumps(SCHEMA))
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    produce_raw(kafka_broker.bootstrap, topic,
+                [(k, ser(v, ctx)) for k, v in records])
+    table = default_table_name(topic)
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
+                  [{"name": topic, "key.format": "registry", "formats": ["iceberg", "delta"],
+                    **(extra or {})}])
+    run.start()
+    run.wait_for_positions(table, topic, {0: len(records)})
+    assert run.stop() == 0, run.log()
+    rows = {r["_kafka"]["offset"]: r for r in iceberg_rows(run, table)}
+    root = run.metadata(table)["location"].removeprefix("file://")
+    delta = {r["_kafka"]["offset"]: r for r in pa.table(deltalake.DeltaTable(root).scan()).to_pylist()}
+    return run, table, rows, delta
+
+
+def _key_serializer(registry, topic, kind, schema):
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    client = SchemaRegistryClient({"url": registry.url})
+    ser = (AvroSerializer(client, json.dumps(schema)) if kind == "avro"
+           else JSONSerializer(json.dumps(schema), client))
+    ctx = SerializationContext(topic, MessageField.KEY)
+    return lambda k: ser(k, ctx)
+
+
+def test_registry_keys_avro_record_and_primitive_and_json(kafka_broker, registry, tmp_path):
+    """key.format: registry: an Avro record key becomes a `key` struct, an Avro "string" key
+    a `key` string, a JSON Schema key a struct; null keys are null; a key that does not decode
+    is an invalid record (skip here) and leaves no partial row."""
+    value = {"seq": 1, "payload": "p", "amount": 2.5}
+    # Avro record keys.
+    topic = "keys-avro-record"
+    kser = _key_serializer(registry, topic, "avro", {
+        "type": "record", "name": "OrderKey",
+        "fields": [{"name": "region", "type": "string"}, {"name": "id", "type": "long"}]})
+    records = [(kser({"region": "eu-ü", "id": 2**63 - 1}), value),
+               (None, value),
+               (kser({"region": "", "id": -1}), value),
+               (b"\x00\x00\x00\x7f\xff" + b"junk", value)]  # unknown key schema id: invalid
+    run, table, rows, delta = _key_run(kafka_broker, registry, tmp_path / "a", topic, records,
+                                       {"on.invalid.record": "skip"})
+    assert list(rows[0]) == ["seq", "payload", "amount", "key", "_kafka"]
+    want = {0: {"region": "eu-ü", "id": 2**63 - 1}, 1: None, 2: {"region": "", "id": -1}}
+    assert {o: r["key"] for o, r in rows.items()} == want
+    assert {o: r["key"] for o, r in delta.items()} == want
+    assert rows[0]["_kafka"]["key"] == records[0][0]
+    assert "offset 3:" in run.log(300)
+
+    # An Avro primitive key.
+    topic = "keys-avro-string"
+    kser = _key_serializer(registry, topic, "avro", "string")
+    records = [(kser("k-ключ"), value), (kser(""), value), (None, value)]
+    run, table, rows, delta = _key_run(kafka_broker, registry, tmp_path / "b", topic, records)
+    want = {0: "k-ключ", 1: "", 2: None}
+    assert {o: r["key"] for o, r in rows.items()} == want
+    assert {o: r["key"] for o, r in delta.items()} == want
+
+    # A JSON Schema key; the first record has no key, so the column's type comes from the
+    # latest version of subject <topic>-key.
+    topic = "keys-json"
+    kschema = {"type": "object", "properties": {"user": {"type": "string"},
+                                                 "n": {"type": "integer"}},
+               "required": ["user"]}
+    kser = _key_serializer(registry, topic, "json", kschema)
+    first = kser({"user": "a", "n": 1})  # registers <topic>-key
+    records = [(None, value), (first, value), (kser({"user": "b"}), value)]
+    run, table, rows, delta = _key_run(kafka_broker, registry, tmp_path / "c", topic, records)
+    want = {0: None, 1: {"user": "a", "n": 1}, 2: {"user": "b", "n": None}}
+    assert {o: r["key"] for o, r in rows.items()} == want
+    assert {o: r["key"] for o, r in delta.items()} == want

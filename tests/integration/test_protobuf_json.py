@@ -899,7 +899,7 @@ def data(kafka_broker, registry):
 
     suspend = {}
     for case, (bad, reason) in list(pb_bad.items())[:4] + [
-            ("pb-wrong-schema", (wrong_for_pb, "incompatible"))]:
+            ("pb-wrong-schema", (wrong_for_pb, "does not fit table"))]:
         t = PREFIX + case
         k.create_topic(t, partitions=1)
         goods = [seq_pb(i) for i in range(GOOD_BEFORE + GOOD_AFTER)]
@@ -908,7 +908,7 @@ def data(kafka_broker, registry):
         out[case] = produce(k.bootstrap, t, items)
         suspend[case] = reason
     for case, (bad, reason) in list(js_bad.items())[:3] + [
-            ("js-wrong-schema", (wrong_for_js, "incompatible"))]:
+            ("js-wrong-schema", (wrong_for_js, "does not fit table"))]:
         t = PREFIX + case
         k.create_topic(t, partitions=1)
         goods = [seq_js(i) for i in range(GOOD_BEFORE + GOOD_AFTER)]
@@ -920,8 +920,8 @@ def data(kafka_broker, registry):
     # skip: every malformed payload of the format, each between good records (serialized and
     # hand-encoded ones); the wrong-schema records get topics of their own.
     skip = {}
-    pb_wrong = {"pb-wrong-schema": (wrong_for_pb, "incompatible")}
-    js_wrong = {"js-wrong-schema": (wrong_for_js, "incompatible")}
+    pb_wrong = {"pb-wrong-schema": (wrong_for_pb, "does not fit table")}
+    js_wrong = {"js-wrong-schema": (wrong_for_js, "does not fit table")}
     for case, bads, good, crafted in [
             ("pb-skip", pb_bad, lambda t, i: (pb(t, seq_pb(i)), seq_pb(i)), crafted_pb),
             ("js-skip", js_bad, lambda t, i: (js(t, seq_js(i)), seq_js(i)), crafted_js),

@@ -383,10 +383,6 @@ TEST(ConfigErrorTest, UnsupportedValues) {
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "catalog: {type: postgresql}\n"),
             "line 4: catalog.type: 'postgresql' is not supported yet; supported: sqlite");
   EXPECT_EQ(
-      ErrorOf(std::string(kMinimal) + "defaults: {key.format: registry}\n"),
-      "line 4: defaults.key.format: 'registry' is not supported yet; supported: binary, "
-      "string");
-  EXPECT_EQ(
       ErrorOf("kafka: {bootstrap.servers: b:9092}\n"
               "registry: {url: http://r:8081}\n"
               "warehouse: s3://bucket/prefix\n"),

@@ -207,10 +207,12 @@ std::vector<KeyInfo> MakeKeys() {
        .name = "key.format",
        .type = T::kEnum,
        .default_text = "binary",
-       .choices = {{"binary", true}, {"string", true}, {"registry", false}},
+       .choices = {{"binary", true}, {"string", true}, {"registry", true}},
        .description = "Record keys are always kept as raw bytes in `_kafka.key`. `binary`: "
                       "nothing more; `string`: also a top-level `key` string column (a key "
-                      "that is not UTF-8 is an invalid record).",
+                      "that is not UTF-8 is an invalid record); `registry`: a top-level `key` "
+                      "column decoded from the Confluent-framed key (Avro, Protobuf or JSON "
+                      "Schema; docs/type-mapping.md).",
        .per_topic = true});
   add({.section = "defaults",
        .name = "value.format",

@@ -1183,12 +1183,10 @@ Result<std::unique_ptr<AvroDecoder>> AvroDecoder::Make(
   return std::unique_ptr<AvroDecoder>(new AvroDecoder(std::move(program)));
 }
 
-Status AvroDecoder::Decode(const uint8_t* data, size_t size,
-                           ::arrow::ArrayBuilder* const* columns) {
-  Program& p = *program_;
-  // Finds every op's builder from the columns (cheap pointer loads, every call, so that
-  // replaced builders are never used stale).
-  FLOE_RETURN_NOT_OK(p.Start("AvroDecoder", columns));
+namespace {
+
+// Phase 1 (the counts must be zero).
+Status ValidateRecord(AvroDecoder::Program& p, const uint8_t* data, size_t size) {
   p.zero_size_items = 0;
   if (size > static_cast<size_t>(std::numeric_limits<int64_t>::max())) {
     return InvalidRecord("Avro record of " + std::to_string(size) +
@@ -1205,6 +1203,26 @@ Status AvroDecoder::Decode(const uint8_t* data, size_t size,
         (path.empty() ? std::string("Avro record") : "Avro field '" + path + "'") +
         " at byte " + std::to_string(e.at - data) + ": " + ReasonText(p, e));
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status AvroDecoder::Validate(const uint8_t* data, size_t size) {
+  program_->ResetCounts();
+  return ValidateRecord(*program_, data, size);
+}
+
+Status AvroDecoder::Decode(const uint8_t* data, size_t size,
+                           ::arrow::ArrayBuilder* const* columns) {
+  Program& p = *program_;
+  // Finds every op's builder from the columns (cheap pointer loads, every call, so that
+  // replaced builders are never used stale).
+  FLOE_RETURN_NOT_OK(p.Start("AvroDecoder", columns));
+  // Phase 1 counts what every op will append.
+  FLOE_RETURN_NOT_OK(ValidateRecord(p, data, size));
+  static const uint8_t kEmpty = 0;
+  if (data == nullptr) data = &kEmpty;
   // Phase 2: reserve exactly what the append phase will use.
   FLOE_RETURN_NOT_OK(p.Reserve());
   Status st = Appender(p, data).Run();

@@ -65,6 +65,11 @@ class AvroDecoder {
   // unchanged.
   Status Decode(const uint8_t* data, size_t size, ::arrow::ArrayBuilder* const* columns);
 
+  // Only the first phase of Decode: checks the bytes completely, appends nothing. Same
+  // errors as Decode. For a value that must be known good before another one is appended
+  // (the pipeline validates a record's key before appending its value).
+  Status Validate(const uint8_t* data, size_t size);
+
   // Number of ops in the compiled program (for tests and diagnostics).
   size_t program_size() const;
 

@@ -307,9 +307,14 @@ struct ProgramBase {
           break;
       }
     }
+    ResetCounts();
+    return Status::OK();
+  }
+
+  // Zeroes what the validate phase counts (Start does it too).
+  void ResetCounts() {
     std::fill(counts.begin(), counts.end(), 0);
     std::fill(bytes.begin(), bytes.end(), 0);
-    return Status::OK();
   }
 
   // For Op types with a `table_struct` member (Avro, Protobuf), in the counting pass: a

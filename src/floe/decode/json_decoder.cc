@@ -944,23 +944,23 @@ Result<std::unique_ptr<JsonDecoder>> JsonDecoder::Make(const schema::JsonSchema&
   return std::unique_ptr<JsonDecoder>(new JsonDecoder(std::move(program)));
 }
 
-Status JsonDecoder::Decode(const uint8_t* data, size_t size,
-                           ::arrow::ArrayBuilder* const* columns) {
-  Program& p = *program_;
-  if (size > p.padded_capacity) {
+namespace {
+
+// Copies `data` into the program's padded buffer (simdjson reads past the end).
+const uint8_t* CopyPadded(JsonDecoder::Program& p, const uint8_t* data, size_t size) {
+  if (!p.padded || size > p.padded_capacity) {  // a fresh decoder has no buffer yet
     const size_t cap = std::max(size, 2 * p.padded_capacity);
-    p.padded.reset(new uint8_t[cap + kPadding]);
+    p.padded.reset(new uint8_t[cap + JsonDecoder::kPadding]);
     p.padded_capacity = cap;
   }
   if (size > 0) std::memcpy(p.padded.get(), data, size);
-  std::memset(p.padded.get() + size, 0, kPadding);
-  return DecodePadded(p.padded.get(), size, columns);
+  std::memset(p.padded.get() + size, 0, JsonDecoder::kPadding);
+  return p.padded.get();
 }
 
-Status JsonDecoder::DecodePadded(const uint8_t* data, size_t size,
-                                 ::arrow::ArrayBuilder* const* columns) {
-  Program& p = *program_;
-  FLOE_RETURN_NOT_OK(p.Start("JsonDecoder", columns));
+// Phase 1: parses the padded document and checks it against the schema.
+Status ParseAndValidate(JsonDecoder::Program& p, const uint8_t* data, size_t size,
+                        dom::element* root) {
   if (size > p.parser.capacity()) {
     // Grow geometrically so that slowly growing records do not reallocate every time.
     const size_t cap = std::max(size, 2 * p.parser.capacity());
@@ -976,8 +976,7 @@ Status JsonDecoder::DecodePadded(const uint8_t* data, size_t size,
   }
   static const uint8_t kEmpty[::simdjson::SIMDJSON_PADDING + 1] = {};
   if (data == nullptr) data = kEmpty;
-  dom::element root;
-  const auto error = p.parser.parse(data, size, /*realloc_if_needed=*/false).get(root);
+  const auto error = p.parser.parse(data, size, /*realloc_if_needed=*/false).get(*root);
   if (error != ::simdjson::SUCCESS) {
     if (error == ::simdjson::DEPTH_ERROR) {
       return InvalidRecord("JSON record is nested deeper than " +
@@ -990,9 +989,31 @@ Status JsonDecoder::DecodePadded(const uint8_t* data, size_t size,
                          ::simdjson::error_message(error));
   }
   Validator v(&p);
-  if (!v.Run(root)) {
+  if (!v.Run(*root)) {
     return InvalidRecord("JSON at " + RuntimePath(p, v.error_op()) + ": " + v.error());
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status JsonDecoder::Decode(const uint8_t* data, size_t size,
+                           ::arrow::ArrayBuilder* const* columns) {
+  return DecodePadded(CopyPadded(*program_, data, size), size, columns);
+}
+
+Status JsonDecoder::Validate(const uint8_t* data, size_t size) {
+  program_->ResetCounts();
+  dom::element root;
+  return ParseAndValidate(*program_, CopyPadded(*program_, data, size), size, &root);
+}
+
+Status JsonDecoder::DecodePadded(const uint8_t* data, size_t size,
+                                 ::arrow::ArrayBuilder* const* columns) {
+  Program& p = *program_;
+  FLOE_RETURN_NOT_OK(p.Start("JsonDecoder", columns));
+  dom::element root;
+  FLOE_RETURN_NOT_OK(ParseAndValidate(p, data, size, &root));
   FLOE_RETURN_NOT_OK(p.Reserve());
   Status st = Appender(&p).Run(root);
   if (!st.ok()) {

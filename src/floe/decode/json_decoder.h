@@ -73,6 +73,11 @@ class JsonDecoder {
   // contents unchanged.
   Status Decode(const uint8_t* data, size_t size, ::arrow::ArrayBuilder* const* columns);
 
+  // Only the first phase of Decode: checks the bytes completely, appends nothing. Same
+  // errors as Decode. For a value that must be known good before another one is appended
+  // (the pipeline validates a record's key before appending its value).
+  Status Validate(const uint8_t* data, size_t size);
+
   // The same, without the copy into the decoder's padded buffer: `data` must stay
   // readable for kPadding bytes past `size` (their content does not matter).
   Status DecodePadded(const uint8_t* data, size_t size,

@@ -1342,10 +1342,10 @@ Result<std::unique_ptr<ProtobufDecoder>> ProtobufDecoder::Make(
   return std::unique_ptr<ProtobufDecoder>(new ProtobufDecoder(std::move(program)));
 }
 
-Status ProtobufDecoder::Decode(const uint8_t* data, size_t size,
-                               ::arrow::ArrayBuilder* const* columns) {
-  Program& p = *program_;
-  FLOE_RETURN_NOT_OK(p.Start("ProtobufDecoder", columns));
+namespace {
+
+// Phase 1 (the counts must be zero).
+Status ValidateMessage(ProtobufDecoder::Program& p, const uint8_t* data, size_t size) {
   if (size > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     return InvalidRecord("Protobuf record of " + std::to_string(size) +
                          " bytes is too large");
@@ -1361,6 +1361,23 @@ Status ProtobufDecoder::Decode(const uint8_t* data, size_t size,
     if (e.at != nullptr) where += " at byte " + std::to_string(e.at - data);
     return InvalidRecord(where + ": " + ReasonText(e));
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status ProtobufDecoder::Validate(const uint8_t* data, size_t size) {
+  program_->ResetCounts();
+  return ValidateMessage(*program_, data, size);
+}
+
+Status ProtobufDecoder::Decode(const uint8_t* data, size_t size,
+                               ::arrow::ArrayBuilder* const* columns) {
+  Program& p = *program_;
+  FLOE_RETURN_NOT_OK(p.Start("ProtobufDecoder", columns));
+  FLOE_RETURN_NOT_OK(ValidateMessage(p, data, size));
+  static const uint8_t kEmpty = 0;
+  if (data == nullptr) data = &kEmpty;  // size is 0 then
   FLOE_RETURN_NOT_OK(p.Reserve());
   Pass<true> append(&p, data, size);
   if (!append.Run()) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <thread>
 
+#include <arrow/array/builder_nested.h>
 #include <google/protobuf/descriptor.h>
 
 #include "floe/catalog/pointer_store.h"
@@ -44,15 +45,23 @@ struct PartitionState {
   int64_t next = -1;         // last processed offset + 1 (-1: nothing processed this batch)
 };
 
-// One registry schema compiled for a topic's table. Exactly one decoder kind is set.
+// A Protobuf message of a schema: its decoder, or why its records are invalid.
+struct CompiledMessage {
+  registry::MessageIndexes path;
+  std::unique_ptr<decode::ProtobufDecoder> decoder;
+  Status invalid;
+};
+
+// One registry schema compiled for a topic's table: exactly one decoder kind is set, or
+// `invalid` says why records of this schema are invalid (it does not fit the table).
 struct CompiledSchema {
   std::unique_ptr<decode::AvroDecoder> avro;
   std::unique_ptr<decode::JsonDecoder> json;
   std::shared_ptr<const schema::ProtobufSchema> protobuf;
   // Protobuf: a decoder per message-index path seen (a topic uses one or a few paths, so a
   // linear search that allocates nothing).
-  std::vector<std::pair<registry::MessageIndexes, std::unique_ptr<decode::ProtobufDecoder>>>
-      messages;
+  std::vector<CompiledMessage> messages;
+  Status invalid;
 };
 
 // The decoder a record's value goes to, and the bytes it decodes.
@@ -68,6 +77,23 @@ struct ResolvedValue {
     if (protobuf != nullptr) return protobuf->Decode(data, size, columns);
     return json->Decode(data, size, columns);
   }
+  // Checks the bytes completely without appending (a key is validated before its row's
+  // value is appended, so a bad key never leaves half a row behind).
+  Status Validate() const {
+    if (avro != nullptr) return avro->Validate(data, size);
+    if (protobuf != nullptr) return protobuf->Validate(data, size);
+    return json->Validate(data, size);
+  }
+};
+
+// What a schema is compiled for: the record's value (top-level columns) or its key (the
+// `key` column of key.format: registry).
+enum class Role { kValue, kKey };
+
+// The key of the record being appended.
+struct KeyRow {
+  bool null = true;       // no key: the `key` column gets a null
+  ResolvedValue decoded;  // key.format: registry
 };
 
 bool SamePath(const registry::MessageIndexes& a, const registry::MessageIndexes& b) {
@@ -84,6 +110,13 @@ struct TopicState {
   int64_t json_checked_ms = 0;  // when the subject was last checked for a new version
   std::optional<decode::RawValueDecoder> raw_value;    // value.format: binary
   std::optional<decode::KeyColumnAppender> key_column;  // key.format: string
+  // key.format: registry: the table's `key` column (a struct of the key schema's fields,
+  // or a primitive for an Avro primitive key), and decoders compiled against it.
+  std::optional<iceberg::NestedField> key_field;
+  std::map<int, CompiledSchema> key_schemas;  // by key schema id
+  std::map<std::string, int> key_guid_ids;
+  std::vector<::arrow::ArrayBuilder*> key_children;  // struct key: its child builders
+  int key_index = -1;                                 // the `key` column's position
   std::map<std::string, int> guid_ids;
   std::map<int32_t, PartitionState> partitions;
   int partition_count = 0;
@@ -294,41 +327,21 @@ class PipelineImpl : public Pipeline {
     int64_t expected = ps.next >= 0 ? ps.next : ps.start;
     if (r.offset < expected) return Status::OK();  // already covered (stale fetch after reassign)
 
-    const bool key_string = ts.settings.key_format == config::KeyFormat::kString;
-    if (ts.settings.value_format == config::ValueFormat::kBinary) {
-      // Creating the table may meet a catalog or storage outage: retried like the registry.
-      Status st = WithRetry(stop, "create table", [&] { return EnsureRawTable(ts); });
-      if (!st.ok()) {
-        if (KindOf(st) != ErrorKind::kSuspend) return st;
-        return SuspendTopic(*r.topic, ts, st.message());
-      }
-      if (key_string) {
-        st = ts.key_column->Validate(r.key, r.key_len);
-        if (!st.ok()) return Invalid(ts, r, st);
-      }
-      st = ts.writer->AppendRow(
-          [&](::arrow::ArrayBuilder* const* columns) -> Status {
-            FLOE_RETURN_NOT_OK(ts.raw_value->Decode(r.value, r.value_len, columns));
-            return key_string ? ts.key_column->Append(r.key, r.key_len, columns) : Status::OK();
-          },
-          r);
-      if (!st.ok()) {
-        if (KindOf(st) == ErrorKind::kInvalidRecord) return Invalid(ts, r, st);
-        return st;
-      }
-      ps.next = r.offset + 1;
-      return Status::OK();
-    }
-
     // value.format json: a record its schema rejects makes Floe look for a newer version of
     // the subject once before the record counts as invalid.
     for (bool rechecked = false;; rechecked = true) {
       ResolvedValue value;
-      Status st = WithRetry(stop, "schema registry", [&]() -> Status {
-        auto v = Resolve(ts, r);
-        if (!v.ok()) return v.status();
-        value = *v;
-        return Status::OK();
+      KeyRow key;
+      // Schemas come from the registry and the first one creates the table: both may meet
+      // an outage, retried until it ends (or Floe stops).
+      Status st = WithRetry(stop, "schema registry or catalog", [&]() -> Status {
+        FLOE_RETURN_NOT_OK(EnsureKeyField(ts, r));
+        if (ts.settings.value_format == config::ValueFormat::kBinary) {
+          FLOE_RETURN_NOT_OK(EnsureRawTable(ts));
+        } else {
+          FLOE_ASSIGN_OR_RAISE(value, Resolve(ts, r));
+        }
+        return ResolveKey(ts, r, &key);
       });
       registry_outage_ = false;
       if (!st.ok()) {
@@ -344,15 +357,15 @@ class PipelineImpl : public Pipeline {
         }
         return st;
       }
-      if (key_string) {
-        st = ts.key_column->Validate(r.key, r.key_len);
-        if (!st.ok()) return Invalid(ts, r, st);
-      }
       // The value decoder validates before it appends; the key was validated above.
       st = ts.writer->AppendRow(
           [&](::arrow::ArrayBuilder* const* columns) -> Status {
-            FLOE_RETURN_NOT_OK(value.Decode(columns));
-            return key_string ? ts.key_column->Append(r.key, r.key_len, columns) : Status::OK();
+            if (ts.raw_value) {
+              FLOE_RETURN_NOT_OK(ts.raw_value->Decode(r.value, r.value_len, columns));
+            } else {
+              FLOE_RETURN_NOT_OK(value.Decode(columns));
+            }
+            return AppendKey(ts, r, key, columns);
           },
           r);
       if (!st.ok()) {
@@ -393,66 +406,99 @@ class PipelineImpl : public Pipeline {
   // payload's message indexes pick the message. Compiles what it has not seen and creates
   // the table writer on the first schema.
   Result<ResolvedValue> Resolve(TopicState& ts, const kafka::Record& r) {
-    ResolvedValue v;
-    CompiledSchema* cs = nullptr;
     if (ts.settings.value_format == config::ValueFormat::kJson) {
-      FLOE_ASSIGN_OR_RAISE(cs, JsonSubjectSchema(ts));
+      FLOE_ASSIGN_OR_RAISE(CompiledSchema * cs, JsonSubjectSchema(ts));
+      ResolvedValue v;
+      v.json = cs->json.get();
       v.data = r.value;
       v.size = r.value_len;
-    } else {
-      kafka::Header h;
-      bool has_header = r.FindHeader(registry::kValueSchemaIdHeader, &h);
-      FLOE_ASSIGN_OR_RAISE(auto framing,
-                           registry::DetectFraming(has_header ? h.value : nullptr,
-                                                   has_header ? h.value_len : 0, r.value,
-                                                   r.value_len));
-      FLOE_ASSIGN_OR_RAISE(cs, SchemaFor(ts, framing));
-      v.data = framing.payload;
-      v.size = framing.payload_len;
+      return v;
+    }
+    return ResolveFramed(ts, r, Role::kValue, r.value, r.value_len);
+  }
+
+  // A Confluent-framed value or key (schema id in a header or a 5-byte prefix).
+  Result<ResolvedValue> ResolveFramed(TopicState& ts, const kafka::Record& r, Role role,
+                                      const uint8_t* bytes, size_t len) {
+    kafka::Header h;
+    const char* header =
+        role == Role::kValue ? registry::kValueSchemaIdHeader : registry::kKeySchemaIdHeader;
+    bool has_header = r.FindHeader(header, &h);
+    FLOE_ASSIGN_OR_RAISE(auto framing,
+                         registry::DetectFraming(has_header ? h.value : nullptr,
+                                                 has_header ? h.value_len : 0, bytes, len));
+    FLOE_ASSIGN_OR_RAISE(CompiledSchema * cs, SchemaFor(ts, framing, role));
+    if (!cs->invalid.ok()) return cs->invalid;
+    ResolvedValue v;
+    v.data = framing.payload;
+    v.size = framing.payload_len;
+    if (!cs->protobuf && framing.header_rest_len > 0) {
+      return InvalidRecord("schema id header has " + std::to_string(framing.header_rest_len) +
+                           " bytes after the id; only Protobuf puts message indexes there");
     }
     if (cs->avro) {
       v.avro = cs->avro.get();
     } else if (cs->json) {
       v.json = cs->json.get();
     } else {
+      // Message indexes: in the header after the id when the header carries any (Confluent's
+      // header serializers), else at the start of the payload.
       size_t consumed = 0;
-      FLOE_ASSIGN_OR_RAISE(auto path, registry::ParseMessageIndexes(v.data, v.size, &consumed));
-      v.data += consumed;
-      v.size -= consumed;
-      for (auto& [p, decoder] : cs->messages) {
-        if (SamePath(p, path)) {
-          v.protobuf = decoder.get();
-          return v;
+      registry::MessageIndexes path;
+      if (framing.header_rest_len > 0) {
+        FLOE_ASSIGN_OR_RAISE(path, registry::ParseMessageIndexes(
+                                       framing.header_rest, framing.header_rest_len, &consumed));
+        if (consumed != framing.header_rest_len) {
+          return InvalidRecord("schema id header has " +
+                               std::to_string(framing.header_rest_len - consumed) +
+                               " bytes after the message indexes");
+        }
+      } else {
+        FLOE_ASSIGN_OR_RAISE(path, registry::ParseMessageIndexes(v.data, v.size, &consumed));
+        v.data += consumed;
+        v.size -= consumed;
+      }
+      CompiledMessage* m = nullptr;
+      for (auto& candidate : cs->messages) {
+        if (SamePath(candidate.path, path)) {
+          m = &candidate;
+          break;
         }
       }
-      FLOE_ASSIGN_OR_RAISE(v.protobuf, CompileMessage(ts, *cs, path));
+      if (m == nullptr) {
+        FLOE_ASSIGN_OR_RAISE(m, CompileMessage(ts, *cs, path, role));
+      }
+      if (!m->invalid.ok()) return m->invalid;
+      v.protobuf = m->decoder.get();
     }
     return v;
   }
 
   // The compiled schema of a framed record, fetched from the registry on first sight.
-  Result<CompiledSchema*> SchemaFor(TopicState& ts, const registry::Framing& f) {
+  Result<CompiledSchema*> SchemaFor(TopicState& ts, const registry::Framing& f, Role role) {
+    auto& schemas = role == Role::kValue ? ts.schemas : ts.key_schemas;
+    auto& guid_ids = role == Role::kValue ? ts.guid_ids : ts.key_guid_ids;
     int id = f.schema_id;
     std::shared_ptr<const registry::RegisteredSchema> fetched;
     if (f.source == registry::Framing::Source::kHeaderGuid) {
       std::string guid = f.GuidString();
-      auto git = ts.guid_ids.find(guid);
-      if (git != ts.guid_ids.end()) {
+      auto git = guid_ids.find(guid);
+      if (git != guid_ids.end()) {
         id = git->second;
       } else {
         FLOE_ASSIGN_OR_RAISE(fetched, registry_->ByGuid(guid));
         // A registry that does not return the numeric id with the GUID gets a private key
         // (negative, never a real id) so decoders of different GUIDs never mix.
-        id = fetched->id >= 0 ? fetched->id : -static_cast<int>(ts.guid_ids.size()) - 1;
-        ts.guid_ids[guid] = id;
+        id = fetched->id >= 0 ? fetched->id : -static_cast<int>(guid_ids.size()) - 1;
+        guid_ids[guid] = id;
       }
     }
-    auto it = ts.schemas.find(id);
-    if (it != ts.schemas.end()) return &it->second;
+    auto it = schemas.find(id);
+    if (it != schemas.end()) return &it->second;
     if (!fetched) {
       FLOE_ASSIGN_OR_RAISE(fetched, registry_->ById(id));
     }
-    return Compile(ts, id, *fetched);
+    return Compile(ts, id, *fetched, role);
   }
 
   // value.format json: the latest version of the topic's subject (looked up once, then
@@ -478,7 +524,7 @@ class PipelineImpl : public Pipeline {
                      latest->schema_type + " schema; value.format: json needs a JSON Schema");
     }
     ts.json_schema_id = latest->id;
-    return Compile(ts, latest->id, *latest);
+    return Compile(ts, latest->id, *latest, Role::kValue);
   }
 
   // value.format json: picks up a new version of each topic's subject (called every
@@ -512,22 +558,32 @@ class PipelineImpl : public Pipeline {
     return true;
   }
 
-  // Maps a registry schema to the table (creating it on the first schema) and compiles
-  // its decoder. Protobuf message decoders are compiled per message-index path later.
-  Result<CompiledSchema*> Compile(TopicState& ts, int id, const registry::RegisteredSchema& s) {
-    const std::string what = "schema " + std::to_string(id);
+  // Maps a value schema to the table (creating it on the first schema), or checks a key
+  // schema against the `key` column, and compiles the decoder. Protobuf message decoders
+  // are compiled per message-index path later (CompileMessage).
+  Result<CompiledSchema*> Compile(TopicState& ts, int id, const registry::RegisteredSchema& s,
+                                  Role role) {
+    const std::string what = (role == Role::kKey ? "key schema " : "schema ") + std::to_string(id);
     CompiledSchema cs;
     if (s.schema_type == "AVRO") {
       auto avro = schema::AvroSchema::Parse(s.schema);
       if (!avro.ok()) return InvalidRecord(what + ": " + avro.status().message());
-      auto fields = schema::AvroToIcebergFields(*avro);
-      if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
-      FLOE_RETURN_NOT_OK(PrepareTable(ts, what, std::move(*fields)));
+      if (role == Role::kValue) {
+        auto fields = schema::AvroToIcebergFields(*avro);
+        if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
+        FLOE_RETURN_NOT_OK(PrepareTable(ts, what, std::move(*fields)));
+      } else if (avro->root().type != schema::AvroType::kRecord) {
+        FLOE_ASSIGN_OR_RAISE(avro, WrapAvroKey(s.schema, what));
+      }
       decode::AvroDecoderOptions options;
-      options.skip_columns = SkipColumns(ts);
-      auto decoder = decode::AvroDecoder::Make(*avro, ts.writer->schema(), options);
-      if (!decoder.ok()) return Incompatible(ts, what, decoder.status());
-      cs.avro = std::move(*decoder);
+      options.skip_columns = SkipColumns(ts, role);
+      FLOE_ASSIGN_OR_RAISE(auto target, DecodeTarget(ts, role));
+      auto decoder = decode::AvroDecoder::Make(*avro, target, options);
+      if (decoder.ok()) {
+        cs.avro = std::move(*decoder);
+      } else {
+        cs.invalid = Incompatible(ts, what, decoder.status());
+      }
     } else if (s.schema_type == "JSON") {
       if (!s.references.empty()) {
         return InvalidRecord(what + ": JSON Schema references to other subjects are not "
@@ -535,46 +591,99 @@ class PipelineImpl : public Pipeline {
       }
       auto json = schema::JsonSchema::Parse(s.schema);
       if (!json.ok()) return InvalidRecord(what + ": " + json.status().message());
-      auto fields = schema::JsonSchemaToIcebergFields(*json);
-      if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
-      FLOE_RETURN_NOT_OK(PrepareTable(ts, what, std::move(*fields)));
+      if (role == Role::kValue) {
+        auto fields = schema::JsonSchemaToIcebergFields(*json);
+        if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
+        FLOE_RETURN_NOT_OK(PrepareTable(ts, what, std::move(*fields)));
+      }
       decode::JsonDecoderOptions options;
-      options.skip_columns = SkipColumns(ts);
-      auto decoder = decode::JsonDecoder::Make(*json, ts.writer->schema(), options);
-      if (!decoder.ok()) return Incompatible(ts, what, decoder.status());
-      cs.json = std::move(*decoder);
+      options.skip_columns = SkipColumns(ts, role);
+      FLOE_ASSIGN_OR_RAISE(auto target, DecodeTarget(ts, role));
+      auto decoder = decode::JsonDecoder::Make(*json, target, options);
+      if (decoder.ok()) {
+        cs.json = std::move(*decoder);
+      } else {
+        cs.invalid = Incompatible(ts, what, decoder.status());
+      }
     } else if (s.schema_type == "PROTOBUF") {
-      std::map<std::string, std::string> imports;
-      FLOE_RETURN_NOT_OK(ResolveImports(s, &imports, 0));
-      auto proto = schema::ProtobufSchema::Make(s.schema, imports);
-      if (!proto.ok()) return InvalidRecord(what + ": " + proto.status().message());
-      cs.protobuf = std::move(*proto);
+      FLOE_ASSIGN_OR_RAISE(cs.protobuf, ParseProtobuf(s, what));
     } else {
       return InvalidRecord(what + " has schemaType '" + s.schema_type +
                            "'; Floe reads AVRO, PROTOBUF and JSON");
     }
-    auto& slot = ts.schemas[id];
+    auto& slot = (role == Role::kValue ? ts.schemas : ts.key_schemas)[id];
     slot = std::move(cs);
-    FLOE_LOG_INFO("table {}: compiled {} schema id {}", ts.ident.ToString(), s.schema_type, id);
+    if (slot.invalid.ok()) {
+      FLOE_LOG_INFO("table {}: compiled {} {}", ts.ident.ToString(), s.schema_type, what);
+    } else {
+      FLOE_LOG_WARN("table {}: records of {} are invalid: {}", ts.ident.ToString(), what,
+                    slot.invalid.message());
+    }
     return &slot;
   }
 
+  Result<std::shared_ptr<const schema::ProtobufSchema>> ParseProtobuf(
+      const registry::RegisteredSchema& s, const std::string& what) {
+    std::map<std::string, std::string> imports;
+    FLOE_RETURN_NOT_OK(ResolveImports(s, &imports, 0));
+    auto proto = schema::ProtobufSchema::Make(s.schema, imports);
+    if (!proto.ok()) return InvalidRecord(what + ": " + proto.status().message());
+    return std::move(*proto);
+  }
+
+  // An Avro key that is not a record (a string, a long, ...) is read as a record with one
+  // field `key`: its binary encoding is the same bytes.
+  static Result<schema::AvroSchema> WrapAvroKey(const std::string& text, const std::string& what) {
+    auto wrapped = schema::AvroSchema::Parse(
+        R"({"type":"record","name":"floe_key","fields":[{"name":"key","type":)" + text + "}]}");
+    if (!wrapped.ok()) return InvalidRecord(what + ": " + wrapped.status().message());
+    return std::move(*wrapped);
+  }
+
+  // The schema a decoder fills: the table for a value; for a key, the `key` struct's
+  // fields (decoded into the struct's child builders) or the primitive `key` column alone.
+  Result<iceberg::Schema> DecodeTarget(const TopicState& ts, Role role) {
+    if (role == Role::kValue) return ts.writer->schema();
+    const iceberg::NestedField* key = ts.writer->schema().FindTopLevel(decode::kKeyColumn);
+    if (key == nullptr) return Suspend("table " + ts.ident.ToString() + " has no key column");
+    iceberg::Schema target;
+    if (key->type->id == iceberg::TypeId::kStruct) {
+      target.fields = key->type->fields;
+    } else {
+      target.fields = {*key};
+    }
+    return target;
+  }
+
   // The Protobuf message a payload's message indexes select, mapped and compiled once.
-  Result<decode::ProtobufDecoder*> CompileMessage(TopicState& ts, CompiledSchema& cs,
-                                                  const registry::MessageIndexes& path) {
+  Result<CompiledMessage*> CompileMessage(TopicState& ts, CompiledSchema& cs,
+                                                  const registry::MessageIndexes& path,
+                                                  Role role) {
     FLOE_ASSIGN_OR_RAISE(const auto* message,
                          cs.protobuf->MessageAt(path.data(), static_cast<size_t>(path.size)));
-    const std::string what = "Protobuf message " + message->full_name();
-    auto fields = schema::ProtobufToIcebergFields(*message);
-    if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
-    FLOE_RETURN_NOT_OK(PrepareTable(ts, what, std::move(*fields)));
+    const std::string what =
+        (role == Role::kKey ? "key Protobuf message " : "Protobuf message ") + message->full_name();
+    if (role == Role::kValue) {
+      auto fields = schema::ProtobufToIcebergFields(*message);
+      if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
+      FLOE_RETURN_NOT_OK(PrepareTable(ts, what, std::move(*fields)));
+    }
     decode::ProtobufDecoderOptions options;
-    options.skip_columns = SkipColumns(ts);
-    auto decoder = decode::ProtobufDecoder::Make(*message, ts.writer->schema(), options);
-    if (!decoder.ok()) return Incompatible(ts, what, decoder.status());
-    cs.messages.emplace_back(path, std::move(*decoder));
-    FLOE_LOG_INFO("table {}: compiled decoder for {}", ts.ident.ToString(), what);
-    return cs.messages.back().second.get();
+    options.skip_columns = SkipColumns(ts, role);
+    FLOE_ASSIGN_OR_RAISE(auto target, DecodeTarget(ts, role));
+    CompiledMessage m;
+    m.path = path;
+    auto decoder = decode::ProtobufDecoder::Make(*message, target, options);
+    if (decoder.ok()) {
+      m.decoder = std::move(*decoder);
+      FLOE_LOG_INFO("table {}: compiled decoder for {}", ts.ident.ToString(), what);
+    } else {
+      m.invalid = Incompatible(ts, what, decoder.status());
+      FLOE_LOG_WARN("table {}: records of {} are invalid: {}", ts.ident.ToString(), what,
+                    m.invalid.message());
+    }
+    cs.messages.push_back(std::move(m));
+    return &cs.messages.back();
   }
 
   // Protobuf imports: each schema reference (recursively) fetched by subject and version
@@ -594,14 +703,19 @@ class PipelineImpl : public Pipeline {
     return Status::OK();
   }
 
-  static std::vector<std::string> SkipColumns(const TopicState& ts) {
-    if (ts.key_column) return {decode::kKeyColumn};
+  static std::vector<std::string> SkipColumns(const TopicState& ts, Role role) {
+    if (role == Role::kValue && ts.settings.key_format != config::KeyFormat::kBinary) {
+      return {decode::kKeyColumn};
+    }
     return {};
   }
 
+  // A schema whose types do not fit the table (a type changed, a nullable field for a
+  // required column): its records are invalid and follow on.invalid.record. (Columns a
+  // schema adds are not invalid: they suspend the topic until schema evolution exists.)
   Status Incompatible(const TopicState& ts, const std::string& what, const Status& why) {
-    return Suspend(what + " is incompatible with table " + ts.ident.ToString() + ": " +
-                   why.message());
+    return InvalidRecord(what + " does not fit table " + ts.ident.ToString() + ": " +
+                         why.message());
   }
 
   // The table for a value schema's fields: created on the first schema; a later schema
@@ -630,19 +744,161 @@ class PipelineImpl : public Pipeline {
     return OpenWriter(ts, *built);
   }
 
-  // key.format: string adds a top-level `key` column after the value's fields.
+  // key.format string and registry add a top-level `key` column after the value's fields.
   Status AddKeyField(const TopicState& ts, std::vector<iceberg::NestedField>* fields) {
-    if (ts.settings.key_format != config::KeyFormat::kString) return Status::OK();
+    if (ts.settings.key_format == config::KeyFormat::kBinary) return Status::OK();
+    const std::string format(config::ToString(ts.settings.key_format));
     for (const auto& f : *fields) {
       if (f.name == decode::kKeyColumn) {
         return Suspend("value field 'key' of topic " + ts.settings.topic +
-                       " collides with the decoded key column (key.format: string); rename "
-                       "the field or use key.format: binary");
+                       " collides with the decoded key column (key.format: " + format +
+                       "); rename the field or use key.format: binary");
       }
     }
-    fields->push_back(iceberg::NestedField{
-        0, decode::kKeyColumn, false, iceberg::Type::Primitive(iceberg::TypeId::kString), {}});
+    if (ts.settings.key_format == config::KeyFormat::kRegistry) {
+      fields->push_back(*ts.key_field);
+    } else {
+      fields->push_back(iceberg::NestedField{
+          0, decode::kKeyColumn, false, iceberg::Type::Primitive(iceberg::TypeId::kString), {}});
+    }
     return Status::OK();
+  }
+
+  // key.format: registry: the `key` column's type comes from the table once it exists;
+  // before that, from the schema of the first record's key, or when that record has no
+  // key, from the latest version of the subject `<topic>-key`.
+  Status EnsureKeyField(TopicState& ts, const kafka::Record& r) {
+    if (ts.settings.key_format != config::KeyFormat::kRegistry || ts.key_field) {
+      return Status::OK();
+    }
+    const iceberg::Schema* table = ts.writer ? &ts.writer->schema()
+                                             : (ts.table.schema ? &*ts.table.schema : nullptr);
+    if (table != nullptr) {
+      if (const auto* key = table->FindTopLevel(decode::kKeyColumn)) {
+        ts.key_field = *key;
+        return Status::OK();
+      }
+      return Suspend("table " + ts.ident.ToString() +
+                     " has no `key` column, so it cannot take key.format: registry");
+    }
+    std::shared_ptr<const registry::RegisteredSchema> s;
+    registry::MessageIndexes first;
+    first.size = 1;
+    const registry::MessageIndexes* path = &first;
+    registry::MessageIndexes parsed;
+    std::string what;
+    if (r.key == nullptr) {
+      const std::string subject = ts.settings.topic + "-key";
+      auto latest = registry_->BySubjectVersion(subject, 0);
+      if (!latest.ok() && KindOf(latest.status()) == ErrorKind::kNotFound) {
+        return Suspend("the first record has no key and subject '" + subject +
+                       "' does not exist, so the type of the `key` column (key.format: "
+                       "registry) is unknown: " + latest.status().message());
+      }
+      FLOE_ASSIGN_OR_RAISE(s, std::move(latest));
+      what = "key schema of subject '" + subject + "'";
+    } else {
+      kafka::Header h;
+      bool has_header = r.FindHeader(registry::kKeySchemaIdHeader, &h);
+      FLOE_ASSIGN_OR_RAISE(auto framing,
+                           registry::DetectFraming(has_header ? h.value : nullptr,
+                                                   has_header ? h.value_len : 0, r.key,
+                                                   r.key_len));
+      if (framing.source == registry::Framing::Source::kHeaderGuid) {
+        FLOE_ASSIGN_OR_RAISE(s, registry_->ByGuid(framing.GuidString()));
+      } else {
+        FLOE_ASSIGN_OR_RAISE(s, registry_->ById(framing.schema_id));
+      }
+      if (s->schema_type == "PROTOBUF") {
+        size_t consumed = 0;
+        FLOE_ASSIGN_OR_RAISE(parsed, registry::ParseMessageIndexes(
+                                         framing.payload, framing.payload_len, &consumed));
+        path = &parsed;
+      }
+      what = "key schema " + std::to_string(s->id);
+    }
+    FLOE_ASSIGN_OR_RAISE(ts.key_field, KeyFieldOf(*s, *path, what));
+    return Status::OK();
+  }
+
+  // The `key` column for a key schema: a struct of a record's/message's/object's fields, or
+  // the Avro primitive itself. Optional: a record without a key gets a null.
+  Result<iceberg::NestedField> KeyFieldOf(const registry::RegisteredSchema& s,
+                                          const registry::MessageIndexes& path,
+                                          const std::string& what) {
+    std::vector<iceberg::NestedField> fields;
+    bool wrapped = false;
+    if (s.schema_type == "AVRO") {
+      auto avro = schema::AvroSchema::Parse(s.schema);
+      if (!avro.ok()) return InvalidRecord(what + ": " + avro.status().message());
+      if (avro->root().type != schema::AvroType::kRecord) {
+        FLOE_ASSIGN_OR_RAISE(avro, WrapAvroKey(s.schema, what));
+        wrapped = true;
+      }
+      auto mapped = schema::AvroToIcebergFields(*avro);
+      if (!mapped.ok()) return InvalidRecord(what + ": " + mapped.status().message());
+      fields = std::move(*mapped);
+    } else if (s.schema_type == "JSON") {
+      auto json = schema::JsonSchema::Parse(s.schema);
+      if (!json.ok()) return InvalidRecord(what + ": " + json.status().message());
+      auto mapped = schema::JsonSchemaToIcebergFields(*json);
+      if (!mapped.ok()) return InvalidRecord(what + ": " + mapped.status().message());
+      fields = std::move(*mapped);
+    } else if (s.schema_type == "PROTOBUF") {
+      FLOE_ASSIGN_OR_RAISE(auto proto, ParseProtobuf(s, what));
+      FLOE_ASSIGN_OR_RAISE(const auto* message,
+                           proto->MessageAt(path.data(), static_cast<size_t>(path.size)));
+      auto mapped = schema::ProtobufToIcebergFields(*message);
+      if (!mapped.ok()) return InvalidRecord(what + ": " + mapped.status().message());
+      fields = std::move(*mapped);
+    } else {
+      return InvalidRecord(what + " has schemaType '" + s.schema_type + "'");
+    }
+    if (wrapped) {
+      iceberg::NestedField key = fields.front();
+      key.required = false;
+      return key;
+    }
+    return iceberg::NestedField{0, decode::kKeyColumn, false,
+                                iceberg::Type::Struct(std::move(fields)), {}};
+  }
+
+  // Prepares the record's key for AppendKey: key.format string validates the UTF-8;
+  // registry resolves the key's decoder and validates the bytes completely.
+  Status ResolveKey(TopicState& ts, const kafka::Record& r, KeyRow* key) {
+    key->null = r.key == nullptr;
+    switch (ts.settings.key_format) {
+      case config::KeyFormat::kBinary: return Status::OK();
+      case config::KeyFormat::kString: return ts.key_column->Validate(r.key, r.key_len);
+      case config::KeyFormat::kRegistry:
+        if (key->null) return Status::OK();
+        FLOE_ASSIGN_OR_RAISE(key->decoded, ResolveFramed(ts, r, Role::kKey, r.key, r.key_len));
+        return key->decoded.Validate();
+    }
+    return Status::OK();
+  }
+
+  // Appends the (validated) key's columns; nothing can fail here for a valid key.
+  Status AppendKey(TopicState& ts, const kafka::Record& r, const KeyRow& key,
+                   ::arrow::ArrayBuilder* const* columns) {
+    switch (ts.settings.key_format) {
+      case config::KeyFormat::kBinary: return Status::OK();
+      case config::KeyFormat::kString: return ts.key_column->Append(r.key, r.key_len, columns);
+      case config::KeyFormat::kRegistry: break;
+    }
+    ::arrow::ArrayBuilder* column = columns[ts.key_index];
+    if (key.null) return column->AppendNull();
+    if (ts.key_field->type->id != iceberg::TypeId::kStruct) {
+      return key.decoded.Decode(columns + ts.key_index);
+    }
+    auto* key_struct = static_cast<::arrow::StructBuilder*>(column);
+    if (ts.key_children.empty()) {
+      for (int i = 0; i < key_struct->num_fields(); ++i) {
+        ts.key_children.push_back(key_struct->child_builder(i).get());
+      }
+    }
+    FLOE_RETURN_NOT_OK(key.decoded.Decode(ts.key_children.data()));
+    return key_struct->Append();
   }
 
   // Creates the table (first schema seen) and the table writer; then the key appender.
@@ -658,6 +914,16 @@ class PipelineImpl : public Pipeline {
       wo.target_file_size_bytes = ts.settings.target_file_size_bytes;
       iceberg::Schema current = ts.table.schema ? *ts.table.schema : table_schema;
       FLOE_ASSIGN_OR_RAISE(ts.writer, TableWriter::Make(wo, current));
+    }
+    if (ts.settings.key_format == config::KeyFormat::kRegistry && ts.key_index < 0) {
+      const auto& fields = ts.writer->schema().fields;
+      for (size_t i = 0; i < fields.size(); ++i) {
+        if (fields[i].name == decode::kKeyColumn) ts.key_index = static_cast<int>(i);
+      }
+      if (ts.key_index < 0) {
+        return Suspend("table " + ts.ident.ToString() +
+                       " has no `key` column, so it cannot take key.format: registry");
+      }
     }
     if (ts.settings.key_format == config::KeyFormat::kString && !ts.key_column) {
       auto key = decode::KeyColumnAppender::Make(ts.writer->schema());
@@ -747,6 +1013,11 @@ class PipelineImpl : public Pipeline {
         ts.json_schema_id = -1;
         ts.raw_value.reset();
         ts.key_column.reset();
+        ts.key_field.reset();
+        ts.key_schemas.clear();
+        ts.key_guid_ids.clear();
+        ts.key_children.clear();
+        ts.key_index = -1;
         ts.writer.reset();
         FLOE_RETURN_NOT_OK(LoadPositions(topic, ts));
         return Reassign();

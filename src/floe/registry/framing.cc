@@ -25,17 +25,21 @@ Result<Framing> DetectFraming(const uint8_t* header, size_t header_len, const ui
                               size_t payload_len) {
   Framing f;
   if (header != nullptr) {
-    if (header_len == 5 && header[0] == 0x00) {
+    size_t used = 0;
+    if (header_len >= 5 && header[0] == 0x00) {
       f.source = Framing::Source::kHeaderId;
       f.schema_id = ReadBigEndian32(header + 1);
-    } else if (header_len == 17 && header[0] == 0x01) {
+      used = 5;
+    } else if (header_len >= 17 && header[0] == 0x01) {
       f.source = Framing::Source::kHeaderGuid;
       std::copy(header + 1, header + 17, f.guid.begin());
+      used = 17;
     } else {
-      return InvalidRecord("schema id header " + std::string(kValueSchemaIdHeader) + " has " +
-                           std::to_string(header_len) +
+      return InvalidRecord("schema id header has " + std::to_string(header_len) +
                            " bytes; expected 0x00 + 4-byte id or 0x01 + 16-byte GUID");
     }
+    f.header_rest = header + used;
+    f.header_rest_len = header_len - used;
     f.payload = payload;
     f.payload_len = payload_len;
     return f;

@@ -1,6 +1,7 @@
 // Confluent wire-format framing (ARCHITECTURE.md §1 Decode), detected in this order:
 //   1. a `__value_schema_id` record header holding 0x00 + 4-byte big-endian id or
-//      0x01 + 16-byte GUID; the payload then carries no prefix;
+//      0x01 + 16-byte GUID, for Protobuf followed by the message indexes; the payload then
+//      carries no prefix;
 //   2. a payload prefix: magic 0x00 + 4-byte big-endian schema id;
 //   3. otherwise the record is not framed (an invalid record).
 // Pure functions over byte spans: no allocation, no registry access.
@@ -25,6 +26,10 @@ struct Framing {
   std::array<uint8_t, 16> guid{};     // when source == kHeaderGuid
   const uint8_t* payload = nullptr;   // the schema-encoded bytes (after any prefix)
   size_t payload_len = 0;
+  // Header bytes after the id or GUID: Confluent's header serializers put a Protobuf
+  // payload's message indexes there (the payload then starts with the message itself).
+  const uint8_t* header_rest = nullptr;
+  size_t header_rest_len = 0;
 
   std::string GuidString() const;     // canonical 8-4-4-4-12 lower-case form
 };

@@ -37,6 +37,25 @@ TEST(FramingTest, HeaderGuid) {
   EXPECT_EQ(f->GuidString(), "00010203-0405-0607-0809-0a0b0c0d0e0f");
 }
 
+// Confluent's header serializers append a Protobuf payload's message indexes to the header.
+TEST(FramingTest, HeaderBytesAfterTheIdAreKept) {
+  std::vector<uint8_t> h = {0x00, 0x00, 0x00, 0x00, 0x07, 0x04, 0x02, 0x02};
+  uint8_t p[] = {0x08, 0x01};
+  auto f = DetectFraming(h.data(), h.size(), p, 2);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->schema_id, 7);
+  ASSERT_EQ(f->header_rest_len, 3u);
+  EXPECT_EQ(f->header_rest, h.data() + 5);
+  EXPECT_EQ(f->payload, p);
+
+  std::vector<uint8_t> g(18);
+  g[0] = 0x01;
+  f = DetectFraming(g.data(), g.size(), p, 2);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->source, Framing::Source::kHeaderGuid);
+  EXPECT_EQ(f->header_rest_len, 1u);
+}
+
 TEST(FramingTest, NotFramed) {
   uint8_t plain[] = {'{', '"', 'a', '"', '}'};
   EXPECT_EQ(KindOf(DetectFraming(nullptr, 0, plain, 5).status()), ErrorKind::kInvalidRecord);
