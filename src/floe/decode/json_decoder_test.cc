@@ -101,6 +101,9 @@ TEST(JsonDecoderTest, InvalidValuesLeaveBuildersUnchanged) {
                              R"("2024-01-01T00:00:00Z")", R"("00:00:00")");
   ASSERT_TRUE(h.Decode(ok).ok());
   const auto before = h.Snapshot();
+  ASSERT_TRUE(
+      h.decoder().Validate(reinterpret_cast<const uint8_t*>(ok.data()), ok.size()).ok());
+  EXPECT_EQ(h.Snapshot(), before);
   struct Case {
     std::string json;
     std::string error;
@@ -180,6 +183,11 @@ TEST(JsonDecoderTest, InvalidValuesLeaveBuildersUnchanged) {
       {R"({"b": true, "b": false})", "JSON at $.b: duplicate key"},
   };
   for (const auto& c : cases) {
+    // Validate alone (the first phase) gives the same error and appends nothing either.
+    const std::string_view json(c.json);
+    ExpectInvalid(
+        h.decoder().Validate(reinterpret_cast<const uint8_t*>(json.data()), json.size()),
+        c.error);
     ExpectInvalid(h.Decode(c.json), c.error);
     EXPECT_EQ(h.Snapshot(), before) << c.json;
   }
@@ -267,6 +275,11 @@ TEST(JsonDecoderTest, NestedErrorsNamePathsAndLeaveBuildersUnchanged) {
       {R"({"id": 1, "lines": [], "opt": 5})", "JSON at $.opt: expected string, got integer"},
   };
   for (const auto& c : cases) {
+    // Validate alone (the first phase) gives the same error and appends nothing either.
+    const std::string_view json(c.json);
+    ExpectInvalid(
+        h.decoder().Validate(reinterpret_cast<const uint8_t*>(json.data()), json.size()),
+        c.error);
     ExpectInvalid(h.Decode(c.json), c.error);
     EXPECT_EQ(h.Snapshot(), before) << c.json;
   }

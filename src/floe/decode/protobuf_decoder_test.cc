@@ -554,7 +554,16 @@ TEST(ProtobufDecoderTest, MalformedInputLeavesBuildersUnchanged) {
   SetStr(e, "key", "k");
   ASSERT_TRUE(h.Decode(*good).ok());
   const auto before = h.Snapshot();
+  const std::string good_bytes = Bytes(*good);
+  ASSERT_TRUE(h.decoder()
+                  .Validate(reinterpret_cast<const uint8_t*>(good_bytes.data()), good_bytes.size())
+                  .ok());
+  EXPECT_EQ(h.Snapshot(), before);
   auto check = [&](const std::string& bytes, const std::string& fragment) {
+    // Validate alone (the first phase) gives the same error and appends nothing either.
+    ExpectInvalid(
+        h.decoder().Validate(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+        fragment);
     ExpectInvalid(h.Decode(bytes), fragment);
     EXPECT_EQ(h.Snapshot(), before) << fragment;
   };
