@@ -257,3 +257,35 @@ def test_registry_keys_avro_record_and_primitive_and_json(kafka_broker, registry
     want = {0: None, 1: {"user": "a", "n": 1}, 2: {"user": "b", "n": None}}
     assert {o: r["key"] for o, r in rows.items()} == want
     assert {o: r["key"] for o, r in delta.items()} == want
+
+
+def test_registry_keys_protobuf_message_with_references(kafka_broker, registry, tmp_path):
+    """A Protobuf key (a message importing another file: schema references) becomes a `key`
+    struct; the key's message indexes are read like a value's."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    from test_protobuf_json import PB
+    topic = "keys-protobuf"
+    ser = ProtobufSerializer(PB["Point"], SchemaRegistryClient({"url": registry.url}),
+                             {"use.deprecated.format": False})
+    ctx = SerializationContext(topic, MessageField.KEY)
+
+    def point(x, label, deltas, meta=None):
+        p = PB["Point"](x=x, label=label, deltas=deltas)
+        if meta is not None:
+            p.meta.source, p.meta.version = meta
+        return p
+
+    keys = [point(2**63 - 1, "ü 🙂", [-(2**31), 0, 2**31 - 1], ("src", 2**32 - 1)),
+            point(0, "", []),  # every field at its default: an empty message
+            None]
+    value = {"seq": 1, "payload": "p", "amount": None}
+    records = [(ser(k, ctx) if k is not None else None, value) for k in keys]
+    run, table, rows, delta = _key_run(kafka_broker, registry, tmp_path, topic, records)
+    want = {0: {"x": 2**63 - 1, "label": "ü 🙂", "deltas": [-(2**31), 0, 2**31 - 1],
+                "meta": {"source": "src", "version": 2**32 - 1}},
+            1: {"x": 0, "label": "", "deltas": [], "meta": None},
+            2: None}
+    assert {o: r["key"] for o, r in rows.items()} == want
+    assert {o: r["key"] for o, r in delta.items()} == want
