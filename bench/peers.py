@@ -97,13 +97,28 @@ def main() -> int:
            "workload": {"name": "W4 JSON", "records": n, "avg_record_bytes": input_bytes / n,
                         "partitions": len(hwm), "commit_interval_ms": args.commit_interval_ms,
                         "catalog": "SQLite (Iceberg JDBC catalog layout)", "codec": "zstd"},
-           "results": results, "floe_ratio_per_cpu_s": ratios}
+           "versions": versions(), "results": results, "floe_ratio_per_cpu_s": ratios}
     res_dir = HERE / "results"
     res_dir.mkdir(exist_ok=True)
     path = res_dir / f"{dt.date.today().isoformat()}-w4-peers.json"
     path.write_text(json.dumps(out, indent=2))
     print(f"[peers] → {path}")
     return 0
+
+
+def versions() -> dict:
+    import re
+    import subprocess
+    import confluent_kafka
+    import pyarrow
+    import pyiceberg
+    pom = (HERE / "peers" / "pom.xml").read_text()
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
+    return {"kafka_connect": re.search(r"<kafka.version>(.*?)<", pom).group(1),
+            "iceberg_kafka_connect": re.search(r"<iceberg.version>(.*?)<", pom).group(1),
+            "java": java.splitlines()[0] if java else None,
+            "pyiceberg": pyiceberg.__version__, "pyarrow": pyarrow.__version__,
+            "confluent_kafka": confluent_kafka.__version__}
 
 
 def report(name: str, r: dict) -> None:

@@ -7,7 +7,6 @@ tiered JIT), not the test harness's C1-only settings: this is the peer as deploy
 """
 from __future__ import annotations
 
-import os
 import pathlib
 import subprocess
 
