@@ -11,6 +11,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -134,6 +135,11 @@ int main(int argc, char** argv) {
   // First thing: a SIGTERM at any later moment means "flush, commit, exit 0".
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
+  // Arrow's allocator, read once at its first use: glibc malloc measured best for Floe's
+  // build-then-flush pattern (W1: ~298k records per CPU-second and 171-177 MiB peak RSS,
+  // against ~287k / 207-225 MiB with mimalloc and ~246k / 175-181 MiB with jemalloc, on
+  // 1M records, release build, 2026-12-03). A value set by the user wins.
+  setenv("ARROW_DEFAULT_MEMORY_POOL", "system", /*overwrite=*/0);
   CLI::App app{
       "Floe turns Apache Kafka topics into Apache Iceberg tables, continuously and exactly "
       "once.\n\nCommands:\n  run             ingest the configured topics and serve the "
