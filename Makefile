@@ -31,6 +31,7 @@ bench: setup
 	@$(MAKE) --no-print-directory build PRESET=release
 	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe
 	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe --formats iceberg,delta
+	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe --partitions 16
 	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe --workload w4
 	@$(PY) bench/peers.py --floe build/release/src/floe/cli/floe
 	@$(PY) bench/freshness.py --floe build/release/src/floe/cli/floe

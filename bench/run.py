@@ -228,6 +228,8 @@ def main() -> int:
     ap.add_argument("--formats", default="iceberg",
                     help="table formats, comma-separated (iceberg | iceberg,delta)")
     ap.add_argument("--commit-interval-ms", type=int, default=1000)
+    ap.add_argument("--partitions", type=int, default=4,
+                    help="partitions of the preloaded topic (results tagged -p<N> unless 4)")
     args = ap.parse_args()
     os.environ["FLOE_BUILD_DIR"] = str(pathlib.Path(args.floe).resolve().parents[3])
     work = ROOT / "build" / "bench-work"
@@ -239,7 +241,7 @@ def main() -> int:
         kafka = start_kafka(work / "kafka")
         registry = start_registry(work)
         topic, topic_config, hwm, input_bytes = prepare(kafka, registry, args.workload,
-                                                        args.records)
+                                                        args.records, args.partitions)
         results = []
         for i in range(args.runs):
             r = one_run(kafka, registry.url, topic, work / f"run{i}", hwm, input_bytes,
@@ -255,13 +257,15 @@ def main() -> int:
                "floe": str(pathlib.Path(args.floe)),
                "workload": {"name": name, "records": args.records,
                             "formats": args.formats.split(","),
-                            "avg_record_bytes": input_bytes / args.records, "partitions": 4,
+                            "avg_record_bytes": input_bytes / args.records,
+                            "partitions": args.partitions,
                             "commit_interval_ms": args.commit_interval_ms},
                "runs": results, "median": med}
         res_dir = ROOT / "bench" / "results"
         res_dir.mkdir(exist_ok=True)
         tag = "" if args.workload == "w1" else "-" + args.workload
         tag += "" if args.formats == "iceberg" else "-" + args.formats.replace(",", "-")
+        tag += "" if args.partitions == 4 else f"-p{args.partitions}"
         path = res_dir / f"{dt.date.today().isoformat()}{tag}.json"
         path.write_text(json.dumps(out, indent=2))
         print(f"[bench] {name} ~{input_bytes / args.records:.0f} B/record, {args.records} records: "

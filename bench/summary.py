@@ -46,6 +46,7 @@ def main() -> int:
     w1, w1_name = load("")
     w1d, w1d_name = load("-iceberg-delta")
     w4, w4_name = load("-w4")
+    p16, p16_name = load("-p16")
     peers, peers_name = load("-w4-peers")
     fresh, fresh_name = load("-freshness")
     prof = newest("-profile-w1")
@@ -85,8 +86,19 @@ def main() -> int:
         out.append("")
         targets.append(f"≥ {n(TARGET_W1)} W1 records per CPU-second: "
                        f"{n(m['records_per_cpu_s'])}, {met(m['records_per_cpu_s'] >= TARGET_W1)}")
-        targets.append(f"peak RSS ≤ {TARGET_RSS_MIB} MiB (W1, one table): "
-                       f"{m['peak_rss_mib']:.0f} MiB, {met(m['peak_rss_mib'] <= TARGET_RSS_MIB)}")
+        if p16:
+            q = p16["median"]
+            out.append(f"W1 over **16 partitions** (`{p16_name}`): "
+                       f"{n(q['records_per_cpu_s'])} records per Floe CPU-second, peak RSS "
+                       f"{q['peak_rss_mib']:.0f} MiB.")
+            out.append("")
+            targets.append(f"peak RSS ≤ {TARGET_RSS_MIB} MiB (W1, one table × 16 partitions, "
+                           f"default memory budget): {q['peak_rss_mib']:.0f} MiB, "
+                           f"{met(q['peak_rss_mib'] <= TARGET_RSS_MIB)}")
+        else:
+            targets.append(f"peak RSS ≤ {TARGET_RSS_MIB} MiB (W1, one table, "
+                           f"{wl['partitions']} partitions): {m['peak_rss_mib']:.0f} MiB, "
+                           f"{met(m['peak_rss_mib'] <= TARGET_RSS_MIB)}")
     if w4:
         m = w4["median"]
         wl = w4["workload"]
