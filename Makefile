@@ -36,6 +36,7 @@ bench: setup
 	@$(PY) bench/peers.py --floe build/release/src/floe/cli/floe
 	@$(PY) bench/freshness.py --floe build/release/src/floe/cli/floe
 	@$(PY) bench/profile.py --floe build/release/src/floe/cli/floe
+	@$(PY) bench/micro.py
 	@$(PY) bench/summary.py
 
 asan: setup

@@ -40,7 +40,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--floe", help="the floe binary; without it only the peers run")
     ap.add_argument("--peers", default=",".join(PEERS), help="comma-separated: connect,pyiceberg")
-    ap.add_argument("--records", type=int, default=2_000_000)
+    # 3M records keep the Connect sink busy for more than the 2 minutes.
+    ap.add_argument("--records", type=int, default=3_000_000)
     ap.add_argument("--commit-interval-ms", type=int, default=10_000)
     args = ap.parse_args()
     peers = [p for p in args.peers.split(",") if p]

@@ -223,7 +223,9 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--floe", required=True)
     ap.add_argument("--workload", choices=sorted(WORKLOADS), default="w1")
-    ap.add_argument("--records", type=int, default=int(os.environ.get("FLOE_BENCH_RECORDS", 2_000_000)))
+    ap.add_argument("--records", type=int, default=0,
+                    help="records to preload (default: $FLOE_BENCH_RECORDS, else 5,000,000 "
+                         "for W1 and 2,000,000 for W4, the issue's minimums)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--formats", default="iceberg",
                     help="table formats, comma-separated (iceberg | iceberg,delta)")
@@ -231,6 +233,9 @@ def main() -> int:
     ap.add_argument("--partitions", type=int, default=4,
                     help="partitions of the preloaded topic (results tagged -p<N> unless 4)")
     args = ap.parse_args()
+    if not args.records:
+        args.records = int(os.environ.get("FLOE_BENCH_RECORDS", 0)) or (
+            5_000_000 if args.workload == "w1" else 2_000_000)
     os.environ["FLOE_BUILD_DIR"] = str(pathlib.Path(args.floe).resolve().parents[3])
     work = ROOT / "build" / "bench-work"
     if work.exists():

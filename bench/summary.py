@@ -146,6 +146,18 @@ def main() -> int:
                                f"{r['p99_s']:.2f} s (±{r['error_bound_s']:.2f} s), "
                                f"{met(r['p99_s'] <= TARGET_P99_S)}")
         out.append("")
+    micro, micro_name = load("-micro")
+    if micro:
+        out.append(f"**Microbenchmarks** (release, one core; `{micro_name}`):")
+        out.append("")
+        out.append("| benchmark | per second (records; files for manifests; commits) | MB/s |")
+        out.append("|---|---|---|")
+        for r in micro["results"]:
+            rps, bps = r.get("records_per_s"), r.get("bytes_per_s")
+            out.append(f"| {r['name']} | {n(rps) if rps else ''} | "
+                       f"{bps / 1e6:,.1f} |" if bps else f"| {r['name']} | "
+                       f"{n(rps) if rps else ''} | |")
+        out.append("")
     if prof:
         lines = [ln for ln in prof.read_text().splitlines()[1:] if ln.strip()][:8]
         out.append(f"**Profile** of the W1 drain (`{prof.name}`, self time): ")

@@ -334,7 +334,7 @@ class PipelineImpl : public Pipeline {
       KeyRow key;
       // Schemas come from the registry and the first one creates the table: both may meet
       // an outage, retried until it ends (or Floe stops).
-      Status st = WithRetry(stop, "schema registry or catalog", [&]() -> Status {
+      Status st = WithRetry(stop, "schema registry", [&]() -> Status {
         FLOE_RETURN_NOT_OK(EnsureKeyField(ts, r));
         if (ts.settings.value_format == config::ValueFormat::kBinary) {
           FLOE_RETURN_NOT_OK(EnsureRawTable(ts));
@@ -810,9 +810,13 @@ class PipelineImpl : public Pipeline {
         FLOE_ASSIGN_OR_RAISE(s, registry_->ById(framing.schema_id));
       }
       if (s->schema_type == "PROTOBUF") {
+        // The message indexes: in the header after the id, else at the payload's start.
+        const bool in_header = framing.header_rest_len > 0;
         size_t consumed = 0;
-        FLOE_ASSIGN_OR_RAISE(parsed, registry::ParseMessageIndexes(
-                                         framing.payload, framing.payload_len, &consumed));
+        FLOE_ASSIGN_OR_RAISE(
+            parsed, registry::ParseMessageIndexes(
+                        in_header ? framing.header_rest : framing.payload,
+                        in_header ? framing.header_rest_len : framing.payload_len, &consumed));
         path = &parsed;
       }
       what = "key schema " + std::to_string(s->id);

@@ -1,0 +1,80 @@
+"""Microbenchmarks (issue 6, item 2): each decoder into Arrow (Google Benchmark; Protobuf
+also against a DynamicMessage baseline) and the Parquet file write. Runs the release binaries, writes bench/results/<date>-micro.json with
+records/s (files/s for manifests, commits/s for commits) and bytes/s per benchmark.
+
+Usage: bench/micro.py [--build build/release]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from run import machine  # noqa: E402
+
+GOOGLE = [("decode", "avro_decoder_benchmark"), ("decode", "protobuf_decoder_benchmark"),
+          ("decode", "json_decoder_benchmark")]
+
+
+def google_benchmark(binary: pathlib.Path) -> list[dict]:
+    out = subprocess.run([str(binary), "--benchmark_format=json",
+                          "--benchmark_min_time=1"], capture_output=True, text=True,
+                         check=True).stdout
+    rows = []
+    for b in json.loads(out)["benchmarks"]:
+        rows.append({"name": b["name"], "records_per_s": b.get("items_per_second"),
+                     "bytes_per_s": b.get("bytes_per_second"),
+                     "record_bytes": b.get("record_bytes")})
+    return rows
+
+
+def parquet_writer(binary: pathlib.Path) -> list[dict]:
+    """The writer benchmark prints "key: value" lines; keeps those with numbers."""
+    out = subprocess.run([str(binary)], capture_output=True, text=True, check=True).stdout
+    row: dict = {"name": "parquet_write_1M_rows", "output": out.strip()}
+    m = re.search(r"([\d.,]+)\s*rows/s", out)
+    if m:
+        row["records_per_s"] = float(m.group(1).replace(",", ""))
+    m = re.search(r"([\d.,]+)\s*MB/s", out)
+    if m:
+        row["bytes_per_s"] = float(m.group(1).replace(",", "")) * 1e6
+    return [row]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=str(ROOT / "build" / "release"))
+    args = ap.parse_args()
+    build = pathlib.Path(args.build)
+    results = []
+    for module, name in GOOGLE:
+        binary = build / "src" / "floe" / module / name
+        if not binary.exists():
+            print(f"[micro] {binary} missing (Google Benchmark not found at configure time?)")
+            continue
+        results += google_benchmark(binary)
+    writer = build / "src" / "floe" / "parquet" / "floe_parquet_writer_benchmark"
+    if writer.exists():
+        results += parquet_writer(writer)
+    for r in results:
+        rps = r.get("records_per_s")
+        bps = r.get("bytes_per_s")
+        print(f"[micro] {r['name']}: "
+              + (f"{rps:,.0f} records/s" if rps else "")
+              + (f", {bps / 1e6:,.1f} MB/s" if bps else ""))
+    path = ROOT / "bench" / "results" / f"{dt.date.today().isoformat()}-micro.json"
+    path.write_text(json.dumps({"date": dt.datetime.now(dt.timezone.utc).isoformat(
+        timespec="seconds"), "machine": machine(), "results": results}, indent=2))
+    print(f"[micro] → {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
