@@ -1,6 +1,9 @@
-"""Microbenchmarks (issue 6, item 2): each decoder into Arrow (Google Benchmark; Protobuf
-also against a DynamicMessage baseline) and the Parquet file write. Runs the release binaries, writes bench/results/<date>-micro.json with
-records/s (files/s for manifests, commits/s for commits) and bytes/s per benchmark.
+"""Microbenchmarks (issue 6, item 2), Google Benchmark: each decoder into Arrow (Protobuf also
+against a DynamicMessage baseline), a manifest encoded and written, and one commit through the
+production Committer (src/floe/pipeline/commit_benchmark.cc); plus the Parquet file write.
+Runs the release binaries and writes bench/results/<date>-micro.json with, per benchmark,
+records/s (data files/s for manifests and commits), commits/s, bytes/s and CPU time per
+operation.
 
 Usage: bench/micro.py [--build build/release]
 """
@@ -20,7 +23,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from run import machine  # noqa: E402
 
 GOOGLE = [("decode", "avro_decoder_benchmark"), ("decode", "protobuf_decoder_benchmark"),
-          ("decode", "json_decoder_benchmark")]
+          ("decode", "json_decoder_benchmark"), ("pipeline", "commit_benchmark")]
 
 
 def google_benchmark(binary: pathlib.Path) -> list[dict]:
@@ -29,8 +32,11 @@ def google_benchmark(binary: pathlib.Path) -> list[dict]:
                          check=True).stdout
     rows = []
     for b in json.loads(out)["benchmarks"]:
+        scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b.get("time_unit", "ns")]
         rows.append({"name": b["name"], "records_per_s": b.get("items_per_second"),
                      "bytes_per_s": b.get("bytes_per_second"),
+                     "commits_per_s": b.get("commits_per_s"),
+                     "cpu_ms_per_op": b["cpu_time"] * scale,
                      "record_bytes": b.get("record_bytes")})
     return rows
 
@@ -64,10 +70,10 @@ def main() -> int:
     if writer.exists():
         results += parquet_writer(writer)
     for r in results:
-        rps = r.get("records_per_s")
-        bps = r.get("bytes_per_s")
+        rps, bps, cps = r.get("records_per_s"), r.get("bytes_per_s"), r.get("commits_per_s")
         print(f"[micro] {r['name']}: "
               + (f"{rps:,.0f} records/s" if rps else "")
+              + (f", {cps:,.1f} commits/s" if cps else "")
               + (f", {bps / 1e6:,.1f} MB/s" if bps else ""))
     path = ROOT / "bench" / "results" / f"{dt.date.today().isoformat()}-micro.json"
     path.write_text(json.dumps({"date": dt.datetime.now(dt.timezone.utc).isoformat(

@@ -1,6 +1,7 @@
-"""Profile of an end-to-end drain (issue 6, item 6): `perf record` attached to the Floe
-process while it drains a preloaded W1 (or W4) topic; writes the top symbols by self time to
-bench/results/<date>-profile-<workload>.txt and prints them.
+"""Profile of an end-to-end drain (issue 6, item 6): `perf record --call-graph dwarf` attached
+to the Floe process while it drains a preloaded W1 (or W4) topic; writes the top symbols by
+self time, then the callers of the top few (DWARF unwinding: the release build keeps no frame
+pointers), to bench/results/<date>-profile-<workload>.txt and prints them.
 
 Usage: bench/profile.py --floe build/release/src/floe/cli/floe [--workload w1] [--records N]
 """
@@ -32,6 +33,8 @@ def main() -> int:
     ap.add_argument("--workload", choices=sorted(WORKLOADS), default="w1")
     ap.add_argument("--records", type=int, default=2_000_000)
     ap.add_argument("--top", type=int, default=40)
+    ap.add_argument("--callers", type=int, default=6,
+                    help="print the call chains of this many top symbols")
     args = ap.parse_args()
     os.environ["FLOE_BUILD_DIR"] = str(pathlib.Path(args.floe).resolve().parents[3])
     work = ROOT / "build" / "bench-profile"
@@ -47,8 +50,8 @@ def main() -> int:
         run = FloeRun(work / "run", kafka.bootstrap, registry.url,
                       [{"name": topic, **topic_config}])
         run.start()
-        perf = subprocess.Popen(["perf", "record", "-F", "999", "-g", "-p", str(run.proc.pid),
-                                 "-o", str(data)],
+        perf = subprocess.Popen(["perf", "record", "-F", "499", "--call-graph", "dwarf,16384",
+                                 "-p", str(run.proc.pid), "-o", str(data)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         run.wait_for_positions(default_table_name(topic), topic, hwm, timeout=600)
         perf.send_signal(signal.SIGINT)
@@ -60,12 +63,26 @@ def main() -> int:
             capture_output=True, text=True, check=True).stdout
         lines = [ln for ln in report.splitlines() if ln.strip() and not ln.startswith("#")]
         top = "\n".join(lines[: args.top])
+        symbols = []
+        for ln in lines[: args.callers]:
+            parts = ln.split("[.] ", 1) if "[.] " in ln else ln.split("[k] ", 1)
+            if len(parts) == 2:
+                symbols.append(parts[1].strip())
+        chains = []
+        for sym in symbols:
+            tree = subprocess.run(
+                ["perf", "report", "-i", str(data), "--stdio", "--no-children", "--sort", "sym",
+                 "--symbols", sym, "-g", "caller,2,callee,function,percent", "--percent-limit",
+                 "0.3"], capture_output=True, text=True).stdout
+            body = [ln.rstrip() for ln in tree.splitlines()
+                    if ln.strip() and not ln.startswith("#")][:24]
+            chains.append(f"## callers of {sym}\n" + "\n".join(body))
         path = ROOT / "bench" / "results" / (
             f"{dt.date.today().isoformat()}-profile-{args.workload}.txt")
-        path.write_text(f"# perf record -F 999 -g on Floe draining {args.records} "
+        path.write_text(f"# perf record -F 499 --call-graph dwarf on Floe draining {args.records} "
                         f"{WORKLOADS[args.workload]} records ({args.floe}); self time by "
                         f"shared object and symbol, {time.strftime('%Y-%m-%d %H:%M')}\n"
-                        + top + "\n")
+                        + top + "\n\n" + "\n\n".join(chains) + "\n")
         print(top)
         print(f"[profile] → {path}")
         return 0

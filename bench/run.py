@@ -136,10 +136,12 @@ def dir_bytes(path: pathlib.Path, pattern: str) -> int:
 
 def one_run(kafka, registry_url: str, topic: str, work: pathlib.Path, hwm: dict, input_bytes: int,
             formats: list[str], topic_config: dict | None = None,
-            commit_interval_ms: int = 1000):
+            commit_interval_ms: int = 1000, overrides: dict | None = None):
     run = FloeRun(work, kafka.bootstrap, registry_url,
                   [{"name": topic, "formats": formats, **(topic_config or {})}],
                   defaults={"commit.interval.ms": commit_interval_ms})
+    if overrides:
+        apply_overrides(run, overrides)
     t0 = time.monotonic()
     run.start()
     pid = run.proc.pid
@@ -191,6 +193,32 @@ def after_warmup(timeline: list, n: int, cpu: float, wall: float, warmup_s: floa
             "records_per_cpu_s": (n - r) / (cpu - c)}
 
 
+def parse_overrides(items: list[str]) -> dict:
+    """`--set kafka.queued.min.messages=20000 --set memory.budget.bytes=67108864`: the first
+    dotted component names a top-level config section (or key), the rest is the key inside it;
+    values are parsed as YAML scalars."""
+    import yaml
+    out: dict = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        if not key or not _:
+            raise SystemExit(f"--set wants key=value, got {item!r}")
+        out[key] = yaml.safe_load(value)
+    return out
+
+
+def apply_overrides(run, overrides: dict) -> None:
+    import yaml
+    cfg = yaml.safe_load(run.config_path.read_text())
+    for key, value in overrides.items():
+        section, _, rest = key.partition(".")
+        if rest and isinstance(cfg.get(section), dict):
+            cfg[section][rest] = value
+        else:
+            cfg[key] = value
+    run.config_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+
+
 WORKLOADS = {"w1": "W1 Avro", "w4": "W4 JSON"}
 
 
@@ -232,6 +260,10 @@ def main() -> int:
     ap.add_argument("--commit-interval-ms", type=int, default=1000)
     ap.add_argument("--partitions", type=int, default=4,
                     help="partitions of the preloaded topic (results tagged -p<N> unless 4)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="override a Floe config key for an experiment (kafka.<prop>, "
+                         "memory.budget.bytes, ...); results are then tagged -exp and kept "
+                         "out of the summary")
     args = ap.parse_args()
     if not args.records:
         args.records = int(os.environ.get("FLOE_BENCH_RECORDS", 0)) or (
@@ -250,7 +282,8 @@ def main() -> int:
         results = []
         for i in range(args.runs):
             r = one_run(kafka, registry.url, topic, work / f"run{i}", hwm, input_bytes,
-                        args.formats.split(","), topic_config, args.commit_interval_ms)
+                        args.formats.split(","), topic_config, args.commit_interval_ms,
+                        parse_overrides(args.set))
             print(f"[bench] run {i + 1}: {r['records_per_cpu_s']:,.0f} records/CPU-s, "
                   f"{r['records_per_wall_s']:,.0f} records/s wall, peak RSS {r['peak_rss_mib']:.0f} MiB",
                   flush=True)
@@ -264,13 +297,15 @@ def main() -> int:
                             "formats": args.formats.split(","),
                             "avg_record_bytes": input_bytes / args.records,
                             "partitions": args.partitions,
-                            "commit_interval_ms": args.commit_interval_ms},
+                            "commit_interval_ms": args.commit_interval_ms,
+                            "overrides": parse_overrides(args.set)},
                "runs": results, "median": med}
         res_dir = ROOT / "bench" / "results"
         res_dir.mkdir(exist_ok=True)
         tag = "" if args.workload == "w1" else "-" + args.workload
         tag += "" if args.formats == "iceberg" else "-" + args.formats.replace(",", "-")
         tag += "" if args.partitions == 4 else f"-p{args.partitions}"
+        tag += "-exp" if args.set else ""
         path = res_dir / f"{dt.date.today().isoformat()}{tag}.json"
         path.write_text(json.dumps(out, indent=2))
         print(f"[bench] {name} ~{input_bytes / args.records:.0f} B/record, {args.records} records: "

@@ -89,7 +89,8 @@ def main() -> int:
         if p16:
             q = p16["median"]
             out.append(f"W1 over **16 partitions** (`{p16_name}`): "
-                       f"{n(q['records_per_cpu_s'])} records per Floe CPU-second, peak RSS "
+                       f"{n(q['records_per_cpu_s'])} records per Floe CPU-second, "
+                       f"{n(q['records_per_wall_s'])} records/s wall, peak RSS "
                        f"{q['peak_rss_mib']:.0f} MiB.")
             out.append("")
             targets.append(f"peak RSS ≤ {TARGET_RSS_MIB} MiB (W1, one table × 16 partitions, "
@@ -111,7 +112,10 @@ def main() -> int:
         res = peers["results"]
         wl = peers["workload"]
         out.append(f"**W4 against peers**, same topic, zstd, SQLite catalog, commit interval "
-                   f"{wl.get('commit_interval_ms', '?')} ms, one run each (`{peers_name}`):")
+                   f"{wl.get('commit_interval_ms', '?')} ms, "
+                   + (f"median of {len(res['floe']['runs'])} runs each"
+                      if "runs" in res.get("floe", {}) else "one run each")
+                   + f" (`{peers_name}`):")
         out.append("")
         out.append("| | records per CPU-second | peak RSS | Floe's ratio |")
         out.append("|---|---|---|---|")
@@ -150,13 +154,17 @@ def main() -> int:
     if micro:
         out.append(f"**Microbenchmarks** (release, one core; `{micro_name}`):")
         out.append("")
-        out.append("| benchmark | per second (records; files for manifests; commits) | MB/s |")
-        out.append("|---|---|---|")
+        out.append("Records/s counts data-file entries for manifests and commits. A commit is "
+                   "`Committer::Commit` on a table with 200 commits of history: load, fence, "
+                   "manifest, manifest list, metadata JSON, SQLite pointer swap.")
+        out.append("")
+        out.append("| benchmark | records/s | commits/s | MB/s | CPU ms per op |")
+        out.append("|---|---|---|---|---|")
         for r in micro["results"]:
-            rps, bps = r.get("records_per_s"), r.get("bytes_per_s")
-            out.append(f"| {r['name']} | {n(rps) if rps else ''} | "
-                       f"{bps / 1e6:,.1f} |" if bps else f"| {r['name']} | "
-                       f"{n(rps) if rps else ''} | |")
+            rps, bps, cps = r.get("records_per_s"), r.get("bytes_per_s"), r.get("commits_per_s")
+            ms = r.get("cpu_ms_per_op")
+            out.append(f"| {r['name']} | {n(rps) if rps else ''} | {f'{cps:,.1f}' if cps else ''} "
+                       f"| {f'{bps / 1e6:,.1f}' if bps else ''} | {f'{ms:.3f}' if ms else ''} |")
         out.append("")
     if prof:
         lines = [ln for ln in prof.read_text().splitlines()[1:] if ln.strip()][:8]

@@ -56,8 +56,11 @@ def run(kafka, topic: str, n: int, input_bytes: int, schema, work: pathlib.Path,
 
     assemble()
     db, warehouse = common.create_table(work, topic, schema)
-    if CONTROL_TOPIC not in kafka_topics(kafka):
-        kafka.create_topic(CONTROL_TOPIC, partitions=1)
+    # Each run gets its own connector (hence consumer groups) and control topic, so a later
+    # run starts from offset 0 rather than from an earlier run's commits.
+    name, control = f"{CONNECTOR}-{work.name}", f"{CONTROL_TOPIC}-{work.name}"
+    if control not in kafka_topics(kafka):
+        kafka.create_topic(control, partitions=1)
     log4j = work / "log4j2.properties"
     log4j.write_text(_LOG4J2.format(log=work / "connect.log"))
     worker = work / "worker.properties"
@@ -77,7 +80,7 @@ def run(kafka, topic: str, n: int, input_bytes: int, schema, work: pathlib.Path,
     }))
     connector = work / "connector.properties"
     connector.write_text(_props({
-        "name": CONNECTOR,
+        "name": name,
         "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector",
         "tasks.max": "1",
         "topics": topic,
@@ -86,7 +89,7 @@ def run(kafka, topic: str, n: int, input_bytes: int, schema, work: pathlib.Path,
         "iceberg.catalog.catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog",
         "iceberg.catalog.uri": f"jdbc:sqlite:{db}",
         "iceberg.catalog.warehouse": f"file://{warehouse}",
-        "iceberg.control.topic": CONTROL_TOPIC,
+        "iceberg.control.topic": control,
         "iceberg.control.commit.interval-ms": str(commit_interval_ms),
         "iceberg.kafka.bootstrap.servers": kafka.bootstrap,
     }))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import pathlib
 import sys
 import time
@@ -76,7 +77,7 @@ def main() -> int:
     table = catalog.load_table(f"bench.{args.table}")
     arrow_schema = schema_to_pyarrow(table.schema())
     converters = _converters(table.schema())
-    consumer = Consumer({"bootstrap.servers": args.bootstrap, "group.id": "pyiceberg-sink",
+    consumer = Consumer({"bootstrap.servers": args.bootstrap, "group.id": f"pyiceberg-sink-{args.table}-{os.getpid()}",
                          "auto.offset.reset": "earliest", "enable.auto.commit": False})
     consumer.subscribe([args.topic])
     rows: list[dict] = []

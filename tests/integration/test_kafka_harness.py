@@ -3,7 +3,7 @@ the project relies on, against it.
 
 - A transactional producer writes 30 transactions of 10 records over 4 partitions and aborts
   every third one; the aborted records are flushed first so they really are in the log.
-- confluent-kafka (the tests' client) and Debian's librdkafka through the C API (Floe's client,
+- confluent-kafka (the tests' client) and librdkafka through the C API as Floe builds it (Floe's client,
   tools/toolchain_check/rdkafka_check.c) read with read_committed from offset 0: exactly the
   200 committed records, and positions that end at the high watermark, past the transaction
   markers (REFERENCE.md "Kafka offsets": positions, not last offset + 1).

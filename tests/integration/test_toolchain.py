@@ -4,7 +4,9 @@ libraries.
 - toolchain_check (built against the wheel) writes a zstd Parquet file whose struct, list and
   map columns carry field ids; pyarrow reads it back and the ids are asserted.
 - The wheel's libparquet exports unversioned OpenSSL symbols. The dynamic linker must bind
-  Debian's libraries (librdkafka, libssl) to Debian's libcrypto, never to libparquet's copy.
+  Debian's libraries (libssl, libcurl...) to Debian's libcrypto, never to libparquet's copy.
+- librdkafka comes from the confluent-kafka wheel (docs/architecture.md "Toolchain facts"):
+  floe loads that one, not Debian's 2.0.2, and it binds nothing into the pyarrow wheel.
 """
 import os
 import subprocess
@@ -52,6 +54,15 @@ def test_openssl_symbols_bind_to_debian_libcrypto(tmp_path):
     bad = []
     for line in bindings:
         src, dst = line.split("binding file ", 1)[1].split(" to ", 1)
-        if src.startswith(("/lib", "/usr/lib")) and "pyarrow" in dst:
+        from_debian_or_rdkafka = src.startswith(("/lib", "/usr/lib")) or "confluent_kafka" in src
+        if from_debian_or_rdkafka and "pyarrow" in dst:
             bad.append(line)
-    assert not bad, "Debian libraries bound into the wheel:\n" + "\n".join(bad[:10])
+    assert not bad, "Debian or librdkafka bound into the pyarrow wheel:\n" + "\n".join(bad[:10])
+
+
+def test_floe_loads_librdkafka_from_the_confluent_kafka_wheel():
+    exe = BUILD_DIR / "src" / "floe" / "cli" / "floe"
+    out = subprocess.run(["ldd", str(exe)], capture_output=True, text=True, check=True).stdout
+    rdkafka = [line.strip() for line in out.splitlines() if "rdkafka" in line]
+    assert len(rdkafka) == 1, out
+    assert "confluent_kafka.libs" in rdkafka[0], rdkafka[0]

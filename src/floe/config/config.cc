@@ -543,6 +543,12 @@ Status Parser::ParseKafka(const Located* node, Config* config) const {
   }
   FLOE_ASSIGN_OR_RAISE(auto group, GetString(f, *FindKey("kafka", "group.id")));
   config->kafka["group.id"] = *group;
+  for (const char* tuned :
+       {"queued.min.messages", "queued.max.messages.kbytes", "fetch.max.bytes",
+        "fetch.queue.backoff.ms"}) {
+    FLOE_ASSIGN_OR_RAISE(auto value, GetInt(f, *FindKey("kafka", tuned)));
+    config->kafka[tuned] = std::to_string(*value);
+  }
   return Status::OK();
 }
 

@@ -81,9 +81,14 @@ TEST(ConfigTest, Defaults) {
   Result<Config> r = Parse(kMinimal);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const Config& c = *r;
-  EXPECT_EQ(c.kafka.size(), 2u);
+  EXPECT_EQ(c.kafka.size(), 6u);
   EXPECT_EQ(c.kafka.at("bootstrap.servers"), "b1:9092,b2:9092");
   EXPECT_EQ(c.kafka.at("group.id"), "floe");
+  // Prefetch tuning (keys.cc): a small queue refilled within milliseconds.
+  EXPECT_EQ(c.kafka.at("queued.min.messages"), "20000");
+  EXPECT_EQ(c.kafka.at("queued.max.messages.kbytes"), "16384");
+  EXPECT_EQ(c.kafka.at("fetch.queue.backoff.ms"), "10");
+  EXPECT_EQ(c.kafka.at("fetch.max.bytes"), "4194304");
   EXPECT_EQ(c.registry.url, "http://registry:8081");  // trailing '/' dropped
   EXPECT_FALSE(c.registry.basic_auth_user_info.has_value());
   EXPECT_EQ(c.registry.request_timeout_ms, 10000);
@@ -133,6 +138,22 @@ TEST(ConfigTest, KafkaPropertiesPassThroughVerbatim) {
   EXPECT_EQ(r->kafka.at("session.timeout.ms"), "45000");
   EXPECT_EQ(r->kafka.at("enable.ssl.certificate.verification"), "true");
   EXPECT_EQ(r->warehouse, "/data/wh");
+}
+
+TEST(ConfigTest, PrefetchTuningCanBeOverriddenAndIsChecked) {
+  const std::string rest = "registry: {url: http://r:8081}\nwarehouse: /wh\n";
+  Result<Config> r = Parse(
+      "kafka: {bootstrap.servers: b:9092, queued.min.messages: 100000, "
+      "fetch.queue.backoff.ms: 0}\n" + rest);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->kafka.at("queued.min.messages"), "100000");
+  EXPECT_EQ(r->kafka.at("fetch.queue.backoff.ms"), "0");
+  EXPECT_EQ(r->kafka.at("queued.max.messages.kbytes"), "16384");
+  std::string err =
+      ErrorOf("kafka: {bootstrap.servers: b:9092, queued.max.messages.kbytes: 0}\n" + rest);
+  EXPECT_NE(err.find("kafka.queued.max.messages.kbytes"), std::string::npos) << err;
+  err = ErrorOf("kafka: {bootstrap.servers: b:9092, queued.min.messages: lots}\n" + rest);
+  EXPECT_NE(err.find("kafka.queued.min.messages"), std::string::npos) << err;
 }
 
 TEST(ConfigTest, PathsResolveAgainstTheConfigFile) {

@@ -57,7 +57,8 @@ std::vector<KeyInfo> MakeKeys() {
        .min = 16 * kMiB,
        .description =
            "Upper bound on buffered, not yet written records across all tables. "
-           "Past it Floe flushes early or pauses fetching."});
+           "Past it Floe writes and commits the largest table early. librdkafka's "
+           "prefetch queue comes on top (`kafka.queued.max.messages.kbytes`)."});
   add({.section = "",
        .name = "log.level",
        .type = T::kEnum,
@@ -95,6 +96,40 @@ std::vector<KeyInfo> MakeKeys() {
        .description =
            "Consumer group. Positions live in the tables, not in the group; group "
            "offsets are committed after table commits for monitoring only."});
+  // Prefetch: librdkafka's defaults (100,000 messages or 64 MiB queued, 50 MB fetch
+  // responses, a refill up to 1 s after the queue was full) held ~115 MB of W1's small
+  // records and capped the drain at about one refill per second. These keep the queue small
+  // and refill it within milliseconds (README "Performance": W1 over 16 partitions).
+  add({.section = "kafka",
+       .name = "queued.min.messages",
+       .type = T::kInt,
+       .default_text = "20000",
+       .min = 1,
+       .description =
+           "Records librdkafka keeps prefetched (librdkafka's default is 100000). Each "
+           "costs its size plus ~450 bytes of bookkeeping, outside `memory.budget.bytes`."});
+  add({.section = "kafka",
+       .name = "queued.max.messages.kbytes",
+       .type = T::kInt,
+       .default_text = "16384",
+       .min = 1,
+       .description = "Upper bound on prefetched record bytes, in KiB (librdkafka's default "
+                      "is 65536)."});
+  add({.section = "kafka",
+       .name = "fetch.max.bytes",
+       .type = T::kInt,
+       .default_text = "4194304",
+       .min = 1,
+       .description = "Upper bound on one fetch response (librdkafka's default is 52428800); "
+                      "a response's buffer lives until Floe has decoded its last record."});
+  add({.section = "kafka",
+       .name = "fetch.queue.backoff.ms",
+       .type = T::kInt,
+       .default_text = "10",
+       .min = 0,
+       .description = "How soon librdkafka fetches again once the prefetch queue is full "
+                      "(librdkafka's default is 1000, which caps a fast drain at one refill "
+                      "per second)."});
 
   // --- registry
   // ----------------------------------------------------------------------------

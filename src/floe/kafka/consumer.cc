@@ -124,6 +124,7 @@ Result<std::unique_ptr<Consumer>> Consumer::Make(const std::map<std::string, std
     return InvalidConfig(std::string("kafka: cannot create consumer: ") + err);
   }
   rd_kafka_poll_set_consumer(rk);
+  FLOE_LOG_INFO("kafka: librdkafka {}", rd_kafka_version_str());
   return std::unique_ptr<Consumer>(new Consumer(rk));
 }
 
