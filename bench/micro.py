@@ -1,6 +1,6 @@
 """Microbenchmarks (issue 6, item 2), Google Benchmark: each decoder into Arrow (Protobuf also
 against a DynamicMessage baseline), a manifest encoded and written, and one commit through the
-production Committer (src/floe/pipeline/commit_benchmark.cc); plus the Parquet file write.
+production Committer (src/floe/pipeline/commit_benchmark.cc), and the Parquet file write.
 Runs the release binaries and writes bench/results/<date>-micro.json with, per benchmark,
 records/s (data files/s for manifests and commits), commits/s, bytes/s and CPU time per
 operation.
@@ -13,7 +13,6 @@ import argparse
 import datetime as dt
 import json
 import pathlib
-import re
 import subprocess
 import sys
 
@@ -23,7 +22,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from run import machine  # noqa: E402
 
 GOOGLE = [("decode", "avro_decoder_benchmark"), ("decode", "protobuf_decoder_benchmark"),
-          ("decode", "json_decoder_benchmark"), ("pipeline", "commit_benchmark")]
+          ("decode", "json_decoder_benchmark"), ("parquet", "floe_parquet_writer_benchmark"),
+          ("pipeline", "commit_benchmark")]
 
 
 def google_benchmark(binary: pathlib.Path) -> list[dict]:
@@ -41,19 +41,6 @@ def google_benchmark(binary: pathlib.Path) -> list[dict]:
     return rows
 
 
-def parquet_writer(binary: pathlib.Path) -> list[dict]:
-    """The writer benchmark prints "key: value" lines; keeps those with numbers."""
-    out = subprocess.run([str(binary)], capture_output=True, text=True, check=True).stdout
-    row: dict = {"name": "parquet_write_1M_rows", "output": out.strip()}
-    m = re.search(r"([\d.,]+)\s*rows/s", out)
-    if m:
-        row["records_per_s"] = float(m.group(1).replace(",", ""))
-    m = re.search(r"([\d.,]+)\s*MB/s", out)
-    if m:
-        row["bytes_per_s"] = float(m.group(1).replace(",", "")) * 1e6
-    return [row]
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=str(ROOT / "build" / "release"))
@@ -66,9 +53,6 @@ def main() -> int:
             print(f"[micro] {binary} missing (Google Benchmark not found at configure time?)")
             continue
         results += google_benchmark(binary)
-    writer = build / "src" / "floe" / "parquet" / "floe_parquet_writer_benchmark"
-    if writer.exists():
-        results += parquet_writer(writer)
     for r in results:
         rps, bps, cps = r.get("records_per_s"), r.get("bytes_per_s"), r.get("commits_per_s")
         print(f"[micro] {r['name']}: "

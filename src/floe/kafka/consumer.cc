@@ -2,6 +2,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "floe/common/log.h"
@@ -125,11 +126,12 @@ Result<std::unique_ptr<Consumer>> Consumer::Make(const std::map<std::string, std
   }
   rd_kafka_poll_set_consumer(rk);
   FLOE_LOG_INFO("kafka: librdkafka {}", rd_kafka_version_str());
-  return std::unique_ptr<Consumer>(new Consumer(rk));
+  return std::unique_ptr<Consumer>(new Consumer(rk, rd_kafka_queue_get_consumer(rk)));
 }
 
 Consumer::~Consumer() {
   rd_kafka_t* rk = Rk(rk_);
+  rd_kafka_queue_destroy(static_cast<rd_kafka_queue_t*>(queue_));
   // Explicit assignment, no group membership to leave: close is quick.
   rd_kafka_assign(rk, nullptr);
   rd_kafka_consumer_close(rk);
@@ -171,6 +173,7 @@ Status Consumer::Assign(const std::map<TopicPartition, int64_t>& start_offsets) 
   rd_kafka_topic_partition_list_t* list =
       rd_kafka_topic_partition_list_new(static_cast<int>(start_offsets.size()));
   assigned_.clear();
+  topic_by_handle_.clear();
   for (const auto& [tp, off] : start_offsets) {
     rd_kafka_topic_partition_list_add(list, tp.topic.c_str(), tp.partition)->offset = off;
     assigned_.push_back(tp);
@@ -186,54 +189,91 @@ Status Consumer::Assign(const std::map<TopicPartition, int64_t>& start_offsets) 
 
 Status Consumer::Poll(int timeout_ms, size_t max_records, Batch* batch,
                       std::vector<PartitionError>* errors) {
-  int64_t deadline = MonotonicMs() + timeout_ms;
-  int wait = timeout_ms;
+  // Records are taken from the consumer queue in bulk (one lock and no clock read per
+  // record); only an empty queue makes Poll block, for the first record, up to timeout_ms.
+  constexpr size_t kChunk = 1024;
+  rd_kafka_message_t* chunk[kChunk];
+  auto* queue = static_cast<rd_kafka_queue_t*>(queue_);
+  const int64_t deadline = MonotonicMs() + timeout_ms;
+  Status status;
   while (batch->records_.size() < max_records) {
-    rd_kafka_message_t* m = rd_kafka_consumer_poll(Rk(rk_), wait);
-    if (m == nullptr) break;
-    if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      PartitionError pe;
-      if (m->rkt) pe.tp.topic = rd_kafka_topic_name(m->rkt);
-      pe.tp.partition = m->partition;
-      pe.offset = m->offset;
-      pe.message = rd_kafka_message_errstr(m);
-      pe.out_of_range = m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
-                        m->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE;
-      rd_kafka_resp_err_t err = m->err;
-      rd_kafka_message_destroy(m);
-      if (pe.tp.topic.empty() && !pe.out_of_range) {
-        // Client-wide errors (broker down, all brokers unreachable): systemic, retried by the
-        // caller. librdkafka keeps reconnecting on its own.
-        if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT) {
-          FLOE_LOG_WARN("kafka: {}", pe.message);
-          continue;
-        }
-        return KafkaError("kafka consumer", err);
+    size_t want = std::min(kChunk, max_records - batch->records_.size());
+    ssize_t n = rd_kafka_consume_batch_queue(queue, 0, chunk, want);
+    if (n < 0) return KafkaError("kafka consumer", rd_kafka_last_error());
+    if (n == 0) {
+      if (!batch->records_.empty()) break;
+      int wait = static_cast<int>(std::max<int64_t>(0, deadline - MonotonicMs()));
+      if (wait == 0) break;
+      rd_kafka_message_t* m = rd_kafka_consumer_poll(Rk(rk_), wait);
+      if (m == nullptr) break;
+      if (!Take(m, batch, errors, &status)) return status;
+      continue;
+    }
+    for (ssize_t i = 0; i < n; ++i) {
+      if (!Take(chunk[i], batch, errors, &status)) {
+        for (ssize_t j = i + 1; j < n; ++j) rd_kafka_message_destroy(chunk[j]);
+        return status;
       }
-      errors->push_back(std::move(pe));
-      continue;
     }
-    Record r;
-    auto it = topic_names_.find(rd_kafka_topic_name(m->rkt));
-    if (it == topic_names_.end()) {  // not assigned any more: drop (it will be re-fetched)
-      rd_kafka_message_destroy(m);
-      continue;
-    }
-    r.topic = it->second.get();
-    r.partition = m->partition;
-    r.offset = m->offset;
-    rd_kafka_timestamp_type_t tstype;
-    r.timestamp_ms = rd_kafka_message_timestamp(m, &tstype);
-    r.key = static_cast<const uint8_t*>(m->key);
-    r.key_len = m->key ? m->key_len : 0;
-    r.value = static_cast<const uint8_t*>(m->payload);
-    r.value_len = m->payload ? m->len : 0;
-    r.native = m;
-    batch->records_.push_back(r);
-    wait = static_cast<int>(std::max<int64_t>(0, deadline - MonotonicMs()));
-    if (wait == 0) break;
   }
   return Status::OK();
+}
+
+bool Consumer::Take(void* message, Batch* batch, std::vector<PartitionError>* errors,
+                    Status* status) {
+  auto* m = static_cast<rd_kafka_message_t*>(message);
+  if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    PartitionError pe;
+    if (m->rkt) pe.tp.topic = rd_kafka_topic_name(m->rkt);
+    pe.tp.partition = m->partition;
+    pe.offset = m->offset;
+    pe.message = rd_kafka_message_errstr(m);
+    pe.out_of_range = m->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
+                      m->err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE;
+    rd_kafka_resp_err_t err = m->err;
+    rd_kafka_message_destroy(m);
+    if (pe.tp.topic.empty() && !pe.out_of_range) {
+      // Client-wide errors (broker down, all brokers unreachable): systemic, retried by the
+      // caller. librdkafka keeps reconnecting on its own.
+      if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT) {
+        FLOE_LOG_WARN("kafka: {}", pe.message);
+        return true;
+      }
+      *status = KafkaError("kafka consumer", err);
+      return false;
+    }
+    errors->push_back(std::move(pe));
+    return true;
+  }
+  const std::string* topic = AssignedTopic(m->rkt);
+  if (topic == nullptr) {  // not assigned any more: drop (it will be re-fetched)
+    rd_kafka_message_destroy(m);
+    return true;
+  }
+  Record r;
+  r.topic = topic;
+  r.partition = m->partition;
+  r.offset = m->offset;
+  rd_kafka_timestamp_type_t tstype;
+  r.timestamp_ms = rd_kafka_message_timestamp(m, &tstype);
+  r.key = static_cast<const uint8_t*>(m->key);
+  r.key_len = m->key ? m->key_len : 0;
+  r.value = static_cast<const uint8_t*>(m->payload);
+  r.value_len = m->payload ? m->len : 0;
+  r.native = m;
+  batch->records_.push_back(r);
+  return true;
+}
+
+const std::string* Consumer::AssignedTopic(const void* rkt) {
+  for (const auto& [handle, name] : topic_by_handle_) {
+    if (handle == rkt) return name;
+  }
+  auto it = topic_names_.find(
+      std::string_view(rd_kafka_topic_name(static_cast<const rd_kafka_topic_t*>(rkt))));
+  if (it == topic_names_.end()) return nullptr;
+  topic_by_handle_.emplace_back(rkt, it->second.get());
+  return it->second.get();
 }
 
 Result<std::map<TopicPartition, int64_t>> Consumer::Positions() {

@@ -105,10 +105,19 @@ class Consumer {
   Status CommitForMonitoring(const std::map<TopicPartition, int64_t>& positions);
 
  private:
-  explicit Consumer(void* rk) : rk_(rk) {}
-  void* rk_;  // rd_kafka_t*
+  Consumer(void* rk, void* queue) : rk_(rk), queue_(queue) {}
+  // Converts one message into `batch` (or `errors`); false when it was a systemic error,
+  // then in *status.
+  bool Take(void* message, Batch* batch, std::vector<PartitionError>* errors, Status* status);
+  // The stable name of an assigned topic by librdkafka's topic handle; nullptr when the
+  // topic is not assigned any more. No allocation after the first record of a topic.
+  const std::string* AssignedTopic(const void* rkt);
+
+  void* rk_;     // rd_kafka_t*
+  void* queue_;  // rd_kafka_queue_t*: the consumer queue, read in batches
   std::vector<TopicPartition> assigned_;
-  std::map<std::string, std::unique_ptr<std::string>> topic_names_;  // stable topic pointers
+  std::map<std::string, std::unique_ptr<std::string>, std::less<>> topic_names_;  // stable
+  std::vector<std::pair<const void*, const std::string*>> topic_by_handle_;
 };
 
 }  // namespace floe::kafka

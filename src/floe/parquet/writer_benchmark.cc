@@ -1,17 +1,20 @@
-// Write throughput of DataFileWriter (prints numbers; no assertions):
+// Write throughput of DataFileWriter (Google Benchmark; no assertions):
 //
-//   floe_parquet_writer_benchmark [ROWS [ZSTD_LEVEL [OUT.parquet]]]
+//   floe_parquet_writer_benchmark [--benchmark_filter=...]
 //
-// One RecordBatch of ROWS (default 1M) Kafka-like records of ~300 bytes in Arrow memory
-// (ids, timestamps, a decimal, low- and high-cardinality strings, and the `_kafka`
-// struct), written as one file. Building the batch is not timed; Open + Write + Close is.
+// BM_WriteParquet/<rows>/<zstd level>: one RecordBatch of Kafka-like records of ~300 bytes
+// in Arrow memory (ids, timestamps, a decimal, low- and high-cardinality strings, and the
+// `_kafka` struct), written as one local file. Building the batch is not timed; Open + Write
+// + Close is. items/s counts rows, bytes/s counts Arrow input bytes; the counters give the
+// file's size relative to its Arrow input and its row groups.
 #include <arrow/api.h>
 #include <arrow/io/file.h>
 #include <arrow/util/byte_size.h>
 
-#include <chrono>
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
 #include <cstdio>
-#include <ctime>
 #include <iostream>
 #include <random>
 #include <string>
@@ -40,14 +43,14 @@ std::shared_ptr<::arrow::Field> F(const std::string& name,
       ::arrow::key_value_metadata({"PARQUET:field_id"}, {std::to_string(id)}));
 }
 
-}  // namespace
+struct Input {
+  floe::iceberg::Schema ice;
+  std::shared_ptr<::arrow::Schema> schema;
+  std::shared_ptr<::arrow::RecordBatch> batch;
+  int64_t raw_bytes = 0;
+};
 
-int main(int argc, char** argv) {
-  const int64_t rows = argc > 1 ? std::stoll(argv[1]) : 1000000;
-  floe::parquet::DataFileWriter::Options options;
-  if (argc > 2) options.zstd_level = std::stoi(argv[2]);
-  const std::string path = argc > 3 ? argv[3] : "/tmp/floe-parquet-bench.parquet";
-
+Input MakeInput(int64_t rows) {
   auto P = [](TypeId id) { return Type::Primitive(id); };
   floe::iceberg::Schema ice;
   ice.fields = {
@@ -155,41 +158,48 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(r % 5000000));
     CHECK_OK(static_cast<::arrow::BinaryBuilder*>(k->field_builder(3))->Append(buf));
   }
-  auto batch = *rb->Flush();
-  const int64_t raw = *::arrow::util::ReferencedBufferSize(*batch);
-
-  // ---- timed: open, write, close ----
-  auto start = std::chrono::steady_clock::now();
-  const std::clock_t cpu_start = std::clock();
-  auto out = *::arrow::io::FileOutputStream::Open(path);
-  auto writer = floe::parquet::DataFileWriter::Open(out, "file://" + path, schema, ice,
-                                                    "{}", options);
-  CHECK_OK(writer.status());
-  CHECK_OK((*writer)->Write(*batch));
-  int64_t estimate = (*writer)->EstimatedBytes();
-  auto df = (*writer)->Close();
-  CHECK_OK(df.status());
-  double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  // CPU time too: on a shared 2-core machine wall time mostly measures the neighbours.
-  double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
-
-  std::printf("rows                 %lld\n", static_cast<long long>(rows));
-  std::printf("arrow bytes          %lld (%.1f B/row)\n", static_cast<long long>(raw),
-              static_cast<double>(raw) / static_cast<double>(rows));
-  std::printf("file bytes           %lld (ratio %.3f, %zu row groups, zstd %d)\n",
-              static_cast<long long>(df->file_size_in_bytes),
-              static_cast<double>(df->file_size_in_bytes) / static_cast<double>(raw),
-              df->split_offsets.size(), options.zstd_level);
-  std::printf("estimate before close %lld\n", static_cast<long long>(estimate));
-  std::printf("seconds              %.3f wall, %.3f cpu\n", secs, cpu);
-  std::printf(
-      "throughput           %.1f MB/s of Arrow input, %.1f MB/s of file, %.0f rows/s\n",
-      static_cast<double>(raw) / secs / 1e6,
-      static_cast<double>(df->file_size_in_bytes) / secs / 1e6,
-      static_cast<double>(rows) / secs);
-  std::printf("per cpu-second       %.1f MB/s of Arrow input, %.0f rows/s\n",
-              static_cast<double>(raw) / cpu / 1e6, static_cast<double>(rows) / cpu);
-  std::remove(path.c_str());
-  return 0;
+  Input in;
+  in.ice = std::move(ice);
+  in.schema = schema;
+  in.batch = *rb->Flush();
+  in.raw_bytes = *::arrow::util::ReferencedBufferSize(*in.batch);
+  return in;
 }
+
+void BM_WriteParquet(benchmark::State& state) {
+  const int64_t rows = state.range(0);
+  floe::parquet::DataFileWriter::Options options;
+  options.zstd_level = static_cast<int>(state.range(1));
+  const Input in = MakeInput(rows);
+  const std::string path = "/tmp/floe-parquet-bench-" + std::to_string(::getpid()) + ".parquet";
+  int64_t file_bytes = 0;
+  size_t row_groups = 0;
+  for (auto _ : state) {
+    auto out = *::arrow::io::FileOutputStream::Open(path);
+    auto writer = floe::parquet::DataFileWriter::Open(out, "file://" + path, in.schema, in.ice,
+                                                      "{}", options);
+    CHECK_OK(writer.status());
+    CHECK_OK((*writer)->Write(*in.batch));
+    auto df = (*writer)->Close();
+    CHECK_OK(df.status());
+    file_bytes = df->file_size_in_bytes;
+    row_groups = df->split_offsets.size();
+  }
+  std::remove(path.c_str());
+  state.SetItemsProcessed(state.iterations() * rows);
+  state.SetBytesProcessed(state.iterations() * in.raw_bytes);
+  state.counters["arrow_bytes_per_row"] =
+      static_cast<double>(in.raw_bytes) / static_cast<double>(rows);
+  state.counters["file_to_arrow_ratio"] =
+      static_cast<double>(file_bytes) / static_cast<double>(in.raw_bytes);
+  state.counters["row_groups"] = static_cast<double>(row_groups);
+}
+BENCHMARK(BM_WriteParquet)
+    ->Args({1'000'000, 3})
+    ->Args({1'000'000, 1})
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
+
