@@ -32,6 +32,7 @@ def main() -> int:
     ap.add_argument("--floe", required=True)
     ap.add_argument("--workload", choices=sorted(WORKLOADS), default="w1")
     ap.add_argument("--records", type=int, default=2_000_000)
+    ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--callers", type=int, default=6,
                     help="print the call chains of this many top symbols")
@@ -46,7 +47,8 @@ def main() -> int:
     try:
         kafka = start_kafka(work / "kafka")
         registry = start_registry(work)
-        topic, topic_config, hwm, _ = prepare(kafka, registry, args.workload, args.records)
+        topic, topic_config, hwm, _ = prepare(kafka, registry, args.workload, args.records,
+                                           args.partitions)
         run = FloeRun(work / "run", kafka.bootstrap, registry.url,
                       [{"name": topic, **topic_config}])
         run.start()
@@ -77,8 +79,9 @@ def main() -> int:
             body = [ln.rstrip() for ln in tree.splitlines()
                     if ln.strip() and not ln.startswith("#")][:24]
             chains.append(f"## callers of {sym}\n" + "\n".join(body))
+        tag = "" if args.partitions == 4 else f"-p{args.partitions}"
         path = ROOT / "bench" / "results" / (
-            f"{dt.date.today().isoformat()}-profile-{args.workload}.txt")
+            f"{dt.date.today().isoformat()}-profile-{args.workload}{tag}.txt")
         path.write_text(f"# perf record -F 499 --call-graph dwarf on Floe draining {args.records} "
                         f"{WORKLOADS[args.workload]} records ({args.floe}); self time by "
                         f"shared object and symbol, {time.strftime('%Y-%m-%d %H:%M')}\n"

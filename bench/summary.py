@@ -117,19 +117,28 @@ def main() -> int:
                       if "runs" in res.get("floe", {}) else "one run each")
                    + f" (`{peers_name}`):")
         out.append("")
-        out.append("| | records per CPU-second | peak RSS | Floe's ratio |")
-        out.append("|---|---|---|---|")
+        out.append("| | records per CPU-second | after the first 30 s | peak RSS | Floe's ratio "
+                   "(against the peer's rate after 30 s) |")
+        out.append("|---|---|---|---|---|")
         ratios = peers.get("floe_ratio_per_cpu_s", {})
         names = {"floe": "Floe", "connect": "Iceberg Kafka Connect sink",
                  "pyiceberg": "pyiceberg consumer"}
         for k, r in res.items():
             if "records_per_cpu_s" not in r:
-                out.append(f"| {names.get(k, k)} | failed: {r.get('error', '?')} | | |")
+                out.append(f"| {names.get(k, k)} | failed: {r.get('error', '?')} | | | |")
                 continue
             ratio = ratios.get(k, {}).get("whole_run")
+            later = ratios.get(k, {}).get("after_30s")
+            aw = (r.get("after_warmup") or {}).get("records_per_cpu_s")
+            floe_rate = res.get("floe", {}).get("records_per_cpu_s")
+            if later is None and aw and floe_rate and k != "floe":
+                # Floe drains before 30 s: its whole run against the peer's steady rate.
+                later = floe_rate / aw
             out.append(f"| {names.get(k, k)} | {n(r['records_per_cpu_s'])} | "
+                       f"{n(aw) if aw else '(drained within 30 s)'} | "
                        f"{r['peak_rss_mib']:.0f} MiB | "
-                       + (f"{ratio:.1f}×" if ratio else "") + " |")
+                       + (f"{ratio:.1f}×" if ratio else "")
+                       + (f" ({later:.1f}×)" if later else "") + " |")
         out.append("")
         c = ratios.get("connect", {}).get("whole_run")
         if c:

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "floe/common/log.h"
 #include "floe/common/util.h"
@@ -189,38 +190,40 @@ Status Consumer::Assign(const std::map<TopicPartition, int64_t>& start_offsets) 
 
 Status Consumer::Poll(int timeout_ms, size_t max_records, Batch* batch,
                       std::vector<PartitionError>* errors) {
+  // A client-wide error seen after records were taken is reported by the next Poll, so the
+  // records taken before it (the consumer position is already past them) are not dropped.
+  if (!pending_error_.ok()) return std::exchange(pending_error_, Status::OK());
   // Records are taken from the consumer queue in bulk (one lock and no clock read per
   // record); only an empty queue makes Poll block, for the first record, up to timeout_ms.
   constexpr size_t kChunk = 1024;
   rd_kafka_message_t* chunk[kChunk];
   auto* queue = static_cast<rd_kafka_queue_t*>(queue_);
   const int64_t deadline = MonotonicMs() + timeout_ms;
-  Status status;
-  while (batch->records_.size() < max_records) {
+  while (batch->records_.size() < max_records && pending_error_.ok()) {
     size_t want = std::min(kChunk, max_records - batch->records_.size());
     ssize_t n = rd_kafka_consume_batch_queue(queue, 0, chunk, want);
-    if (n < 0) return KafkaError("kafka consumer", rd_kafka_last_error());
+    if (n < 0) {
+      pending_error_ = KafkaError("kafka consumer", rd_kafka_last_error());
+      break;
+    }
     if (n == 0) {
       if (!batch->records_.empty()) break;
       int wait = static_cast<int>(std::max<int64_t>(0, deadline - MonotonicMs()));
       if (wait == 0) break;
       rd_kafka_message_t* m = rd_kafka_consumer_poll(Rk(rk_), wait);
       if (m == nullptr) break;
-      if (!Take(m, batch, errors, &status)) return status;
+      Take(m, batch, errors);
       continue;
     }
-    for (ssize_t i = 0; i < n; ++i) {
-      if (!Take(chunk[i], batch, errors, &status)) {
-        for (ssize_t j = i + 1; j < n; ++j) rd_kafka_message_destroy(chunk[j]);
-        return status;
-      }
-    }
+    for (ssize_t i = 0; i < n; ++i) Take(chunk[i], batch, errors);
+  }
+  if (batch->records_.empty() && !pending_error_.ok()) {
+    return std::exchange(pending_error_, Status::OK());
   }
   return Status::OK();
 }
 
-bool Consumer::Take(void* message, Batch* batch, std::vector<PartitionError>* errors,
-                    Status* status) {
+void Consumer::Take(void* message, Batch* batch, std::vector<PartitionError>* errors) {
   auto* m = static_cast<rd_kafka_message_t*>(message);
   if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     PartitionError pe;
@@ -237,18 +240,18 @@ bool Consumer::Take(void* message, Batch* batch, std::vector<PartitionError>* er
       // caller. librdkafka keeps reconnecting on its own.
       if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT) {
         FLOE_LOG_WARN("kafka: {}", pe.message);
-        return true;
+      } else if (pending_error_.ok()) {
+        pending_error_ = KafkaError("kafka consumer", err);
       }
-      *status = KafkaError("kafka consumer", err);
-      return false;
+      return;
     }
     errors->push_back(std::move(pe));
-    return true;
+    return;
   }
   const std::string* topic = AssignedTopic(m->rkt);
   if (topic == nullptr) {  // not assigned any more: drop (it will be re-fetched)
     rd_kafka_message_destroy(m);
-    return true;
+    return;
   }
   Record r;
   r.topic = topic;
@@ -262,7 +265,6 @@ bool Consumer::Take(void* message, Batch* batch, std::vector<PartitionError>* er
   r.value_len = m->payload ? m->len : 0;
   r.native = m;
   batch->records_.push_back(r);
-  return true;
 }
 
 const std::string* Consumer::AssignedTopic(const void* rkt) {

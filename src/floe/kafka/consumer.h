@@ -95,8 +95,10 @@ class Consumer {
 
   // Replaces the assignment: every partition starts at the given offset.
   Status Assign(const std::map<TopicPartition, int64_t>& start_offsets);
-  // Fetches up to max_records within timeout_ms (returns early when records stop coming).
-  // Partition-level errors are appended to `errors`; a systemic failure returns an error.
+  // Fetches up to max_records, waiting up to timeout_ms only while none has come. Partition
+  // errors are appended to `errors`; a client-wide failure returns an error with an empty
+  // batch (when records were taken before it, they are returned and the next Poll reports
+  // it).
   Status Poll(int timeout_ms, size_t max_records, Batch* batch,
               std::vector<PartitionError>* errors);
   // The consumer's next position per assigned partition (-1 when unknown).
@@ -106,9 +108,8 @@ class Consumer {
 
  private:
   Consumer(void* rk, void* queue) : rk_(rk), queue_(queue) {}
-  // Converts one message into `batch` (or `errors`); false when it was a systemic error,
-  // then in *status.
-  bool Take(void* message, Batch* batch, std::vector<PartitionError>* errors, Status* status);
+  // Moves one message into `batch`, `errors`, or pending_error_ (a client-wide error).
+  void Take(void* message, Batch* batch, std::vector<PartitionError>* errors);
   // The stable name of an assigned topic by librdkafka's topic handle; nullptr when the
   // topic is not assigned any more. No allocation after the first record of a topic.
   const std::string* AssignedTopic(const void* rkt);
@@ -118,6 +119,7 @@ class Consumer {
   std::vector<TopicPartition> assigned_;
   std::map<std::string, std::unique_ptr<std::string>, std::less<>> topic_names_;  // stable
   std::vector<std::pair<const void*, const std::string*>> topic_by_handle_;
+  Status pending_error_;  // returned by the next Poll
 };
 
 }  // namespace floe::kafka
