@@ -6,9 +6,7 @@
 if(TARGET Arrow::arrow)
   return()
 endif()
-if(NOT FLOE_PYTHON)
-  set(FLOE_PYTHON "${CMAKE_SOURCE_DIR}/.venv/bin/python")
-endif()
+include("${CMAKE_CURRENT_LIST_DIR}/FloePython.cmake")
 execute_process(
   COMMAND "${FLOE_PYTHON}" -c
     "import pyarrow as pa; print(pa.get_include()); print(pa.get_library_dirs()[0]); print(pa.__version__)"

@@ -14,9 +14,7 @@
 if(TARGET RdKafka::rdkafka)
   return()
 endif()
-if(NOT FLOE_PYTHON)
-  set(FLOE_PYTHON "${CMAKE_SOURCE_DIR}/.venv/bin/python")
-endif()
+include("${CMAKE_CURRENT_LIST_DIR}/FloePython.cmake")
 execute_process(
   COMMAND "${FLOE_PYTHON}" -c
     "import confluent_kafka, glob, os; d = os.path.join(os.path.dirname(os.path.dirname(confluent_kafka.__file__)), 'confluent_kafka.libs'); print(d); print(';'.join(sorted(glob.glob(os.path.join(d, 'librdkafka*.so*'))))); print(confluent_kafka.libversion()[0])"
