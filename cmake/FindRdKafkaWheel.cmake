@@ -1,5 +1,5 @@
 # Locates librdkafka in the pinned confluent-kafka wheel inside the repo's virtualenv
-# (docs/architecture.md "Dependencies"): Debian 12's librdkafka is 2.0.2, which cannot refill
+# (docs/architecture.md "Toolchain facts"): Debian 12's librdkafka is 2.0.2, which cannot refill
 # its prefetch queue until a fixed 1 s broker-thread timeout once the queue is full
 # (`fetch.queue.backoff.ms` arrived in 2.4.0). With it Floe had to choose between ~110 MB of
 # queued messages and a drain capped by that 1 s cadence.
