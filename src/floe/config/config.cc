@@ -543,11 +543,12 @@ Status Parser::ParseKafka(const Located* node, Config* config) const {
   }
   FLOE_ASSIGN_OR_RAISE(auto group, GetString(f, *FindKey("kafka", "group.id")));
   config->kafka["group.id"] = *group;
-  for (const char* tuned :
-       {"queued.min.messages", "queued.max.messages.kbytes", "fetch.max.bytes",
-        "fetch.queue.backoff.ms"}) {
-    FLOE_ASSIGN_OR_RAISE(auto value, GetInt(f, *FindKey("kafka", tuned)));
-    config->kafka[tuned] = std::to_string(*value);
+  // The registry's integer kafka keys are Floe's prefetch defaults (keys.cc): checked, and
+  // passed on with their default when the user did not set them.
+  for (const KeyInfo* k : SectionKeys("kafka")) {
+    if (k->type != KeyType::kInt) continue;
+    FLOE_ASSIGN_OR_RAISE(auto value, GetInt(f, *k));
+    config->kafka[std::string(k->name)] = std::to_string(*value);
   }
   return Status::OK();
 }
