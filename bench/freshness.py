@@ -31,7 +31,7 @@ from harness import procs  # noqa: E402
 from harness.floe import FloeRun, default_table_name  # noqa: E402
 from harness.kafka import start_kafka  # noqa: E402
 from harness.registry import start_registry  # noqa: E402
-from run import W1_SCHEMA, machine, payloads  # noqa: E402
+from run import W1_SCHEMA, W1Records, machine  # noqa: E402
 
 POLL_S = 0.05
 PARTITIONS = 16
@@ -107,7 +107,7 @@ def produce_steady(bootstrap: str, topic: str, values: list[bytes], rate: int, s
             break
         due = int((now - start) * rate)
         while sent < due:
-            v = values[sent % len(values)]
+            v = values(sent)
             try:
                 p.produce(topic, value=v, partition=sent % PARTITIONS,
                           timestamp=int(time.time() * 1000), on_delivery=on_delivery)
@@ -192,7 +192,7 @@ def main() -> int:
         for interval in [int(x) for x in args.intervals.split(",")]:
             sid = client.register_schema(f"fresh{interval}-value",
                                          Schema(json.dumps(W1_SCHEMA), "AVRO"))
-            r = one_interval(kafka, registry.url, sid, payloads(sid), interval, rate,
+            r = one_interval(kafka, registry.url, sid, W1Records(sid), interval, rate,
                              args.seconds, work)
             print(f"[fresh] commit interval {interval} ms, {r['achieved_rate']:,.0f} records/s "
                   f"over {PARTITIONS} partitions: p50 {r['p50_s']:.3f} s, p99 {r['p99_s']:.3f} s, "

@@ -58,45 +58,99 @@ W1_SCHEMA = {
 }
 
 
-def payloads(schema_id: int, distinct: int = 16384) -> list[bytes]:
-    """Seeded ~300-byte records, Confluent-framed (magic 0 + 4-byte id + Avro body). The topic
-    cycles through `distinct` different records, so Parquet compresses it better than real
-    data: read the bytes-written ratios with that in mind."""
-    rnd = random.Random(1234)
-    parsed = fastavro.parse_schema(W1_SCHEMA)
-    out = []
-    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
-    import decimal
-    for i in range(distinct):
-        rec = {
-            "order_id": i, "customer_id": rnd.randrange(1 << 40),
-            "customer": " ".join(rnd.choices(words, k=3)),
-            "email": f"user{rnd.randrange(10**6)}@example.com",
-            "status": rnd.choice(["NEW", "PAID", "SHIPPED", "DONE"]),
-            "amount": decimal.Decimal(rnd.randrange(10**8)).scaleb(-2),
-            "currency": rnd.choice(["EUR", "USD", "GBP"]),
-            "created_at": dt.datetime.now(dt.timezone.utc),
-            "note": None if i % 5 == 0 else " ".join(rnd.choices(words, k=8)),
-            "address": {"street": f"{rnd.randrange(999)} {rnd.choice(words)} street",
-                         "city": rnd.choice(words).title() + "ville",
-                         "zip": f"{rnd.randrange(10**5):05d}", "country": "Neverland"},
-            "items": [f"sku-{rnd.randrange(10**6)}-{rnd.choice(words)}" for _ in range(rnd.randint(5, 9))],
-            "score": rnd.random(),
-        }
-        buf = io.BytesIO()
-        fastavro.schemaless_writer(buf, parsed, rec)
-        out.append(b"\x00" + struct.pack(">I", schema_id) + buf.getvalue())
-    return out
+W1_HEAD = ["customer_id", "customer", "email", "status", "amount", "currency"]  # before created_at
+W1_TAIL = ["note", "address", "items", "score"]  # after created_at
+W1_BASE_MICROS = 1_796_083_200_000_000  # 2026-12-01T00:00:00Z
 
 
-def preload(bootstrap: str, topic: str, values: list[bytes], n: int, partitions: int) -> int:
+def _zigzag_varint(v: int) -> bytes:
+    z = (v << 1) ^ (v >> 63)
+    out = bytearray()
+    while z >= 0x80:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+def _mix(i: int, salt: int) -> int:
+    """A fixed 32-bit hash of (i, salt): which pooled segment record i uses."""
+    x = (i * 0x9E3779B1 + salt) & 0xFFFFFFFF
+    x ^= x >> 16
+    x = (x * 0x85EBCA6B) & 0xFFFFFFFF
+    return x ^ (x >> 13)
+
+
+class W1Records:
+    """Seeded ~290-byte W1 records, Confluent-framed (magic 0 + 4-byte id + Avro body);
+    `values(i)` is record i, the same bytes on every run and in every process.
+
+    Record i has its own order_id (i) and created_at (a fixed base + 50 µs × i); the other
+    fields come as two segments, the fields before created_at and those after it, each
+    picked by a hash of i from a seeded pool of `pool` encodings. So no partition sees a
+    repeating sequence of records (the first generator cycled through 16,384 records, and
+    Parquet compressed each partition's period), while column cardinalities stay bounded
+    like a real table's customers, addresses and SKUs. Avro encodes a record as its fields
+    back to back, so each segment is encoded as a record of just its fields."""
+
+    def __init__(self, schema_id: int, pool: int = 1 << 16):
+        rnd = random.Random(1234)
+        fields = {f["name"]: f for f in W1_SCHEMA["fields"]}
+        words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+        import decimal
+
+        def encoder(names):
+            schema = fastavro.parse_schema({"type": "record", "name": "Seg", "namespace": "bench",
+                                            "fields": [fields[n] for n in names]})
+
+            def encode(rec: dict) -> bytes:
+                buf = io.BytesIO()
+                fastavro.schemaless_writer(buf, schema, rec)
+                return buf.getvalue()
+            return encode
+
+        head, tail = encoder(W1_HEAD), encoder(W1_TAIL)
+        self.heads, self.tails = [], []
+        for k in range(pool):
+            self.heads.append(head({
+                "customer_id": rnd.randrange(1 << 40),
+                "customer": " ".join(rnd.choices(words, k=3)),
+                "email": f"user{rnd.randrange(10**6)}@example.com",
+                "status": rnd.choice(["NEW", "PAID", "SHIPPED", "DONE"]),
+                "amount": decimal.Decimal(rnd.randrange(10**8)).scaleb(-2),
+                "currency": rnd.choice(["EUR", "USD", "GBP"])}))
+            self.tails.append(tail({
+                "note": None if k % 5 == 0 else " ".join(rnd.choices(words, k=8)),
+                "address": {"street": f"{rnd.randrange(999)} {rnd.choice(words)} street",
+                            "city": rnd.choice(words).title() + "ville",
+                            "zip": f"{rnd.randrange(10**5):05d}", "country": "Neverland"},
+                "items": [f"sku-{rnd.randrange(10**6)}-{rnd.choice(words)}"
+                          for _ in range(rnd.randint(5, 9))],
+                "score": rnd.random()}))
+        self.prefix = b"\x00" + struct.pack(">I", schema_id)
+        self.mask = pool - 1
+        assert pool & self.mask == 0, "pool must be a power of two"
+
+    def __call__(self, i: int) -> bytes:
+        return b"".join((self.prefix, _zigzag_varint(i), self.heads[_mix(i, 1) & self.mask],
+                         _zigzag_varint(W1_BASE_MICROS + 50 * i),
+                         self.tails[_mix(i, 2) & self.mask]))
+
+
+def cycle(values: list[bytes]):
+    """`values(i)` over a fixed list of payloads (W4 cycles through its documents)."""
+    return lambda i: values[i % len(values)]
+
+
+def preload(bootstrap: str, topic: str, values, n: int, partitions: int) -> int:
+    """Produces values(0) .. values(n-1), record i to partition i % partitions."""
     from confluent_kafka import Producer
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50, "batch.size": 1 << 20,
                   "compression.type": "none", "queue.buffering.max.messages": 1_000_000,
                   "acks": "1"})
     total = 0
     for i in range(n):
-        v = values[i % len(values)]
+        v = values(i)
         total += len(v)
         while True:
             try:
@@ -230,14 +284,14 @@ def prepare(kafka, registry, workload: str, records: int, partitions: int = 4):
     topic = workload
     if workload == "w1":
         sid = client.register_schema(f"{topic}-value", Schema(json.dumps(W1_SCHEMA), "AVRO"))
-        values, topic_config = payloads(sid), {}
+        values, topic_config = W1Records(sid), {}
     else:
         import w4
         client.register_schema(f"{topic}-value", Schema(json.dumps(w4.SCHEMA), "JSON"))
-        values, topic_config = w4.payloads(), {"value.format": "json"}
+        values, topic_config = cycle(w4.payloads()), {"value.format": "json"}
     kafka.create_topic(topic, partitions=partitions)
     print(f"[bench] preloading {records} {WORKLOADS[workload]} records "
-          f"(~{statistics.mean(map(len, values)):.0f} B each) ...", flush=True)
+          f"(~{statistics.mean(len(values(i)) for i in range(4096)):.0f} B each) ...", flush=True)
     input_bytes = preload(kafka.bootstrap, topic, values, records, partitions)
     hwm = {p: hi for p, (lo, hi) in kafka.watermarks(topic).items()}
     return topic, topic_config, hwm, input_bytes

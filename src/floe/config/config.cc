@@ -691,6 +691,9 @@ Result<TopicOverrides> Parser::ParseTopicSettings(const Fields& f) const {
                        GetInt(f, *FindKey("defaults", "commit.interval.ms")));
   FLOE_ASSIGN_OR_RAISE(o.target_file_size_bytes,
                        GetInt(f, *FindKey("defaults", "target.file.size.bytes")));
+  FLOE_ASSIGN_OR_RAISE(o.zstd_level, GetInt(f, *FindKey("defaults", "zstd.level")));
+  FLOE_ASSIGN_OR_RAISE(o.dictionary_page_size_bytes,
+                       GetInt(f, *FindKey("defaults", "dictionary.page.size.bytes")));
   FLOE_ASSIGN_OR_RAISE(
       o.on_invalid_record,
       GetEnumAs(f, *FindKey("defaults", "on.invalid.record"), kInvalidRecordPolicies));
@@ -858,6 +861,8 @@ Result<Config> Parser::Parse(const std::string& text) {
   ds.formats = *d.formats;
   ds.commit_interval_ms = *d.commit_interval_ms;
   ds.target_file_size_bytes = *d.target_file_size_bytes;
+  ds.zstd_level = *d.zstd_level;
+  ds.dictionary_page_size_bytes = *d.dictionary_page_size_bytes;
   ds.on_invalid_record = *d.on_invalid_record;
   ds.key_format = *d.key_format;
   ds.value_format = *d.value_format;
@@ -987,6 +992,10 @@ std::optional<TopicSettings> ResolveTopic(const Config& config,
     if (o.formats) s.formats = *o.formats;
     if (o.commit_interval_ms) s.commit_interval_ms = *o.commit_interval_ms;
     if (o.target_file_size_bytes) s.target_file_size_bytes = *o.target_file_size_bytes;
+    if (o.zstd_level) s.zstd_level = *o.zstd_level;
+    if (o.dictionary_page_size_bytes) {
+      s.dictionary_page_size_bytes = *o.dictionary_page_size_bytes;
+    }
     if (o.on_invalid_record) s.on_invalid_record = *o.on_invalid_record;
     if (o.key_format) s.key_format = *o.key_format;
     if (o.value_format) s.value_format = *o.value_format;

@@ -43,6 +43,8 @@ struct TopicSettings {
   std::vector<TableFormat> formats;
   int64_t commit_interval_ms = 0;
   int64_t target_file_size_bytes = 0;
+  int64_t zstd_level = 0;
+  int64_t dictionary_page_size_bytes = 0;
   InvalidRecordPolicy on_invalid_record = InvalidRecordPolicy::kSuspend;
   KeyFormat key_format = KeyFormat::kBinary;
   ValueFormat value_format = ValueFormat::kRegistry;
@@ -63,6 +65,8 @@ struct TopicOverrides {
   std::optional<std::vector<TableFormat>> formats;
   std::optional<int64_t> commit_interval_ms;
   std::optional<int64_t> target_file_size_bytes;
+  std::optional<int64_t> zstd_level;
+  std::optional<int64_t> dictionary_page_size_bytes;
   std::optional<InvalidRecordPolicy> on_invalid_record;
   std::optional<KeyFormat> key_format;
   std::optional<ValueFormat> value_format;

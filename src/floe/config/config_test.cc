@@ -210,6 +210,8 @@ TEST(ConfigTest, TopicOverridesAndFlowLists) {
                            "    commit.interval.ms: 1000\n"
                            "  - pattern: 'logs-.*'\n"
                            "    target.file.size.bytes: 1048576\n"
+                           "    zstd.level: 9\n"
+                           "    dictionary.page.size.bytes: 1048576\n"
                            "    on.invalid.record: suspend\n");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->defaults.NamespaceLevels(), (std::vector<std::string>{"raw", "kafka"}));
@@ -221,12 +223,16 @@ TEST(ConfigTest, TopicOverridesAndFlowLists) {
   EXPECT_EQ(orders->commit_interval_ms, 1000);
   EXPECT_EQ(orders->on_invalid_record, InvalidRecordPolicy::kSkip);  // from defaults
   EXPECT_EQ(orders->target_file_size_bytes, 134217728);
+  EXPECT_EQ(orders->zstd_level, 1);
+  EXPECT_EQ(orders->dictionary_page_size_bytes, 262144);
 
   auto logs = ResolveTopic(*r, "logs-app");
   ASSERT_TRUE(logs);
   EXPECT_EQ(logs->table_namespace, "raw.kafka");
   EXPECT_EQ(logs->table, DefaultTableName("logs-app"));
   EXPECT_EQ(logs->target_file_size_bytes, 1048576);
+  EXPECT_EQ(logs->zstd_level, 9);
+  EXPECT_EQ(logs->dictionary_page_size_bytes, 1048576);
   EXPECT_EQ(logs->on_invalid_record, InvalidRecordPolicy::kSuspend);
   EXPECT_EQ(logs->commit_interval_ms, 10000);
 }
@@ -390,6 +396,8 @@ TEST(ConfigErrorTest, OutOfRange) {
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "defaults: {target.file.size.bytes: 1000}\n"),
             "line 4: defaults.target.file.size.bytes: 1000 is out of range; allowed >= "
             "1048576 (1 MiB)");
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "defaults: {zstd.level: 23}\n"),
+            "line 4: defaults.zstd.level: 23 is out of range; allowed 1..22");
   EXPECT_EQ(
       ErrorOf(std::string(kMinimal) + "memory.budget.bytes: 99999999999999999999\n"),
       "line 4: memory.budget.bytes: 99999999999999999999 is out of range; allowed >= "

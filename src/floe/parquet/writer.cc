@@ -441,10 +441,11 @@ Result<std::unique_ptr<DataFileWriter>> DataFileWriter::Open(
     std::shared_ptr<::arrow::Schema> arrow_schema, const iceberg::Schema& schema,
     std::string iceberg_schema_json, Options options) {
   if (options.max_row_group_rows <= 0 || options.max_row_group_bytes <= 0 ||
-      options.data_page_bytes <= 0 || !(options.initial_compression_ratio > 0)) {
+      options.data_page_bytes <= 0 || options.dictionary_page_bytes <= 0 ||
+      !(options.initial_compression_ratio > 0)) {
     return InvalidConfig(
         "Parquet writer for " + file_uri +
-        ": row-group limits, page size and compression ratio must be > 0");
+        ": row-group limits, page sizes and compression ratio must be > 0");
   }
   auto impl = std::make_unique<Impl>();
   impl->sink = std::make_shared<CountingOutputStream>(std::move(out));
@@ -457,14 +458,16 @@ Result<std::unique_ptr<DataFileWriter>> DataFileWriter::Open(
         PlanField(*arrow_schema->field(i), schema.fields, "", false, {i}, &impl->leaves));
   }
 
-  auto props = ::parquet::WriterProperties::Builder()
-                   .compression(::parquet::Compression::ZSTD)
-                   ->compression_level(options.zstd_level)
-                   ->max_row_group_length(options.max_row_group_rows)
-                   ->data_pagesize(options.data_page_bytes)
-                   // Iceberg spec "Parquet": decimal(P<=9) INT32, (P<=18) INT64.
-                   ->enable_store_decimal_as_integer()
-                   ->build();
+  ::parquet::WriterProperties::Builder props_builder;
+  props_builder.compression(::parquet::Compression::ZSTD)
+      ->compression_level(options.zstd_level)
+      ->max_row_group_length(options.max_row_group_rows)
+      ->data_pagesize(options.data_page_bytes)
+      ->dictionary_pagesize_limit(options.dictionary_page_bytes)
+      // Iceberg spec "Parquet": decimal(P<=9) INT32, (P<=18) INT64.
+      ->enable_store_decimal_as_integer();
+  for (const std::string& path : options.plain_columns) props_builder.disable_dictionary(path);
+  auto props = props_builder.build();
   // Field ids need no option: the schema conversion copies each Arrow field's
   // PARQUET:field_id to the Thrift SchemaElement.field_id. No store_schema(): Iceberg
   // readers use the Parquet schema and the ids, and ARROW:schema would duplicate it.

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "floe/common/status.h"
 #include "floe/iceberg/data_file.h"
@@ -34,6 +35,13 @@ struct DataFileWriterOptions {
   int64_t max_row_group_bytes = int64_t{128} << 20;
   int64_t max_row_group_rows = int64_t{1} << 20;
   int64_t data_page_bytes = int64_t{1} << 20;
+  // A column chunk is dictionary-encoded until its dictionary reaches this size, then
+  // falls back to plain encoding. The encoder's hash table is about 6× the dictionary
+  // (48 bytes per int64 entry at its load factor), held until the row group closes.
+  int64_t dictionary_page_bytes = int64_t{1} << 20;
+  // Dotted column paths ("_kafka.offset") written without a dictionary: columns whose
+  // values rarely repeat within a row group.
+  std::vector<std::string> plain_columns;
   // Compressed / in-memory Arrow size ratio assumed for buffered rows until this writer
   // has closed a row group and measured the real ratio. 1.0 never underestimates the file
   // (zstd and dictionaries only shrink); a caller may pass the ratio its previous file

@@ -401,6 +401,66 @@ TEST(WriterSizeTest, RowGroupsCloseByBytesAndEstimateTracksTheFile) {
               0.2 * static_cast<double>(df.file_size_in_bytes));
 }
 
+// Dictionary encoding: a column keeps its dictionary while it fits
+// dictionary_page_bytes, falls back to plain pages once it outgrows it, and a column in
+// plain_columns never gets one. Values read back the same in every case.
+TEST(WriterEncodingTest, DictionaryLimitAndPlainColumns) {
+  iceberg::Schema ice;
+  ice.fields = {{1, "few", true, Type::Primitive(TypeId::kLong), {}},
+                {2, "many", true, Type::Primitive(TypeId::kLong), {}},
+                {3, "k", true, Type::Struct({{4, "offset", true,
+                                              Type::Primitive(TypeId::kLong), {}}}),
+                 {}}};
+  auto offset_field = F("offset", ::arrow::int64(), false, 4);
+  auto schema = ::arrow::schema({F("few", ::arrow::int64(), false, 1),
+                                 F("many", ::arrow::int64(), false, 2),
+                                 F("k", ::arrow::struct_({offset_field}), false, 3)});
+  constexpr int kRows = 20000;
+  ::arrow::Int64Builder few, many, off;
+  for (int i = 0; i < kRows; ++i) {
+    ASSERT_TRUE(few.Append(i % 100).ok());
+    ASSERT_TRUE(many.Append(int64_t{i} * 7919).ok());
+    ASSERT_TRUE(off.Append(i).ok());
+  }
+  auto k = *::arrow::StructArray::Make({*off.Finish()}, {offset_field});
+  auto batch =
+      ::arrow::RecordBatch::Make(schema, kRows, {*few.Finish(), *many.Finish(), k});
+  DataFileWriter::Options opts;
+  opts.dictionary_page_bytes = 16 << 10;  // 2,048 int64 entries
+  opts.plain_columns = {"k.offset"};
+  auto w = WriteAll(schema, ice, {batch}, opts);
+
+  auto md = Reader(w.bytes)->metadata();
+  ASSERT_EQ(md->num_row_groups(), 1);
+  // Whether any data page of column `col` has encoding `e` (the dictionary page itself
+  // is always PLAIN).
+  auto has = [&](int col, ::parquet::Encoding::type e) {
+    const auto chunk = md->RowGroup(0)->ColumnChunk(col);  // owns the stats
+    for (const auto& st : chunk->encoding_stats()) {
+      if (st.page_type == ::parquet::PageType::DATA_PAGE && st.encoding == e) return true;
+    }
+    return false;
+  };
+  // "few": 100 values, dictionary only.
+  EXPECT_TRUE(md->RowGroup(0)->ColumnChunk(0)->has_dictionary_page());
+  EXPECT_TRUE(has(0, ::parquet::Encoding::RLE_DICTIONARY));
+  EXPECT_FALSE(has(0, ::parquet::Encoding::PLAIN));
+  // "many": starts with a dictionary, then plain pages once 2,048 entries are reached.
+  EXPECT_TRUE(md->RowGroup(0)->ColumnChunk(1)->has_dictionary_page());
+  EXPECT_TRUE(has(1, ::parquet::Encoding::PLAIN));
+  // "k.offset": no dictionary at all.
+  EXPECT_FALSE(md->RowGroup(0)->ColumnChunk(2)->has_dictionary_page());
+  EXPECT_FALSE(has(2, ::parquet::Encoding::RLE_DICTIONARY));
+
+  auto reader = ::parquet::arrow::OpenFile(
+      std::make_shared<::arrow::io::BufferReader>(w.bytes), ::arrow::default_memory_pool());
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  auto table = (*reader)->ReadTable();
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  auto expected = *::arrow::Table::FromRecordBatches({batch});
+  EXPECT_TRUE((*table)->Equals(*expected, /*check_metadata=*/false));
+}
+
 TEST(WriterSchemaTest, RejectsSchemasThatDoNotMatchIceberg) {
   iceberg::Schema ice;
   ice.fields = {{1, "id", true, Type::Primitive(TypeId::kLong), {}}};

@@ -916,6 +916,8 @@ class PipelineImpl : public Pipeline {
       wo.table_location = ts.table.location;
       FLOE_ASSIGN_OR_RAISE(wo.local_table_dir, storage::FileUriToPath(ts.table.location));
       wo.target_file_size_bytes = ts.settings.target_file_size_bytes;
+      wo.zstd_level = static_cast<int>(ts.settings.zstd_level);
+      wo.dictionary_page_bytes = ts.settings.dictionary_page_size_bytes;
       iceberg::Schema current = ts.table.schema ? *ts.table.schema : table_schema;
       FLOE_ASSIGN_OR_RAISE(ts.writer, TableWriter::Make(wo, current));
     }

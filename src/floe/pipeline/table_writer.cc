@@ -109,6 +109,10 @@ Status TableWriter::FlushBuilders() {
     parquet::DataFileWriter::Options opts;
     opts.max_row_group_bytes = std::min<int64_t>(options_.target_file_size_bytes, 32 << 20);
     opts.initial_compression_ratio = compression_ratio_;
+    opts.zstd_level = options_.zstd_level;
+    opts.dictionary_page_bytes = options_.dictionary_page_bytes;
+    // Offsets never repeat within a partition: a dictionary would only cost memory.
+    opts.plain_columns = {"_kafka.offset"};
     max_row_group_bytes_ = opts.max_row_group_bytes;
     FLOE_ASSIGN_OR_RAISE(file_, parquet::DataFileWriter::Open(out, file_uri_, arrow_schema_,
                                                               schema_, schema_json_, opts));

@@ -36,6 +36,9 @@ struct TableWriterOptions {
   std::string table_location;  // file:///.../<table>-<uuid>
   std::string local_table_dir; // the same location as a local path
   int64_t target_file_size_bytes = 128 << 20;
+  // Parquet data files (parquet::DataFileWriterOptions)
+  int zstd_level = 1;
+  int64_t dictionary_page_bytes = 256 << 10;
   int64_t batch_rows = 16384;  // rows buffered in builders before they go to the file
 };
 
