@@ -75,6 +75,8 @@ class TableWriter {
   Status AppendKafka(const kafka::Record& record);
   Status FinishRow(const kafka::Record& record);
   Status CloseFile();
+  void RememberBuilderSizes();
+  Status ReserveLikeLastBatch();
 
   TableWriterOptions options_;
   iceberg::Schema schema_;
@@ -82,6 +84,13 @@ class TableWriter {
   std::shared_ptr<::arrow::Schema> arrow_schema_;
   std::unique_ptr<::arrow::RecordBatchBuilder> builder_;
   std::vector<::arrow::ArrayBuilder*> columns_;
+  struct BuilderSize {
+    ::arrow::ArrayBuilder* builder;
+    bool binary;         // a BinaryBuilder (or StringBuilder): data_bytes applies
+    int64_t length;      // values at the last flush
+    int64_t data_bytes;  // value bytes at the last flush
+  };
+  std::vector<BuilderSize> all_builders_;
   std::unique_ptr<parquet::DataFileWriter> file_;
   std::string file_uri_;
   std::string attempt_ = "";
