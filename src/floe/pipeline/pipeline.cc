@@ -210,6 +210,7 @@ class PipelineImpl : public Pipeline {
     for (const auto& [name, count] : topics) names.push_back(name);
     FLOE_RETURN_NOT_OK(config::CheckTableCollisions(config_, names));
     bool changed = false;
+    Status first_error;
     for (const auto& [name, count] : topics) {
       auto settings = config::ResolveTopic(config_, name);
       if (!settings) continue;
@@ -222,12 +223,21 @@ class PipelineImpl : public Pipeline {
         it = topics_.emplace(name, std::move(ts)).first;
         FLOE_LOG_INFO("topic {} → table {}", name, settings->QualifiedTable());
       }
+      // The count is kept only once every partition has its position: a topic whose
+      // partitions could not all be loaded (a new topic's partition without a leader yet)
+      // is tried again by the next discovery instead of being taken as done. The partitions
+      // already loaded are assigned meanwhile.
+      const int previous = it->second.partition_count;
       it->second.partition_count = count;
-      FLOE_RETURN_NOT_OK(LoadPositions(name, it->second));
+      Status st = LoadPositions(name, it->second);
+      if (!st.ok()) {
+        it->second.partition_count = previous;
+        if (first_error.ok()) first_error = st;
+      }
       changed = true;
     }
     if (changed) FLOE_RETURN_NOT_OK(Reassign());
-    return Status::OK();
+    return first_error;
   }
 
   // Seeks every partition of the topic to the table's recorded position (ARCHITECTURE.md §2).
