@@ -31,10 +31,18 @@ from harness import procs  # noqa: E402
 from harness.floe import FloeRun, default_table_name  # noqa: E402
 from harness.kafka import start_kafka  # noqa: E402
 from harness.registry import start_registry  # noqa: E402
-from run import W1_SCHEMA, W1Records, machine  # noqa: E402
+from run import W1_SCHEMA, W1Records, cycle, machine  # noqa: E402
 
 POLL_S = 0.05
 PARTITIONS = 16
+
+
+def w1_pool(schema_id: int, n: int = 1 << 18):
+    """W1 records 0..n-1, generated ahead: generating each while producing would cap the
+    producer below the target rate. The period (n / 16 records per partition) is far
+    longer than a commit interval's worth."""
+    gen = W1Records(schema_id)
+    return cycle([gen(i) for i in range(n)])
 
 
 def default_rate() -> int:
@@ -87,7 +95,7 @@ class Poller(threading.Thread):
         return row[0] if row else None
 
 
-def produce_steady(bootstrap: str, topic: str, values: list[bytes], rate: int, seconds: float,
+def produce_steady(bootstrap: str, topic: str, values, rate: int, seconds: float,
                    created: list[dict[int, int]]) -> int:
     """Produces `rate` records/s for `seconds`, round-robin over the partitions; fills
     created[p][offset] = CreateTime (ms) from the delivery reports."""
@@ -128,7 +136,7 @@ def percentile(sorted_vals: list[float], q: float) -> float:
     return sorted_vals[k]
 
 
-def one_interval(kafka, registry_url: str, sid: int, values: list[bytes], interval_ms: int,
+def one_interval(kafka, registry_url: str, sid: int, values, interval_ms: int,
                  rate: int, seconds: float, work: pathlib.Path) -> dict:
     topic = f"fresh{interval_ms}"
     kafka.create_topic(topic, partitions=PARTITIONS)
@@ -192,7 +200,7 @@ def main() -> int:
         for interval in [int(x) for x in args.intervals.split(",")]:
             sid = client.register_schema(f"fresh{interval}-value",
                                          Schema(json.dumps(W1_SCHEMA), "AVRO"))
-            r = one_interval(kafka, registry.url, sid, W1Records(sid), interval, rate,
+            r = one_interval(kafka, registry.url, sid, w1_pool(sid), interval, rate,
                              args.seconds, work)
             print(f"[fresh] commit interval {interval} ms, {r['achieved_rate']:,.0f} records/s "
                   f"over {PARTITIONS} partitions: p50 {r['p50_s']:.3f} s, p99 {r['p99_s']:.3f} s, "

@@ -47,25 +47,17 @@ void LogCallback(const rd_kafka_t*, int level, const char* fac, const char* buf)
 }  // namespace
 
 size_t Record::HeaderCount() const {
-  rd_kafka_headers_t* hdrs = nullptr;
-  if (rd_kafka_message_headers(static_cast<rd_kafka_message_t*>(native), &hdrs) !=
-      RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return 0;
-  }
-  return rd_kafka_header_cnt(hdrs);
+  return headers ? rd_kafka_header_cnt(static_cast<const rd_kafka_headers_t*>(headers)) : 0;
 }
 
 Header Record::GetHeader(size_t i) const {
   Header h;
-  rd_kafka_headers_t* hdrs = nullptr;
-  if (rd_kafka_message_headers(static_cast<rd_kafka_message_t*>(native), &hdrs) !=
-      RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return h;
-  }
+  if (headers == nullptr) return h;
   const char* name = nullptr;
   const void* val = nullptr;
   size_t size = 0;
-  if (rd_kafka_header_get_all(hdrs, i, &name, &val, &size) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (rd_kafka_header_get_all(static_cast<const rd_kafka_headers_t*>(headers), i, &name,
+                              &val, &size) == RD_KAFKA_RESP_ERR_NO_ERROR) {
     h.key = name;
     h.value = static_cast<const uint8_t*>(val);
     h.value_len = val ? size : 0;
@@ -74,14 +66,11 @@ Header Record::GetHeader(size_t i) const {
 }
 
 bool Record::FindHeader(const char* name, Header* out) const {
-  rd_kafka_headers_t* hdrs = nullptr;
-  if (rd_kafka_message_headers(static_cast<rd_kafka_message_t*>(native), &hdrs) !=
-      RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return false;
-  }
+  if (headers == nullptr) return false;
   const void* val = nullptr;
   size_t size = 0;
-  if (rd_kafka_header_get_last(hdrs, name, &val, &size) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (rd_kafka_header_get_last(static_cast<const rd_kafka_headers_t*>(headers), name, &val,
+                               &size) != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return false;
   }
   out->key = name;
@@ -264,6 +253,8 @@ void Consumer::Take(void* message, Batch* batch, std::vector<PartitionError>* er
   r.value = static_cast<const uint8_t*>(m->payload);
   r.value_len = m->payload ? m->len : 0;
   r.native = m;
+  rd_kafka_headers_t* hdrs = nullptr;
+  if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) r.headers = hdrs;
   batch->records_.push_back(r);
 }
 

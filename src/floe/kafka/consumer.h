@@ -33,8 +33,11 @@ struct Record {
   const uint8_t* value = nullptr;  // nullptr for a tombstone
   size_t value_len = 0;
   void* native = nullptr;  // rd_kafka_message_t*
+  // rd_kafka_headers_t*, looked up once when the record is taken from the consumer (in a
+  // tight loop over the batch, where the message's cache misses overlap); nullptr when
+  // the record has none.
+  void* headers = nullptr;
 
-  // Headers are parsed lazily (most records are decoded without them).
   size_t HeaderCount() const;
   Header GetHeader(size_t i) const;
   // Finds the last header with this key; false if absent. No allocation.

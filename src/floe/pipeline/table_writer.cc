@@ -105,7 +105,7 @@ Status TableWriter::AppendKafka(const kafka::Record& r) {
   } else {
     FLOE_RETURN_NOT_OK(key->AppendNull());
   }
-  size_t n = r.native ? r.HeaderCount() : 0;
+  size_t n = r.HeaderCount();
   FLOE_RETURN_NOT_OK(headers->Append());
   if (n > 0) {
     auto* entry = static_cast<::arrow::StructBuilder*>(headers->value_builder());
