@@ -36,6 +36,7 @@ from harness import procs  # noqa: E402
 from harness.floe import FloeRun, default_table_name  # noqa: E402
 from harness.kafka import start_kafka  # noqa: E402
 from harness.registry import start_registry  # noqa: E402
+from harness.wire import zigzag_varint  # noqa: E402
 
 W1_SCHEMA = {
     "type": "record", "name": "Order", "namespace": "bench",
@@ -61,16 +62,6 @@ W1_SCHEMA = {
 W1_HEAD = ["customer_id", "customer", "email", "status", "amount", "currency"]  # before created_at
 W1_TAIL = ["note", "address", "items", "score"]  # after created_at
 W1_BASE_MICROS = 1_796_083_200_000_000  # 2026-12-01T00:00:00Z
-
-
-def _zigzag_varint(v: int) -> bytes:
-    z = (v << 1) ^ (v >> 63)
-    out = bytearray()
-    while z >= 0x80:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
 
 
 def _mix(i: int, salt: int) -> int:
@@ -132,8 +123,8 @@ class W1Records:
         assert pool & self.mask == 0, "pool must be a power of two"
 
     def __call__(self, i: int) -> bytes:
-        return b"".join((self.prefix, _zigzag_varint(i), self.heads[_mix(i, 1) & self.mask],
-                         _zigzag_varint(W1_BASE_MICROS + 50 * i),
+        return b"".join((self.prefix, zigzag_varint(i), self.heads[_mix(i, 1) & self.mask],
+                         zigzag_varint(W1_BASE_MICROS + 50 * i),
                          self.tails[_mix(i, 2) & self.mask]))
 
 

@@ -149,15 +149,22 @@ def main() -> int:
                    f"partitions, {fresh['seconds']:.0f} s, measured from outside by polling the "
                    f"catalog every {fresh['poll_interval_s'] * 1000:.0f} ms; `{fresh_name}`):")
         out.append("")
-        out.append("| commit interval | rate | p50 | p99 | max |")
-        out.append("|---|---|---|---|---|")
+        out.append("Steady load leaves out the records created in the first 10 s, while Floe "
+                   "starts, creates the table and catches up; all records are in the last "
+                   "columns.")
+        out.append("")
+        out.append("| commit interval | rate | p50 | p99 | max | all records: p99 | max |")
+        out.append("|---|---|---|---|---|---|---|")
         for r in fresh["results"]:
+            s = r.get("after_10s") or r  # results from before 2026-12-03 have no after_10s
             out.append(f"| {r['commit_interval_ms'] / 1000:g} s | {n(r['achieved_rate'])} records/s "
-                       f"| {r['p50_s']:.2f} s | {r['p99_s']:.2f} s | {r['max_s']:.2f} s |")
+                       f"| {s['p50_s']:.2f} s | {s['p99_s']:.2f} s | {s['max_s']:.2f} s "
+                       f"| {r['p99_s']:.2f} s | {r['max_s']:.2f} s |")
             if r["commit_interval_ms"] == 1000:
-                targets.append(f"freshness p99 ≤ {TARGET_P99_S:.0f} s at a 1 s commit interval: "
-                               f"{r['p99_s']:.2f} s (±{r['error_bound_s']:.2f} s), "
-                               f"{met(r['p99_s'] <= TARGET_P99_S)}")
+                targets.append(f"freshness p99 ≤ {TARGET_P99_S:.0f} s at a 1 s commit interval, "
+                               f"steady load: {s['p99_s']:.2f} s (±{r['error_bound_s']:.2f} s; "
+                               f"{r['p99_s']:.2f} s with start-up), "
+                               f"{met(s['p99_s'] <= TARGET_P99_S)}")
         out.append("")
     micro, micro_name = load("-micro")
     if micro:

@@ -15,6 +15,8 @@ import subprocess
 import fastavro
 import pytest
 
+from harness.wire import zigzag_varint
+
 build = pathlib.Path(os.environ.get("FLOE_BUILD_DIR", "/work/main/build/default"))
 FIXTURE = build / "src" / "floe" / "iceberg" / "floe_iceberg_avro_fixture"
 
@@ -167,16 +169,6 @@ def test_floe_reads_fastavro_files(tmp_path, codec, sync_interval, count):
         assert same(got, want), (got, want)
 
 
-def zigzag(n):
-    n = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def recompress_zstandard(path):
     """Rewrites an Avro file with its blocks in the zstandard codec (Avro spec framing)."""
     import zstandard
@@ -189,15 +181,15 @@ def recompress_zstandard(path):
     metadata["avro.codec"] = "zstandard"
     sync = b"Z" * 16
     out = bytearray(b"Obj\x01")
-    out += zigzag(len(metadata))
+    out += zigzag_varint(len(metadata))
     for k, v in metadata.items():
         kb, vb = k.encode(), (v if isinstance(v, bytes) else v.encode())
-        out += zigzag(len(kb)) + kb + zigzag(len(vb)) + vb
-    out += zigzag(0) + sync
+        out += zigzag_varint(len(kb)) + kb + zigzag_varint(len(vb)) + vb
+    out += zigzag_varint(0) + sync
     for block in blocks:
         raw = block.bytes_.getvalue() if hasattr(block.bytes_, "getvalue") else bytes(block.bytes_)
         packed = zstandard.ZstdCompressor().compress(raw)
-        out += zigzag(block.num_records) + zigzag(len(packed)) + packed + sync
+        out += zigzag_varint(block.num_records) + zigzag_varint(len(packed)) + packed + sync
     path.write_bytes(bytes(out))
 
 

@@ -55,6 +55,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 
 from harness import jvm
 from harness.floe import FloeRun, default_table_name
+from harness.wire import zigzag_varint
 from test_core import duckdb_connect
 
 UTC = dt.timezone.utc
@@ -704,16 +705,6 @@ def varint(n: int) -> bytes:
 
 def tag(field: int, wire_type: int) -> bytes:
     return varint(field << 3 | wire_type)
-
-
-def zigzag_varint(n: int) -> bytes:
-    n = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 N_PROTO, N_INNER, N_JSON, N_LEGACY, N_GUID = 120, 40, 120, 12, 12

@@ -696,23 +696,16 @@ class Validator {
   int64_t Remaining() const { return end_ - pos_; }
 
   bool Varint(uint32_t op, int64_t* out) {
+    // With the ten bytes a varint may take all there, no end check per byte.
+    return end_ - pos_ >= 10 ? ReadVarint<false>(op, out) : ReadVarint<true>(op, out);
+  }
+
+  template <bool kCheckEnd>
+  bool ReadVarint(uint32_t op, int64_t* out) {
     const uint8_t* start = pos_;
     uint64_t v = 0;
-    if (end_ - pos_ >= 10) [[likely]] {
-      // All ten bytes a varint may take are there: no end check per byte.
-      for (int shift = 0; shift < 70; shift += 7) {
-        const uint8_t b = *pos_++;
-        v |= static_cast<uint64_t>(b & 0x7f) << shift;
-        if (b < 0x80) {
-          if (shift == 63 && b > 1) return Fail(start, op, Reason::kVarintOverflow);
-          *out = ZigZag(v);
-          return true;
-        }
-      }
-      return Fail(start, op, Reason::kVarintTooLong);
-    }
     for (int shift = 0; shift < 70; shift += 7) {
-      if (pos_ == end_) return Fail(start, op, Reason::kTruncated, 1, 0);
+      if (kCheckEnd && pos_ == end_) return Fail(start, op, Reason::kTruncated, 1, 0);
       const uint8_t b = *pos_++;
       v |= static_cast<uint64_t>(b & 0x7f) << shift;
       if (b < 0x80) {
