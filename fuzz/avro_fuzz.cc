@@ -10,7 +10,8 @@
 //    column the writer lacks (null).
 // Each decoder decodes the record twice; after that the builders are finished and
 // checked (fuzz_util.h): two equal valid rows when Decode succeeded, none when it failed
-// (a bad record must leave the builders unchanged), and ValidateFull on the arrays.
+// (a bad record must leave the builders unchanged: every failure goes through the
+// decoder's rollback here), and ValidateFull on the arrays.
 // Whatever `same` accepts, `evolved` must accept too (it reads a subset, widened).
 #include <cstddef>
 #include <cstdint>
@@ -105,7 +106,16 @@ struct Target {
   Target(const schema::AvroSchema& writer, const iceberg::Schema& t)
       : table(t),
         columns(table),
-        decoder(OrDie(decode::AvroDecoder::Make(writer, table), "AvroDecoder::Make")) {}
+        decoder(OrDie(decode::AvroDecoder::Make(writer, table, EveryFailureRollsBack()),
+                      "AvroDecoder::Make")) {}
+
+  // A record that fails part way is taken out of the builders again; by default the
+  // decoder then validates first for a while, which would keep most inputs off that path.
+  static decode::AvroDecoderOptions EveryFailureRollsBack() {
+    decode::AvroDecoderOptions o;
+    o.validate_after_invalid = 0;
+    return o;
+  }
 
   bool Run(const uint8_t* data, size_t size, const char* name) {
     return DecodeTwiceAndCheck(*decoder, columns, data, size, name);

@@ -25,6 +25,11 @@ struct AvroDecoderOptions {
   // Top-level table columns the decoder must leave alone, besides `_kafka` (which it
   // never touches), e.g. a decoded-key column filled by another decoder.
   std::vector<std::string> skip_columns;
+  // After a record fails part way through Decode (which then rebuilds the columns, see
+  // Decode), this many next records are validated before they are appended, so that a
+  // run of invalid records costs one rebuild per this many records at most. The default
+  // is a table writer's batch.
+  int64_t validate_after_invalid = 16384;
 };
 
 class AvroDecoder {
@@ -55,14 +60,17 @@ class AvroDecoder {
   // gives it; nested builders are found through it on every call, so the builders may be
   // replaced between calls.
   //
-  // Two phases: the bytes are first validated completely (varints at most 10 bytes,
-  // lengths non-negative and within the remaining bytes, union and enum indexes in range,
-  // decimals within 16 bytes and their precision, timestamps within int64 microseconds,
-  // UTF-8 strings, no trailing bytes), then the needed capacity is reserved and the
-  // values are appended. On an invalid record the result is InvalidRecord("Avro field 'x'
-  // at byte N: reason") and the builders are unchanged. The only other failures are
-  // allocation failures while reserving, which also leave the builders' contents
-  // unchanged.
+  // One pass: each value is checked (varints at most 10 bytes, lengths non-negative and
+  // within the remaining bytes, union and enum indexes in range, decimals within 16 bytes
+  // and their precision, timestamps within int64 microseconds, UTF-8 strings; at the end,
+  // no trailing bytes), then appended. On an invalid record the result is
+  // InvalidRecord("Avro field 'x' at byte N: reason") and the builders hold what they held
+  // before: the part of the record already appended is taken out by finishing each column
+  // and appending its earlier rows again (Arrow builders cannot truncate), a copy of the
+  // rows buffered so far. Then the next `validate_after_invalid` records are validated
+  // completely before anything is appended. The only other failures are allocation
+  // failures, which also leave the builders as they were, unless memory also runs out
+  // while the partial record is taken out (the message says so).
   Status Decode(const uint8_t* data, size_t size, ::arrow::ArrayBuilder* const* columns);
 
   // Only the first phase of Decode: checks the bytes completely, appends nothing. Same

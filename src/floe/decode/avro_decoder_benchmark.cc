@@ -1,4 +1,6 @@
-// Decode throughput for the ~300-byte sample order record (avro_test_encoder.h):
+// Decode throughput for the ~300-byte sample order record (avro_test_encoder.h), and
+// Validate's alone (the check the pipeline runs on a key, and Decode on the records after
+// an invalid one):
 //   build/<preset>/src/floe/decode/avro_decoder_benchmark
 // Builders are flushed every 64k records, as a table writer would.
 #include <arrow/api.h>
@@ -52,6 +54,25 @@ void BM_DecodeSampleRecord(benchmark::State& state) {
   state.counters["record_bytes"] = static_cast<double>(bytes) / kDistinct;
 }
 BENCHMARK(BM_DecodeSampleRecord);
+
+void BM_ValidateSampleRecord(benchmark::State& state) {
+  auto writer = schema::AvroSchema::Parse(testing::SampleSchemaJson()).ValueOrDie();
+  auto fields = schema::AvroToIcebergFields(writer).ValueOrDie();
+  int last = 0;
+  auto table = schema::BuildTableSchema(fields, nullptr, &last).ValueOrDie();
+  auto decoder = AvroDecoder::Make(writer, table).ValueOrDie();
+  constexpr int kDistinct = 1024;
+  std::vector<testing::AvroEncoder> records(kDistinct);
+  for (int i = 0; i < kDistinct; ++i) testing::EncodeSampleRecord(i, &records[i]);
+  int64_t n = 0;
+  for (auto _ : state) {
+    const auto& r = records[n % kDistinct];
+    if (!decoder->Validate(r.data(), r.size()).ok()) break;
+    ++n;
+  }
+  state.SetItemsProcessed(n);
+}
+BENCHMARK(BM_ValidateSampleRecord);
 
 }  // namespace
 }  // namespace floe::decode

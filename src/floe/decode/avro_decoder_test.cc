@@ -496,8 +496,9 @@ class MalformedTest : public ::testing::Test {
   }
 };
 
-TEST_F(MalformedTest, TruncationAtEveryByte) {
-  Harness h(kNullable);
+// A kNullable record with every nullable set: maps, lists (one in a sized block) and a
+// decimal.
+AvroEncoder NullableAllSet() {
   AvroEncoder e;
   e.Union(1).Long(-700000000000).Union(0).String("some string");
   e.Union(1).Int(1).Union(1).String("y").Block(2).Int(5).Int(6).End();
@@ -507,6 +508,12 @@ TEST_F(MalformedTest, TruncationAtEveryByte) {
   e.Union(1).Block(-3).Long(static_cast<int64_t>(items.size())).Raw(items.str()).End();
   e.Union(0).Block(2).String("p").Union(0).String("q").Union(1).String("v").End();
   e.Union(1).Bytes(AvroEncoder::DecimalBytes(-12345));
+  return e;
+}
+
+TEST_F(MalformedTest, TruncationAtEveryByte) {
+  Harness h(kNullable);
+  AvroEncoder e = NullableAllSet();
   // One good record first, so the builders are not empty.
   ASSERT_TRUE(h.Decode(e).ok());
   for (size_t n = 0; n < e.size(); ++n) {
@@ -936,6 +943,17 @@ TEST(AvroDecoderTest, GeneralUnionsAcrossSchemaVersions) {
   ExpectColumn(*batch, "n", "[1, 2]");
 }
 
+// A kUnions record that sets every general union, in lists and maps too.
+AvroEncoder UnionsAllSet() {
+  AvroEncoder full;
+  full.Union(3).Long(-1).Block(2).String("x").String("y").End().Union(1).String("t");
+  full.Block(3).Union(0).String("s").Union(1).Union(2).Long(7).Block(1).String("q").End();
+  full.End();
+  full.Block(3).String("a").Union(0).Long(1).End().String("b").Union(1).Enum(1);
+  full.String("c").Union(2).Bytes(AvroEncoder::DecimalBytes(-125)).End();
+  return full;
+}
+
 TEST_F(MalformedTest, GeneralUnionIndexesAndTruncation) {
   Harness h(kUnions);
   auto tail = [](AvroEncoder& e) { e.Union(0).Long(1).End().End(); };
@@ -976,12 +994,7 @@ TEST_F(MalformedTest, GeneralUnionIndexesAndTruncation) {
   bad_enum.Union(0).Union(0).Long(1).End().Block(1).String("k").Union(1).Enum(2).End();
   ExpectRejected(h, bad_enum, "Avro field 'm{}.member1' at byte 8: enum index 2");
   // Every prefix of a record that sets every union is rejected, builders unchanged.
-  AvroEncoder full;
-  full.Union(3).Long(-1).Block(2).String("x").String("y").End().Union(1).String("t");
-  full.Block(3).Union(0).String("s").Union(1).Union(2).Long(7).Block(1).String("q").End();
-  full.End();
-  full.Block(3).String("a").Union(0).Long(1).End().String("b").Union(1).Enum(1);
-  full.String("c").Union(2).Bytes(AvroEncoder::DecimalBytes(-125)).End();
+  AvroEncoder full = UnionsAllSet();
   ASSERT_TRUE(h.Decode(full).ok());
   for (size_t n = 0; n < full.size(); ++n) {
     auto before = h.Snapshot();
@@ -1006,6 +1019,113 @@ TEST_F(MalformedTest, GeneralUnionIndexesAndTruncation) {
     }
   }
   h.Flush();  // validates the arrays
+}
+
+// Decode appends while it checks and takes a record that fails part way out again. What
+// it leaves must equal, value for value, what validating first and appending only the
+// valid records leaves. validate_after_invalid = 0 sends every failure through the
+// rollback (by default only the first of a run does).
+void ExpectSameAsValidatingFirst(const char* json, const std::vector<std::string>& inputs) {
+  AvroDecoderOptions always_rollback;
+  always_rollback.validate_after_invalid = 0;
+  Harness h(json, TableFor(json), ::arrow::default_memory_pool(), always_rollback);
+  Harness reference(json);
+  int rejected = 0;
+  for (const std::string& in : inputs) {
+    const auto* d = reinterpret_cast<const uint8_t*>(in.data());
+    const Status valid = reference.decoder().Validate(d, in.size());
+    if (valid.ok()) {
+      ASSERT_TRUE(reference.Decode(d, in.size()).ok());
+    }
+    const Status st = h.Decode(d, in.size());
+    ASSERT_EQ(st.ok(), valid.ok()) << st.ToString() << " / " << valid.ToString();
+    if (!st.ok()) {
+      ++rejected;
+      ASSERT_EQ(KindOf(st), ErrorKind::kInvalidRecord) << st.ToString();
+      ASSERT_EQ(st.message(), valid.message());
+    }
+  }
+  auto got = h.Flush();
+  auto want = reference.Flush();
+  EXPECT_GT(rejected, 0);
+  EXPECT_GT(want->num_rows(), 0);
+  ASSERT_TRUE(got->Equals(*want)) << got->ToString() << "\nexpected\n" << want->ToString();
+}
+
+// Each good record, then each of its prefixes and some mutations of it, each followed by
+// a good record (so a failure is always taken out of builders holding earlier rows).
+std::vector<std::string> GoodPrefixesAndMutations(const std::vector<std::string>& good,
+                                                  int mutations) {
+  std::vector<std::string> out;
+  size_t k = 0;
+  auto next_good = [&] { out.push_back(good[k++ % good.size()]); };
+  uint64_t state = 0x9e3779b97f4a7c15ULL;
+  for (const std::string& g : good) {
+    out.push_back(g);
+    for (size_t n = 0; n < g.size(); ++n) {
+      out.push_back(g.substr(0, n));
+      next_good();
+    }
+    for (int m = 0; m < mutations; ++m) {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      std::string x = g;
+      x[state % x.size()] = static_cast<char>(state >> 32);
+      out.push_back(x);
+      next_good();
+    }
+  }
+  return out;
+}
+
+TEST_F(MalformedTest, RollbackLeavesWhatValidatingFirstLeaves) {
+  {
+    std::vector<std::string> good;
+    for (int i = 0; i < 5; ++i) {
+      AvroEncoder e;
+      testing::EncodeSampleRecord(i, &e);
+      good.push_back(e.str());
+    }
+    ExpectSameAsValidatingFirst(testing::SampleSchemaJson(),
+                                GoodPrefixesAndMutations(good, 400));
+  }
+  {
+    AvroEncoder e = NullableAllSet();
+    AvroEncoder nulls;
+    nulls.Union(0).Union(1).Union(0).Union(0).Union(1).Union(0);
+    ExpectSameAsValidatingFirst(kNullable,
+                                GoodPrefixesAndMutations({e.str(), nulls.str()}, 400));
+  }
+  {
+    AvroEncoder full = UnionsAllSet();
+    AvroEncoder small;
+    small.Union(0).Union(0).Long(1).Block(1).Union(1).End().End();
+    ExpectSameAsValidatingFirst(kUnions,
+                                GoodPrefixesAndMutations({full.str(), small.str()}, 400));
+  }
+}
+
+TEST_F(MalformedTest, AfterAnInvalidRecordTheNextAreValidatedFirst) {
+  // The default path: the first failure of a run is rolled back, the next records are
+  // validated before they are appended. Either way the builders keep every earlier value.
+  std::vector<std::string> good;
+  for (int i = 0; i < 3; ++i) {
+    AvroEncoder e;
+    testing::EncodeSampleRecord(i, &e);
+    good.push_back(e.str());
+  }
+  Harness h(testing::SampleSchemaJson());
+  Harness reference(testing::SampleSchemaJson());
+  for (const std::string& in : GoodPrefixesAndMutations(good, 50)) {
+    const auto* d = reinterpret_cast<const uint8_t*>(in.data());
+    if (reference.decoder().Validate(d, in.size()).ok()) {
+      ASSERT_TRUE(reference.Decode(d, in.size()).ok());
+    }
+    (void)h.Decode(d, in.size());
+  }
+  auto got = h.Flush();
+  ASSERT_TRUE(got->Equals(*reference.Flush()));
 }
 
 TEST(AvroDecoderTest, NamedTypesReferencedEverywhere) {

@@ -21,6 +21,7 @@
 #include <arrow/array/builder_base.h>
 #include <arrow/array/builder_binary.h>
 #include <arrow/array/builder_nested.h>
+#include <arrow/array/data.h>
 #include <arrow/type.h>
 
 #include <algorithm>
@@ -63,7 +64,10 @@ class ColumnCheck {
   }
 
   // Column `column` gets values from the decoder.
-  void Use(int column) { used_.push_back(column); }
+  void Use(int column) {
+    used_.push_back(column);
+    lengths_.push_back(0);
+  }
 
   // `decoder` names the decoder in the messages ("AvroDecoder").
   Status Check(const char* decoder, ::arrow::ArrayBuilder* const* columns) {
@@ -75,7 +79,63 @@ class ColumnCheck {
     return Status::OK();
   }
 
+  // For a decoder that appends while it checks (Avro): remembers the length of each
+  // column's builder before a record.
+  void Mark(::arrow::ArrayBuilder* const* columns) {
+    for (size_t k = 0; k < used_.size(); ++k) lengths_[k] = columns[used_[k]]->length();
+  }
+
+  // Takes a partly appended record out again: puts every column (its nested builders
+  // too) back to the values it had at Mark. Arrow builders cannot truncate, so each
+  // column is finished and the rows before the record are appended again: the cost is
+  // that of copying the column. Fails only if memory runs out, and then the columns may
+  // have lost rows.
+  [[gnu::noinline]] Status Rollback(::arrow::ArrayBuilder* const* columns) {
+    for (size_t k = 0; k < used_.size(); ++k) {
+      ::arrow::ArrayBuilder* b = columns[used_[k]];
+      // Every column, even one of unchanged length: a failed append of a struct null
+      // may have grown its fields only.
+      FLOE_RETURN_NOT_OK(EvenMapEntries(b));
+      std::shared_ptr<::arrow::ArrayData> data;
+      FLOE_RETURN_NOT_OK(b->FinishInternal(&data));
+      FLOE_RETURN_NOT_OK(b->AppendArraySlice(::arrow::ArraySpan(*data), 0, lengths_[k]));
+    }
+    return Status::OK();
+  }
+
  private:
+  // A map builder refuses to finish (it aborts) with more keys than items, as a record
+  // that failed between a key and its value leaves it: gives such maps, in `b` and below,
+  // empty items up to their keys (rows Rollback drops).
+  [[gnu::noinline]] static Status EvenMapEntries(::arrow::ArrayBuilder* b) {
+    switch (b->type()->id()) {
+      case ::arrow::Type::STRUCT: {
+        auto* st = static_cast<::arrow::StructBuilder*>(b);
+        for (int i = 0; i < st->num_fields(); ++i) {
+          FLOE_RETURN_NOT_OK(EvenMapEntries(st->field_builder(i)));
+        }
+        return Status::OK();
+      }
+      case ::arrow::Type::LIST:
+        return EvenMapEntries(static_cast<::arrow::ListBuilder*>(b)->value_builder());
+      case ::arrow::Type::MAP: {
+        auto* map = static_cast<::arrow::MapBuilder*>(b);
+        ::arrow::ArrayBuilder* keys = map->key_builder();
+        ::arrow::ArrayBuilder* items = map->item_builder();
+        if (items->length() < keys->length()) {
+          FLOE_RETURN_NOT_OK(items->AppendEmptyValues(keys->length() - items->length()));
+        }
+        if (keys->length() < items->length()) {
+          FLOE_RETURN_NOT_OK(keys->AppendEmptyValues(items->length() - keys->length()));
+        }
+        FLOE_RETURN_NOT_OK(EvenMapEntries(keys));
+        return EvenMapEntries(items);
+      }
+      default:
+        return Status::OK();
+    }
+  }
+
   [[gnu::noinline]] Status CheckNew(const char* decoder, int col,
                                     ::arrow::ArrayBuilder* b) {
     if (b == nullptr) return Status::Invalid(decoder, ": no builder for column ", col);
@@ -89,6 +149,7 @@ class ColumnCheck {
   }
 
   std::vector<int> used_;
+  std::vector<int64_t> lengths_;  // by used_ index: Mark's lengths
   std::vector<std::shared_ptr<::arrow::DataType>> types_;  // by column index
   std::vector<::arrow::ArrayBuilder*> checked_;            // by column index
 };
