@@ -162,6 +162,34 @@ inline uint64_t LoadBigEndian64(const uint8_t* p) {
   return v;
 }
 
+// Big-endian two's complement of `len` ≤ 8 bytes (0 bytes: zero).
+inline int64_t SignedBigEndian(const uint8_t* d, int64_t len) {
+  uint64_t u = 0;
+  for (int64_t k = 0; k < len; ++k) u = (u << 8) | d[k];
+  if (len > 0 && len < 8 && (d[0] & 0x80) != 0) u |= ~uint64_t{0} << (8 * len);
+  return static_cast<int64_t>(u);
+}
+
+constexpr int64_t kPowersOf10[19] = {1,
+                                     10,
+                                     100,
+                                     1000,
+                                     10000,
+                                     100000,
+                                     1000000,
+                                     10000000,
+                                     100000000,
+                                     1000000000,
+                                     10000000000,
+                                     100000000000,
+                                     1000000000000,
+                                     10000000000000,
+                                     100000000000000,
+                                     1000000000000000,
+                                     10000000000000000,
+                                     100000000000000000,
+                                     1000000000000000000};
+
 // Big-endian two's complement of `len` bytes (any leading bytes past 16 are sign
 // extension, checked by validation) → Decimal128.
 inline ::arrow::Decimal128 DecimalFromBigEndian(const uint8_t* d, int64_t len) {
@@ -754,8 +782,18 @@ class Reader {
         if (data[k] != fill) return Fail(at, i, Reason::kDecimalTooLong, len);
       }
     }
-    *out = DecimalFromBigEndian(data, len);
     const int precision = ops_[i].precision;
+    if (len <= 8 && precision >= 0 && precision <= 18) {
+      // The common case in int64 arithmetic (1.2% of the W1 profile went to Decimal128's
+      // 16-byte path): |value| < 10^precision.
+      const int64_t v = SignedBigEndian(data, len);
+      if (v <= -kPowersOf10[precision] || v >= kPowersOf10[precision]) {
+        return Fail(at, i, Reason::kDecimalPrecision, precision);
+      }
+      *out = ::arrow::Decimal128(v);
+      return true;
+    }
+    *out = DecimalFromBigEndian(data, len);
     if (!out->FitsInPrecision(precision)) {
       return Fail(at, i, Reason::kDecimalPrecision, precision);
     }

@@ -712,6 +712,48 @@ TEST_F(MalformedTest, ValueChecks) {
   ExpectColumn(*batch, "fd", R"(["-5", "-5"])");
 }
 
+TEST_F(MalformedTest, DecimalPrecisionAtItsBoundsOnBothPaths) {
+  // Up to 8 bytes and precision 18 the check runs in int64; longer encodings or higher
+  // precisions go through Decimal128. Both accept |v| < 10^precision and nothing more.
+  Harness h(R"({"type": "record", "name": "R", "fields": [
+      {"name": "a", "type": {"type": "bytes", "logicalType": "decimal", "precision": 12,
+                             "scale": 2}},
+      {"name": "f", "type": {"type": "fixed", "name": "F8", "size": 8,
+                             "logicalType": "decimal", "precision": 18, "scale": 0}},
+      {"name": "g", "type": {"type": "fixed", "name": "F9", "size": 9,
+                             "logicalType": "decimal", "precision": 18, "scale": 0}},
+      {"name": "h", "type": {"type": "bytes", "logicalType": "decimal", "precision": 19,
+                             "scale": 0}}]})");
+  const Int128 p12 = 1000000000000;
+  const Int128 p18 = 1000000000000000000;
+  const Int128 p19 = p18 * 10;
+  auto row = [](const std::string& a, Int128 f, Int128 g, Int128 hv) {
+    AvroEncoder e;
+    e.Bytes(a).Fixed(AvroEncoder::DecimalFixed(f, 8)).Fixed(AvroEncoder::DecimalFixed(g, 9));
+    e.Bytes(AvroEncoder::DecimalBytes(hv));
+    return e;
+  };
+  ASSERT_TRUE(h.Decode(row(AvroEncoder::DecimalBytes(p12 - 1), p18 - 1, 1 - p18, p19 - 1)).ok());
+  ASSERT_TRUE(h.Decode(row(AvroEncoder::DecimalBytes(1 - p12), 1 - p18, p18 - 1, 1 - p19)).ok());
+  ASSERT_TRUE(h.Decode(row("", -1, -1, 0)).ok());  // no bytes at all: zero
+  const std::string one = AvroEncoder::DecimalBytes(1);
+  ExpectRejected(h, row(AvroEncoder::DecimalBytes(p12), 0, 0, 0), "Avro field 'a' at byte 0");
+  ExpectRejected(h, row(AvroEncoder::DecimalBytes(-p12), 0, 0, 0), "precision 12");
+  ExpectRejected(h, row(one, p18, 0, 0), "Avro field 'f' at byte 2: decimal value has more");
+  ExpectRejected(h, row(one, -p18, 0, 0), "precision 18");
+  ExpectRejected(h, row(one, 0, p18, 0), "Avro field 'g' at byte 10");
+  ExpectRejected(h, row(one, 0, -p18, 0), "precision 18");
+  ExpectRejected(h, row(one, 0, 0, p19), "Avro field 'h' at byte 19");
+  auto batch = h.Flush();
+  ExpectColumn(*batch, "a", R"(["9999999999.99", "-9999999999.99", "0.00"])");
+  ExpectColumn(*batch, "f",
+               R"(["999999999999999999", "-999999999999999999", "-1"])");
+  ExpectColumn(*batch, "g",
+               R"(["-999999999999999999", "999999999999999999", "-1"])");
+  ExpectColumn(*batch, "h",
+               R"(["9999999999999999999", "-9999999999999999999", "0"])");
+}
+
 TEST_F(MalformedTest, RandomInputsNeverCorruptTheBuilders) {
   Harness h(testing::SampleSchemaJson());
   AvroEncoder sample;

@@ -74,7 +74,7 @@ Status TableWriter::ReserveLikeLastBatch() {
 
 Status TableWriter::Append(decode::AvroDecoder& decoder, const uint8_t* payload, size_t len,
                            const kafka::Record& record) {
-  // The decoder validates before it appends, so an invalid record leaves no trace.
+  // An invalid record leaves no trace: the decoder takes back what it appended of it.
   FLOE_RETURN_NOT_OK(decoder.Decode(payload, len, columns_.data()));
   return FinishRow(record);
 }
