@@ -367,7 +367,8 @@ class PipelineImpl : public Pipeline {
         }
         return st;
       }
-      // The value decoder validates before it appends; the key was validated above.
+      // A value that fails to decode leaves nothing appended (its decoder sees to it); the
+      // key was validated above.
       st = ts.writer->AppendRow(
           [&](::arrow::ArrayBuilder* const* columns) -> Status {
             if (ts.raw_value) {
