@@ -1,8 +1,9 @@
 """Freshness at steady load (issue 6, item 4), measured from outside Floe.
 
-A producer writes W1 Avro records into a 16-partition topic at a fixed rate (default: half of
-the drain rate in the latest W1 result) and records each record's CreateTime (the timestamp
-it gives the record, which the broker keeps) by (partition, offset). A poller reads the
+A producer (tools/loadgen, compiled) writes W1 Avro records into a 16-partition topic at a
+fixed rate (default: half of the drain rate in the latest W1 result) and records each
+record's CreateTime (the timestamp it gives the record, which the broker keeps) in produce
+order, which gives (partition, offset). A poller reads the
 catalog pointer every 50 ms; each time it changes, it reads the committed positions
 (`floe.kafka.offsets`) and notes when the positions moved: every record in a newly committed
 range became visible then. Freshness of a record = visible time - CreateTime. Reported: p50,
@@ -17,13 +18,17 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import itertools
 import json
 import os
 import pathlib
 import sqlite3
+import struct
+import subprocess
 import sys
 import threading
 import time
+from array import array
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "integration"))
@@ -33,18 +38,22 @@ from harness import procs  # noqa: E402
 from harness.floe import FloeRun, default_table_name  # noqa: E402
 from harness.kafka import start_kafka  # noqa: E402
 from harness.registry import start_registry  # noqa: E402
-from run import W1_SCHEMA, W1Records, cycle, machine  # noqa: E402
+from run import W1_SCHEMA, W1Records, machine  # noqa: E402
 
 POLL_S = 0.05
 PARTITIONS = 16
 
 
-def w1_pool(schema_id: int, n: int = 1 << 18):
-    """W1 records 0..n-1, generated ahead: generating each while producing would cap the
-    producer below the target rate. The period (n / 16 records per partition) is far
-    longer than a commit interval's worth."""
+def write_w1_pool(schema_id: int, path: pathlib.Path, n: int = 1 << 18) -> None:
+    """W1 records 0..n-1 as floe_loadgen reads them ((uint32 LE length, bytes) each),
+    generated ahead. The period (n / 16 records per partition) is far longer than a commit
+    interval's worth."""
     gen = W1Records(schema_id)
-    return cycle([gen(i) for i in range(n)])
+    with path.open("wb") as f:
+        for i in range(n):
+            v = gen(i)
+            f.write(struct.pack("<I", len(v)))
+            f.write(v)
 
 
 def default_rate() -> int:
@@ -97,39 +106,30 @@ class Poller(threading.Thread):
         return row[0] if row else None
 
 
-def produce_steady(bootstrap: str, topic: str, values, rate: int, seconds: float,
-                   created: list[list[int]]) -> int:
-    """Produces `rate` records/s for `seconds`, round-robin over the partitions of a new
-    topic, each record with an explicit CreateTime; appends it to created[p], so that
-    created[p][offset] is the CreateTime (ms) of the record at that offset. The producer is
-    idempotent (no duplicates, no reordering within a partition), so offsets follow the
-    order of produce() calls; the caller checks the partitions' high watermarks against it.
-    No delivery callbacks: with one per record the producer, which shares the 2 cores with
-    Floe and the broker, reached 140k of a 149k records/s target."""
-    from confluent_kafka import Producer
-    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "compression.type": "none",
-                  "enable.idempotence": True, "queue.buffering.max.messages": 1_000_000})
-    start = time.time()
-    sent = 0
-    while True:
-        now = time.time()
-        if now - start >= seconds:
-            break
-        due = int((now - start) * rate)
-        ts = int(now * 1000)
-        while sent < due:
-            part = sent % PARTITIONS
-            try:
-                p.produce(topic, value=values(sent), partition=part, timestamp=ts)
-            except BufferError:
-                p.poll(0.01)
-                continue
-            created[part].append(ts)
-            sent += 1
-        p.poll(0)
-        time.sleep(0.002)
-    assert p.flush(60) == 0
-    return sent
+def produce_steady(loadgen: str, bootstrap: str, topic: str, pool: pathlib.Path, rate: int,
+                   seconds: float, times_path: pathlib.Path) -> tuple[int, float, array]:
+    """Runs floe_loadgen (tools/loadgen): `rate` records/s for `seconds`, round-robin over
+    the partitions of a new topic, each record with an explicit CreateTime. Returns (records
+    sent, seconds taken, CreateTime in ms of each record in produce order). Record k went to
+    partition k % PARTITIONS; the producer is idempotent (no duplicates, no reordering within
+    a partition), so it sits at offset k // PARTITIONS, which the caller checks against the
+    partitions' high watermarks. A compiled producer because the Python one (confluent-kafka,
+    one produce() call per record) took most of a core at ~190k records/s, from the same 2
+    cores as Floe and the broker."""
+    out = subprocess.run([loadgen, "--bootstrap", bootstrap, "--topic", topic,
+                          "--partitions", str(PARTITIONS), "--rate", str(rate),
+                          "--seconds", str(seconds), "--pool", str(pool),
+                          "--times", str(times_path)],
+                         capture_output=True, text=True, timeout=seconds + 120)
+    if out.returncode != 0:
+        raise RuntimeError(f"floe_loadgen failed ({out.returncode}): {out.stderr.strip()}")
+    summary = json.loads(out.stdout.strip().splitlines()[-1])
+    raw = times_path.read_bytes()
+    created = array("q")
+    for ts, count in struct.iter_unpack("<qq", raw):
+        created.extend(itertools.repeat(ts, count))
+    assert len(created) == summary["sent"], "CreateTimes do not cover every record"
+    return summary["sent"], summary["seconds"], created
 
 
 def percentile(sorted_vals: list[float], q: float) -> float:
@@ -139,7 +139,7 @@ def percentile(sorted_vals: list[float], q: float) -> float:
     return sorted_vals[k]
 
 
-def one_interval(kafka, registry_url: str, sid: int, values, interval_ms: int,
+def one_interval(kafka, registry_url: str, loadgen: str, pool: pathlib.Path, interval_ms: int,
                  rate: int, seconds: float, work: pathlib.Path, run_index: int = 0) -> dict:
     topic = f"fresh{interval_ms}-{run_index}"
     kafka.create_topic(topic, partitions=PARTITIONS)
@@ -149,12 +149,11 @@ def one_interval(kafka, registry_url: str, sid: int, values, interval_ms: int,
     run.start()
     poller = Poller(run, table, topic)
     poller.start()
-    created: list[list[int]] = [[] for _ in range(PARTITIONS)]
-    t0 = time.time()
-    sent = produce_steady(kafka.bootstrap, topic, values, rate, seconds, created)
-    produce_wall = time.time() - t0
+    sent, produce_wall, created = produce_steady(loadgen, kafka.bootstrap, topic, pool, rate,
+                                                 seconds, work / f"{topic}.times")
     hwm = {p: hi for p, (lo, hi) in kafka.watermarks(topic).items()}
-    assert hwm == {p: len(created[p]) for p in range(PARTITIONS)}, "offsets do not follow produce order"
+    assert hwm == {p: sent // PARTITIONS + (p < sent % PARTITIONS) for p in range(PARTITIONS)}, \
+        "offsets do not follow produce order"
     run.wait_for_positions(table, topic, hwm, timeout=120)
     time.sleep(2 * POLL_S)
     poller.stop_flag.set()
@@ -164,12 +163,12 @@ def one_interval(kafka, registry_url: str, sid: int, values, interval_ms: int,
     # Each observation makes the records in [previous position, new position) visible.
     # `steady` leaves out the records created in the first 10 s (Floe's start-up).
     latencies, steady = [], []
-    first_ms = min(c[0] for c in created if c)
+    first_ms = created[0]
     prev = {p: 0 for p in range(PARTITIONS)}
     for t, pos in poller.observations:
         for part, new in pos.items():
             for off in range(prev.get(part, 0), new):
-                ct = created[part][off]
+                ct = created[off * PARTITIONS + part]
                 latencies.append(t - ct / 1000.0)
                 if ct >= first_ms + 10_000:
                     steady.append(latencies[-1])
@@ -210,15 +209,19 @@ def main() -> int:
         from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
         client = SchemaRegistryClient({"url": registry.url})
         results = []
+        loadgen = str(pathlib.Path(args.floe).resolve().parents[3] / "tools" / "loadgen" /
+                      "floe_loadgen")
+        pool = work / "w1.pool"
+        pool_sid = None
         for interval in [int(x) for x in args.intervals.split(",")]:
             runs = []
-            pool, pool_sid = None, None
             for i in range(args.runs):
                 sid = client.register_schema(f"fresh{interval}-{i}-value",
                                              Schema(json.dumps(W1_SCHEMA), "AVRO"))
                 if sid != pool_sid:  # the same schema under another subject keeps its id
-                    pool, pool_sid = w1_pool(sid), sid
-                r = one_interval(kafka, registry.url, sid, pool, interval, rate,
+                    write_w1_pool(sid, pool)
+                    pool_sid = sid
+                r = one_interval(kafka, registry.url, loadgen, pool, interval, rate,
                                  args.seconds, work, i)
                 print(f"[fresh] commit interval {interval} ms, run {i + 1}/{args.runs}, "
                       f"{r['achieved_rate']:,.0f} records/s over {PARTITIONS} partitions: "
