@@ -1,6 +1,6 @@
-// floe_loadgen: the steady-load producer of bench/freshness.py, compiled so that producing
-// ~200k records/s does not take a core from Floe and the broker on a 2-core machine (the
-// Python producer did).
+// floe_loadgen: the steady-load producer of bench/freshness.py, compiled so that
+// producing ~200k records/s does not take a core from Floe and the broker on a 2-core
+// machine (the Python producer did).
 //
 // Produces `--rate` records per second for `--seconds` into `--topic`: record k is pool
 // record k % n, to partition k % partitions, with an explicit CreateTime (the wall clock,
@@ -46,7 +46,9 @@ bool ReadPool(const std::string& path, std::vector<std::string>* out) {
   size_t pos = 0;
   while (pos + 4 <= all.size()) {
     uint32_t len = 0;
-    for (int b = 0; b < 4; ++b) len |= static_cast<uint32_t>(static_cast<uint8_t>(all[pos + b])) << (8 * b);
+    for (int b = 0; b < 4; ++b) {
+      len |= static_cast<uint32_t>(static_cast<uint8_t>(all[pos + b])) << (8 * b);
+    }
     pos += 4;
     if (len > all.size() - pos) return false;
     out->push_back(all.substr(pos, len));
@@ -72,15 +74,20 @@ int main(int argc, char** argv) {
   app.add_option("--bootstrap", bootstrap)->required();
   app.add_option("--topic", topic)->required();
   app.add_option("--partitions", partitions)->check(CLI::PositiveNumber);
-  app.add_option("--rate", rate, "records per second")->required()->check(CLI::PositiveNumber);
+  app.add_option("--rate", rate, "records per second")
+      ->required()
+      ->check(CLI::PositiveNumber);
   app.add_option("--seconds", seconds)->required()->check(CLI::PositiveNumber);
-  app.add_option("--pool", pool_path, "records: (uint32 LE length, bytes)*")->required();
-  app.add_option("--times", times_path, "output: (int64 ms, int64 count)* per burst")->required();
+  app.add_option("--pool", pool_path, "records: (uint32 LE length, bytes)*")
+      ->required();
+  app.add_option("--times", times_path, "output: (int64 ms, int64 count)* per burst")
+      ->required();
   CLI11_PARSE(app, argc, argv);
 
   std::vector<std::string> pool;
   if (!ReadPool(pool_path, &pool)) {
-    std::cerr << "floe_loadgen: " << pool_path << " is not a pool of length-prefixed records\n";
+    std::cerr << "floe_loadgen: " << pool_path
+              << " is not a pool of length-prefixed records\n";
     return 2;
   }
   char err[512];
@@ -121,7 +128,8 @@ int main(int argc, char** argv) {
           rk, RD_KAFKA_V_TOPIC(topic.c_str()),
           RD_KAFKA_V_PARTITION(static_cast<int32_t>(sent % partitions)),
           RD_KAFKA_V_VALUE(const_cast<char*>(v.data()), v.size()),
-          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(ts), RD_KAFKA_V_END);
+          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(ts),
+          RD_KAFKA_V_END);
       if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
         rd_kafka_poll(rk, 10);
         continue;
@@ -145,20 +153,23 @@ int main(int argc, char** argv) {
   const int left = rd_kafka_outq_len(rk);
   rd_kafka_destroy(rk);
   if (left > 0 || g_failed.load() > 0) {
-    std::cerr << "floe_loadgen: " << left << " records unacknowledged, " << g_failed.load()
-              << " failed\n";
+    std::cerr << "floe_loadgen: " << left << " records unacknowledged, "
+              << g_failed.load() << " failed\n";
     return 1;
   }
   std::ofstream out(times_path, std::ios::binary);
   for (int64_t x : bursts) {
     uint8_t b[8];
-    for (int k = 0; k < 8; ++k) b[k] = static_cast<uint8_t>(static_cast<uint64_t>(x) >> (8 * k));
+    for (int k = 0; k < 8; ++k) {
+      b[k] = static_cast<uint8_t>(static_cast<uint64_t>(x) >> (8 * k));
+    }
     out.write(reinterpret_cast<const char*>(b), 8);
   }
   if (!out.flush()) {
     std::cerr << "floe_loadgen: cannot write " << times_path << "\n";
     return 2;
   }
-  std::printf("{\"sent\": %lld, \"seconds\": %.3f}\n", static_cast<long long>(sent), wall);
+  std::printf("{\"sent\": %lld, \"seconds\": %.3f}\n", static_cast<long long>(sent),
+              wall);
   return 0;
 }

@@ -751,7 +751,8 @@ class Reader {
     }
     *data = pos_;
     pos_ += *len;
-    if (op.check && op.wire == Wire::kString && !::arrow::util::ValidateUTF8(*data, *len)) {
+    if (op.check && op.wire == Wire::kString &&
+        !::arrow::util::ValidateUTF8(*data, *len)) {
       return Fail(at, i, Reason::kUtf8);
     }
     return true;
@@ -806,7 +807,8 @@ class Reader {
     const Op& op = ops_[i];
     const bool is_map = op.wire == Wire::kMap;
     const Op& value = ops_[is_map ? op.first_child + 1 : op.first_child];
-    const int64_t item_min = is_map ? 1 + value.min_size : value.min_size;  // key ≥ 1 byte
+    // A map key takes at least 1 byte.
+    const int64_t item_min = is_map ? 1 + value.min_size : value.min_size;
     while (true) {
       const uint8_t* at = pos_;
       int64_t count;
@@ -916,7 +918,9 @@ class Validator : public Reader {
       case Wire::kArray:
         return Blocks(i, [&] { return Value(op.first_child); });
       case Wire::kMap:
-        return Blocks(i, [&] { return Value(op.first_child) && Value(op.first_child + 1); });
+        return Blocks(i, [&] {
+          return Value(op.first_child) && Value(op.first_child + 1);
+        });
       case Wire::kUnion: {
         int64_t v;
         if (!Index(i, op.size, Reason::kUnionIndex, &v)) return false;

@@ -729,17 +729,22 @@ TEST_F(MalformedTest, DecimalPrecisionAtItsBoundsOnBothPaths) {
   const Int128 p19 = p18 * 10;
   auto row = [](const std::string& a, Int128 f, Int128 g, Int128 hv) {
     AvroEncoder e;
-    e.Bytes(a).Fixed(AvroEncoder::DecimalFixed(f, 8)).Fixed(AvroEncoder::DecimalFixed(g, 9));
+    e.Bytes(a).Fixed(AvroEncoder::DecimalFixed(f, 8));
+    e.Fixed(AvroEncoder::DecimalFixed(g, 9));
     e.Bytes(AvroEncoder::DecimalBytes(hv));
     return e;
   };
-  ASSERT_TRUE(h.Decode(row(AvroEncoder::DecimalBytes(p12 - 1), p18 - 1, 1 - p18, p19 - 1)).ok());
-  ASSERT_TRUE(h.Decode(row(AvroEncoder::DecimalBytes(1 - p12), 1 - p18, p18 - 1, 1 - p19)).ok());
+  ASSERT_TRUE(
+      h.Decode(row(AvroEncoder::DecimalBytes(p12 - 1), p18 - 1, 1 - p18, p19 - 1)).ok());
+  ASSERT_TRUE(
+      h.Decode(row(AvroEncoder::DecimalBytes(1 - p12), 1 - p18, p18 - 1, 1 - p19)).ok());
   ASSERT_TRUE(h.Decode(row("", -1, -1, 0)).ok());  // no bytes at all: zero
   const std::string one = AvroEncoder::DecimalBytes(1);
-  ExpectRejected(h, row(AvroEncoder::DecimalBytes(p12), 0, 0, 0), "Avro field 'a' at byte 0");
+  ExpectRejected(h, row(AvroEncoder::DecimalBytes(p12), 0, 0, 0),
+                 "Avro field 'a' at byte 0");
   ExpectRejected(h, row(AvroEncoder::DecimalBytes(-p12), 0, 0, 0), "precision 12");
-  ExpectRejected(h, row(one, p18, 0, 0), "Avro field 'f' at byte 2: decimal value has more");
+  ExpectRejected(h, row(one, p18, 0, 0),
+                 "Avro field 'f' at byte 2: decimal value has more");
   ExpectRejected(h, row(one, -p18, 0, 0), "precision 18");
   ExpectRejected(h, row(one, 0, p18, 0), "Avro field 'g' at byte 10");
   ExpectRejected(h, row(one, 0, -p18, 0), "precision 18");
@@ -1067,7 +1072,8 @@ TEST_F(MalformedTest, GeneralUnionIndexesAndTruncation) {
 // it leaves must equal, value for value, what validating first and appending only the
 // valid records leaves. validate_after_invalid = 0 sends every failure through the
 // rollback (by default only the first of a run does).
-void ExpectSameAsValidatingFirst(const char* json, const std::vector<std::string>& inputs) {
+void ExpectSameAsValidatingFirst(const char* json,
+                                 const std::vector<std::string>& inputs) {
   AvroDecoderOptions always_rollback;
   always_rollback.validate_after_invalid = 0;
   Harness h(json, TableFor(json), ::arrow::default_memory_pool(), always_rollback);
@@ -1091,7 +1097,8 @@ void ExpectSameAsValidatingFirst(const char* json, const std::vector<std::string
   auto want = reference.Flush();
   EXPECT_GT(rejected, 0);
   EXPECT_GT(want->num_rows(), 0);
-  ASSERT_TRUE(got->Equals(*want)) << got->ToString() << "\nexpected\n" << want->ToString();
+  ASSERT_TRUE(got->Equals(*want))
+      << got->ToString() << "\nexpected\n" << want->ToString();
 }
 
 // Each good record, then each of its prefixes and some mutations of it, each followed by
