@@ -285,15 +285,25 @@ class Kafka:
             raise RuntimeError(f"produce to {topic}: {left} undelivered, errors {errors[:3]}")
 
     def watermarks(self, topic: str) -> dict[int, tuple[int, int]]:
-        """{partition: (log start offset, high watermark)}."""
-        from confluent_kafka import Consumer, TopicPartition
+        """{partition: (log start offset, high watermark)}. Just after a topic is created
+        or the broker restarts, a partition may answer "Not leader for partition" (or have
+        no leader yet) for a moment: retried for up to 30 s, as Floe's discovery does."""
+        from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+        transient = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE}
         c = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "floe-test-watermarks",
                       "enable.auto.commit": False})
         try:
-            parts = c.list_topics(topic, timeout=10).topics[topic].partitions
-            return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
-                    for p in sorted(parts)}
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    parts = c.list_topics(topic, timeout=10).topics[topic].partitions
+                    return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+                            for p in sorted(parts)}
+                except KafkaException as e:
+                    if e.args[0].code() not in transient or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
         finally:
             c.close()
 
