@@ -145,18 +145,6 @@ inline int64_t ZigZag(uint64_t v) {
   return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
 }
 
-// Reads a varint that validation has already checked.
-inline int64_t ReadLongUnchecked(const uint8_t*& p) {
-  uint64_t v = 0;
-  int shift = 0;
-  while (true) {
-    uint8_t b = *p++;
-    v |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if (b < 0x80) return ZigZag(v);
-    shift += 7;
-  }
-}
-
 inline uint64_t LoadBigEndian64(const uint8_t* p) {
   uint64_t v = 0;
   for (int i = 0; i < 8; ++i) v = (v << 8) | p[i];
