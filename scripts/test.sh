@@ -5,6 +5,7 @@ set -uo pipefail
 build_dir=${1:-build/default}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+scripts/check_tree.sh || exit 1
 t0=$(date +%s)
 (cd "$build_dir" && ctest --output-on-failure -j 2 2>&1) | tee /tmp/floe-ctest.$$ | tail -n 20
 unit_rc=${PIPESTATUS[0]}

@@ -8,8 +8,11 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-BUILD_DIR = pathlib.Path(os.environ.get("FLOE_BUILD_DIR", str(ROOT / "build" / "default")))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+from harness.paths import build_dir  # noqa: E402
+
+BUILD_DIR = build_dir()
 
 from harness.fixtures import kafka_broker  # noqa: E402,F401
 from harness.registry import start_registry  # noqa: E402

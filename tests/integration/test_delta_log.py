@@ -18,9 +18,9 @@ import pytest
 
 import deltalake
 
-from harness.floe import floe_binary
+from harness.paths import build_dir, fixture_program
 
-FIXTURE = floe_binary().parents[1] / "delta" / "floe_delta_fixture"
+FIXTURE = build_dir() / "tests" / "fixtures" / "floe_delta_fixture"
 APP_ID = "floe:6a1f3c2e-5b4d-4e8f-9a0b-1c2d3e4f5a6b:orders:0"
 APPENDS = 11  # versions 1..11 after the create at 0: checkpoint at 10, then JSON 11
 
@@ -103,8 +103,7 @@ ROWS = [
 
 @pytest.fixture(scope="module")
 def table(tmp_path_factory):
-    if not FIXTURE.exists():
-        pytest.fail(f"{FIXTURE} not built (ninja floe_delta_fixture)")
+    fixture_program("floe_delta_fixture")  # fails the test when not built
     tmp = tmp_path_factory.mktemp("delta")
     schema = arrow_schema()
     data = pa.Table.from_pylist(ROWS, schema=schema)

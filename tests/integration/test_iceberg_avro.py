@@ -8,7 +8,6 @@ normalized form (bytes/fixed as "hex:..", enums as symbols, NaN/inf as strings).
 import datetime
 import json
 import math
-import os
 import pathlib
 import subprocess
 
@@ -16,9 +15,9 @@ import fastavro
 import pytest
 
 from harness.wire import zigzag_varint
+from harness.paths import build_dir, fixture_program
 
-build = pathlib.Path(os.environ.get("FLOE_BUILD_DIR", "/work/main/build/default"))
-FIXTURE = build / "src" / "floe" / "iceberg" / "floe_iceberg_avro_fixture"
+FIXTURE = build_dir() / "tests" / "fixtures" / "floe_iceberg_avro_fixture"
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
@@ -65,8 +64,7 @@ def floe_read(path):
 
 @pytest.fixture(scope="module", autouse=True)
 def _fixture_built():
-    if not FIXTURE.exists():
-        pytest.fail(f"{FIXTURE} not built (ninja floe_iceberg_avro_fixture)")
+    fixture_program("floe_iceberg_avro_fixture")  # fails the test when not built
 
 
 @pytest.mark.parametrize("name", ["sample.avro", "multi_block.avro", "empty.avro"])

@@ -104,8 +104,7 @@ def test_confluent_kafka_read_committed(kafka_broker, txn_topic):
 
 
 def rdkafka_check_binary() -> pathlib.Path:
-    build = ROOT / os.environ.get("FLOE_BUILD_DIR", str(BUILD_DIR))
-    return build / "tools" / "toolchain_check" / "rdkafka_check"
+    return BUILD_DIR / "tools" / "toolchain_check" / "rdkafka_check"
 
 
 def test_librdkafka_c_api_read_committed(kafka_broker, txn_topic):

@@ -18,12 +18,10 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 import pytest
+from harness.paths import build_dir, fixture_program
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-build = pathlib.Path(os.environ.get("FLOE_BUILD_DIR", "/work/main/build/default"))
-if not build.is_absolute():
-    build = ROOT / build
-FIXTURE = build / "src" / "floe" / "parquet" / "floe_parquet_writer_fixture"
+FIXTURE = build_dir() / "tests" / "fixtures" / "floe_parquet_writer_fixture"
 
 ROWS = 1000
 ROW_GROUP_ROWS = 300
@@ -51,8 +49,7 @@ ALL_IDS = dict({p: i for p, (i, _) in LEAVES.items()}, **REPEATED,
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
-    if not FIXTURE.exists():
-        pytest.skip(f"{FIXTURE} not built (set FLOE_BUILD_DIR)")
+    fixture_program("floe_parquet_writer_fixture")  # fails the test when not built
     d = tmp_path_factory.mktemp("parquet")
     path, arrow_path = d / "data.parquet", d / "data.arrow"
     proc = subprocess.run([str(FIXTURE), str(path), str(arrow_path), str(ROWS),

@@ -30,8 +30,8 @@ import time
 import pytest
 import yaml
 
-from harness.floe import floe_binary
 from harness.rest import http, start_catalog
+from harness.paths import artifact
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SPEC = ROOT / "docs" / "rest-openapi.yaml"
@@ -47,7 +47,11 @@ TABLES = ["t1", "t2"]
 # Identifiers used in the document's examples -> fixtures (pinned run).
 EXAMPLE_TABLES = {"orders": "t1", "customers": "t2"}
 
-pytestmark = pytest.mark.skipif(not floe_binary().exists(), reason="floe binary not built")
+
+@pytest.fixture(autouse=True)
+def _floe_built():
+    """A missing floe binary fails every test here (never a skip)."""
+    artifact("src/floe/cli/floe")
 
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [
     {"id": 1, "name": "id", "type": "long", "required": True},

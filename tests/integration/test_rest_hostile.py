@@ -24,10 +24,14 @@ import uuid
 
 import pytest
 
-from harness.floe import floe_binary
 from harness.rest import http, start_catalog
+from harness.paths import artifact
 
-pytestmark = pytest.mark.skipif(not floe_binary().exists(), reason="floe binary not built")
+
+@pytest.fixture(autouse=True)
+def _floe_built():
+    """A missing floe binary fails every test here (never a skip)."""
+    artifact("src/floe/cli/floe")
 
 TOKEN = "hostile-token-0123456789"
 SEP = "%1F"

@@ -28,15 +28,19 @@ from pyiceberg.schema import Schema
 from pyiceberg.table.update import AssertRefSnapshotId
 from pyiceberg.types import IntegerType, LongType, NestedField
 
-from harness.floe import floe_binary
 from harness.rest import http, pyiceberg_rest, start_catalog
+from harness.paths import artifact
 
 WRITERS = 16
 ROUNDS = 10
 ROWS_PER_COMMIT = 3
 BARRIER_TIMEOUT_S = 120
 
-pytestmark = pytest.mark.skipif(not floe_binary().exists(), reason="floe binary not built")
+
+@pytest.fixture(autouse=True)
+def _floe_built():
+    """A missing floe binary fails every test here (never a skip)."""
+    artifact("src/floe/cli/floe")
 
 SCHEMA = Schema(
     NestedField(1, "writer", IntegerType(), required=True),

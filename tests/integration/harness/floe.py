@@ -15,7 +15,7 @@ import time
 
 import yaml  # pyyaml comes with pyiceberg
 
-from . import procs
+from . import paths, procs
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
@@ -38,8 +38,7 @@ def default_table_name(topic: str) -> str:
 
 
 def floe_binary() -> pathlib.Path:
-    build = pathlib.Path(os.environ.get("FLOE_BUILD_DIR", str(ROOT / "build" / "default")))
-    return build / "src" / "floe" / "cli" / "floe"
+    return paths.build_dir() / "src" / "floe" / "cli" / "floe"
 
 
 class FloeRun:

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Checks of the tracked tree that `make test` runs before any test (fast, no build needed):
+#  - no tracked file names an absolute path of a particular machine (a checkout works
+#    wherever it is cloned: tests derive paths from the checkout, tests/integration/harness/paths.py).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+rc=0
+# Home and workspace folders of a developer or CI machine. /tmp and system paths are fine.
+pattern='(^|[^A-Za-z0-9_.])/(work|home|root|Users)/[A-Za-z0-9_.-]+'
+hits=$(git grep -nIE "$pattern" -- . ':!scripts/check_tree.sh' || true)
+if [ -n "$hits" ]; then
+  echo "[check] tracked files name an absolute path of one machine; derive it from the checkout:"
+  echo "$hits"
+  rc=1
+fi
+[ "$rc" -eq 0 ] && echo "[check] tree: no machine-specific absolute paths"
+exit "$rc"
