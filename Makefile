@@ -6,7 +6,7 @@ PY := .venv/bin/python
 JOBS ?= 2
 FUZZ_SECONDS ?= 60
 
-.PHONY: setup build test unit integration demo bench asan fuzz format clean
+.PHONY: setup build build-floe test unit integration demo bench asan fuzz format clean
 
 setup:
 	@scripts/setup.sh
@@ -14,6 +14,11 @@ setup:
 build: setup
 	@[ -f $(BUILD_DIR)/build.ninja ] || cmake --preset $(PRESET) >/dev/null
 	@cmake --build --preset $(PRESET) -j $(JOBS)
+
+# Only the floe binary and its libraries: what the demo runs (no tests, no benchmarks).
+build-floe: setup
+	@[ -f $(BUILD_DIR)/build.ninja ] || cmake --preset $(PRESET) >/dev/null
+	@cmake --build --preset $(PRESET) -j $(JOBS) --target floe
 
 unit: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
@@ -24,7 +29,7 @@ integration: build
 test: build
 	@scripts/test.sh $(BUILD_DIR)
 
-demo: build
+demo: build-floe
 	@$(PY) scripts/demo.py --floe $(BUILD_DIR)/src/floe/cli/floe
 
 bench: setup
@@ -50,8 +55,9 @@ fuzz: setup
 	@cmake --build --preset fuzz -j $(JOBS)
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh
 
-format:
-	@git ls-files '*.cc' '*.h' | xargs clang-format -i
+# The pinned clang-format (scripts/requirements.txt); make test checks the same.
+format: setup
+	@git ls-files '*.cc' '*.h' | xargs .venv/bin/clang-format -i
 
 clean:
 	rm -rf build

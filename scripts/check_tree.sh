@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Checks of the tracked tree that `make test` runs before any test (fast, no build needed):
 #  - no tracked file names an absolute path of a particular machine (a checkout works
-#    wherever it is cloned: tests derive paths from the checkout, tests/integration/harness/paths.py).
+#    wherever it is cloned: tests derive paths from the checkout, tests/integration/harness/paths.py);
+#  - every tracked C++ file is formatted by the pinned clang-format (.clang-format; `make format`
+#    fixes it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 rc=0
@@ -13,5 +15,19 @@ if [ -n "$hits" ]; then
   echo "$hits"
   rc=1
 fi
-[ "$rc" -eq 0 ] && echo "[check] tree: no machine-specific absolute paths"
+clang_format=.venv/bin/clang-format
+if [ ! -x "$clang_format" ]; then
+  echo "[check] $clang_format is missing: run make setup"
+  rc=1
+else
+  unformatted=$(git ls-files '*.cc' '*.h' | xargs "$clang_format" --dry-run 2>&1 |
+    grep -oE '^[^:]+\.(cc|h):' | sort -u | tr -d ':' || true)
+  if [ -n "$unformatted" ]; then
+    echo "[check] not formatted by $("$clang_format" --version | grep -oE '[0-9]+\.[0-9.]+')" \
+      "(make format fixes it):"
+    echo "$unformatted" | sed 's/^/  /'
+    rc=1
+  fi
+fi
+[ "$rc" -eq 0 ] && echo "[check] tree: no machine-specific absolute paths, formatting clean"
 exit "$rc"

@@ -75,7 +75,8 @@ def produce(bootstrap: str, registry_url: str) -> None:
     assert p.flush(60) == 0
 
 
-def print_connection_settings(floe: str, config: pathlib.Path, uri: str) -> None:
+def print_connection_settings(floe: str, config: pathlib.Path, uri: str,
+                              warehouse: pathlib.Path) -> None:
     say(f"""serve the tables again with:
     {floe} catalog serve --config {config}
 then connect with any engine (no credentials: rest.auth.tokens is empty):
@@ -91,12 +92,13 @@ then connect with any engine (no credentials: rest.auth.tokens is empty):
     --conf spark.sql.catalog.floe.uri={uri}
     SELECT * FROM floe.kafka.{TOPIC} LIMIT 10;
 
-  Trino (etc/catalog/floe.properties):
+  Trino 476+ on this machine (etc/catalog/floe.properties; the local file system must
+  cover the warehouse, whose tables have file:// locations):
     connector.name=iceberg
     iceberg.catalog.type=rest
     iceberg.rest-catalog.uri={uri}
-    (Trino's file systems read s3:// and local:// locations, not the file:// paths of this
-    local warehouse: use it with an S3 warehouse.)
+    fs.native-local.enabled=true
+    local.location=local://{warehouse.resolve()}
 
   DuckDB (iceberg extension):
     ATTACH 'floe' AS floe (TYPE iceberg, ENDPOINT '{uri}', AUTHORIZATION_TYPE 'none');
@@ -195,7 +197,7 @@ def main() -> int:
         for r in res.to_pylist():
             print("    ", r)
         say(f"catalog: {run.catalog_db}  warehouse: {run.warehouse}")
-        print_connection_settings(args.floe, run.config_path, uri)
+        print_connection_settings(args.floe, run.config_path, uri, run.warehouse)
         return 0 if rc == 0 else 1
     finally:
         procs.kill_all()

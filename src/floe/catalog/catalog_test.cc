@@ -266,13 +266,9 @@ TEST_F(CatalogTest, ConcurrentCommitsOneWinnerPerBase) {
   EXPECT_EQ(md.last_sequence_number, 5);
   for (const auto& e : md.metadata_log) EXPECT_TRUE(*io_->Exists(e.metadata_file));
   // Losers' metadata files were removed: exactly 6 files remain (versions 0..5).
-  int files = 0;
-  for (const auto& f : std::filesystem::directory_iterator(
-           *storage::FileUriToPath(md.location + "/metadata"))) {
-    (void)f;
-    ++files;
-  }
-  EXPECT_EQ(files, 6);
+  auto files = io_->List(md.location + "/metadata/");
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  EXPECT_EQ(files->size(), 6u);
 }
 
 TEST_F(CatalogTest, CreateAssignsFreshIdsBreadthFirstLikeJava) {

@@ -78,4 +78,7 @@ class PointerStore {
 Result<std::unique_ptr<PointerStore>> OpenSqliteStore(const std::string& path,
                                                       const std::string& catalog_name);
 
+// A store held in process memory (unit tests of the layers above the catalog).
+std::unique_ptr<PointerStore> MakeMemoryStore();
+
 }  // namespace floe::catalog

@@ -21,7 +21,9 @@
 #include "floe/common/log.h"
 #include "floe/config/config.h"
 #include "floe/config/keys.h"
+#include "floe/kafka/consumer.h"
 #include "floe/pipeline/pipeline.h"
+#include "floe/registry/client.h"
 #include "floe/server/rest_server.h"
 #include "floe/storage/file_io.h"
 
@@ -96,7 +98,26 @@ int RunCommand(const std::string& config_path, const std::string& log_level_over
     FLOE_LOG_ERROR("{}", stack.status().message());
     return ExitCodeFor(stack.status());
   }
-  auto pipeline = floe::pipeline::Pipeline::Make(*config, stack->catalog.get(), stack->io.get());
+  auto consumer = floe::kafka::Consumer::Make(config->kafka);
+  if (!consumer.ok()) {
+    FLOE_LOG_ERROR("{}", consumer.status().message());
+    return ExitCodeFor(consumer.status());
+  }
+  floe::registry::ClientOptions ro;
+  ro.url = config->registry.url;
+  ro.basic_auth_user_info = config->registry.basic_auth_user_info.value_or("");
+  ro.timeout_ms = static_cast<int>(config->registry.request_timeout_ms);
+  auto registry = floe::registry::MakeRegistryClient(ro);
+  if (!registry.ok()) {
+    FLOE_LOG_ERROR("{}", registry.status().message());
+    return ExitCodeFor(registry.status());
+  }
+  floe::pipeline::Collaborators with;
+  with.source = consumer->get();
+  with.schemas = registry->get();
+  with.catalog = stack->catalog.get();
+  with.io = stack->io.get();
+  auto pipeline = floe::pipeline::Pipeline::Make(*config, std::move(with));
   if (!pipeline.ok()) {
     FLOE_LOG_ERROR("{}", pipeline.status().message());
     return ExitCodeFor(pipeline.status());

@@ -47,12 +47,13 @@ void LogCallback(const rd_kafka_t*, int level, const char* fac, const char* buf)
 }  // namespace
 
 size_t Record::HeaderCount() const {
-  return headers ? rd_kafka_header_cnt(static_cast<const rd_kafka_headers_t*>(headers)) : 0;
+  if (headers == nullptr) return header_array_len;
+  return rd_kafka_header_cnt(static_cast<const rd_kafka_headers_t*>(headers));
 }
 
 Header Record::GetHeader(size_t i) const {
   Header h;
-  if (headers == nullptr) return h;
+  if (headers == nullptr) return i < header_array_len ? header_array[i] : h;
   const char* name = nullptr;
   const void* val = nullptr;
   size_t size = 0;
@@ -66,7 +67,15 @@ Header Record::GetHeader(size_t i) const {
 }
 
 bool Record::FindHeader(const char* name, Header* out) const {
-  if (headers == nullptr) return false;
+  if (headers == nullptr) {
+    for (size_t i = header_array_len; i-- > 0;) {
+      if (header_array[i].key == name) {
+        *out = header_array[i];
+        return true;
+      }
+    }
+    return false;
+  }
   const void* val = nullptr;
   size_t size = 0;
   if (rd_kafka_header_get_last(static_cast<const rd_kafka_headers_t*>(headers), name, &val,
@@ -80,7 +89,9 @@ bool Record::FindHeader(const char* name, Header* out) const {
 }
 
 void Batch::Clear() {
-  for (auto& r : records_) rd_kafka_message_destroy(static_cast<rd_kafka_message_t*>(r.native));
+  for (auto& r : records_) {
+    if (r.native != nullptr) rd_kafka_message_destroy(static_cast<rd_kafka_message_t*>(r.native));
+  }
   records_.clear();
 }
 

@@ -32,11 +32,15 @@ struct Record {
   size_t key_len = 0;
   const uint8_t* value = nullptr;  // nullptr for a tombstone
   size_t value_len = 0;
-  void* native = nullptr;  // rd_kafka_message_t*
+  void* native = nullptr;  // rd_kafka_message_t*; nullptr for a record of another source
   // rd_kafka_headers_t*, looked up once when the record is taken from the consumer (in a
   // tight loop over the batch, where the message's cache misses overlap); nullptr when
   // the record has none.
   void* headers = nullptr;
+  // Headers of a record that does not come from librdkafka (a scripted source in tests):
+  // a plain array, used when `headers` is nullptr.
+  const Header* header_array = nullptr;
+  size_t header_array_len = 0;
 
   size_t HeaderCount() const;
   Header GetHeader(size_t i) const;
@@ -54,6 +58,9 @@ class Batch {
   void Clear();
   const std::vector<Record>& records() const { return records_; }
   bool empty() const { return records_.empty(); }
+  // A record of a source other than librdkafka (native == nullptr): its bytes belong to
+  // that source and must stay valid until Clear().
+  void Add(const Record& record) { records_.push_back(record); }
 
  private:
   friend class Consumer;
@@ -84,28 +91,41 @@ struct PartitionError {
   bool out_of_range = false;
 };
 
-class Consumer {
+// What the pipeline needs from Kafka: Consumer implements it over librdkafka; unit tests
+// script it (pipeline/pipeline_test_util.h).
+class RecordSource {
  public:
-  // `props` are the user's librdkafka properties; Floe's own (isolation.level,
-  // enable.auto.commit, auto.offset.reset, enable.partition.eof) are set on top.
-  static Result<std::unique_ptr<Consumer>> Make(const std::map<std::string, std::string>& props);
-  ~Consumer();
-
+  virtual ~RecordSource() = default;
   // Topic names and partition counts (internal topics included; callers filter).
-  Result<std::map<std::string, int>> ListTopics(int timeout_ms);
-  Result<std::string> ClusterId(int timeout_ms);
-  Result<Watermarks> QueryWatermarks(const TopicPartition& tp, int timeout_ms);
-
+  virtual Result<std::map<std::string, int>> ListTopics(int timeout_ms) = 0;
+  virtual Result<std::string> ClusterId(int timeout_ms) = 0;
+  virtual Result<Watermarks> QueryWatermarks(const TopicPartition& tp, int timeout_ms) = 0;
   // Replaces the assignment: every partition starts at the given offset.
-  Status Assign(const std::map<TopicPartition, int64_t>& start_offsets);
+  virtual Status Assign(const std::map<TopicPartition, int64_t>& start_offsets) = 0;
   // Fetches up to max_records, waiting up to timeout_ms only while none has come. Partition
   // errors are appended to `errors`; a client-wide failure returns an error with an empty
   // batch (when records were taken before it, they are returned and the next Poll reports
   // it).
+  virtual Status Poll(int timeout_ms, size_t max_records, Batch* batch,
+                      std::vector<PartitionError>* errors) = 0;
+  // The next position per assigned partition (-1 when unknown).
+  virtual Result<std::map<TopicPartition, int64_t>> Positions() = 0;
+};
+
+class Consumer : public RecordSource {
+ public:
+  // `props` are the user's librdkafka properties; Floe's own (isolation.level,
+  // enable.auto.commit, auto.offset.reset, enable.partition.eof) are set on top.
+  static Result<std::unique_ptr<Consumer>> Make(const std::map<std::string, std::string>& props);
+  ~Consumer() override;
+
+  Result<std::map<std::string, int>> ListTopics(int timeout_ms) override;
+  Result<std::string> ClusterId(int timeout_ms) override;
+  Result<Watermarks> QueryWatermarks(const TopicPartition& tp, int timeout_ms) override;
+  Status Assign(const std::map<TopicPartition, int64_t>& start_offsets) override;
   Status Poll(int timeout_ms, size_t max_records, Batch* batch,
-              std::vector<PartitionError>* errors);
-  // The consumer's next position per assigned partition (-1 when unknown).
-  Result<std::map<TopicPartition, int64_t>> Positions();
+              std::vector<PartitionError>* errors) override;
+  Result<std::map<TopicPartition, int64_t>> Positions() override;
   // Commits group offsets for monitoring only (never read back by Floe).
   Status CommitForMonitoring(const std::map<TopicPartition, int64_t>& positions);
 

@@ -1,10 +1,15 @@
 // Pipeline: fetch → decode → table writer → committer, for every enabled topic
-// (ARCHITECTURE.md §1). One thread runs the loop; Kafka, the registry, storage and the catalog
-// are reached only through their module interfaces.
+// (ARCHITECTURE.md §1). One thread runs the loop: poll → route → append → commit. Kafka,
+// the registry, the catalog, storage and time are collaborators passed in as interfaces, so
+// the loop runs as well over a broker as over the scripted fakes of the unit tests.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "floe/common/status.h"
 #include "floe/config/config.h"
@@ -12,24 +17,66 @@
 namespace floe::catalog {
 class Catalog;
 }
+namespace floe::kafka {
+class RecordSource;
+}
+namespace floe::registry {
+class SchemaSource;
+}
 namespace floe::storage {
 class FileIO;
 }
 
 namespace floe::pipeline {
 
+// Time as the pipeline sees it. Empty members take the system's (monotonic and wall clock,
+// this_thread::sleep_for); tests make sleeping advance a fake clock.
+struct Clock {
+  std::function<int64_t()> monotonic_ms;      // commit intervals, backoff, rediscovery
+  std::function<int64_t()> wall_ms;           // snapshot and Delta commit timestamps
+  std::function<void(int64_t)> sleep_ms;      // backoff between retries
+};
+
+// What the pipeline works with; every pointer must outlive it.
+struct Collaborators {
+  kafka::RecordSource* source = nullptr;     // Kafka (kafka::Consumer)
+  registry::SchemaSource* schemas = nullptr; // the Schema Registry (registry client)
+  catalog::Catalog* catalog = nullptr;       // commits (shared with the REST server)
+  storage::FileIO* io = nullptr;             // data files, metadata, the Delta log
+  Clock clock;
+};
+
+// One topic as an operator sees it.
+struct TopicStatus {
+  std::string topic;
+  std::string table;  // "namespace.table"
+  bool suspended = false;
+  std::string reason;  // why it is suspended
+  int64_t committed_records = 0;  // this run
+  int64_t buffered_records = 0;
+  int64_t skipped_records = 0;
+};
+
 class Pipeline {
  public:
-  // Commits go through `catalog` (shared with the REST server); files are written through
-  // `io`. Both must outlive the pipeline.
   static Result<std::unique_ptr<Pipeline>> Make(const config::Config& config,
-                                                catalog::Catalog* catalog,
-                                                storage::FileIO* io);
+                                                Collaborators collaborators);
   virtual ~Pipeline() = default;
+
   // Runs until `stop` becomes true, then flushes and commits every table and returns OK.
   // Returns an error only for failures that need an operator (e.g. an invalid config found
   // at run time); record-level problems suspend or skip per topic.
-  virtual Status Run(std::atomic<bool>& stop) = 0;
+  Status Run(std::atomic<bool>& stop);
+
+  // Run's parts, for callers that drive the loop themselves (unit tests):
+  // discovers the topics and assigns their partitions at the tables' positions;
+  virtual Status Start(std::atomic<bool>& stop) = 0;
+  // one round: poll, route and append the records, commit the tables that are due;
+  virtual Status Step(std::atomic<bool>& stop) = 0;
+  // flushes and commits every table.
+  virtual Status Finish() = 0;
+
+  virtual std::vector<TopicStatus> Topics() const = 0;
 };
 
 }  // namespace floe::pipeline

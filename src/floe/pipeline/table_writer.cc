@@ -1,9 +1,7 @@
 #include "floe/pipeline/table_writer.h"
 
 #include <arrow/api.h>
-#include <arrow/io/file.h>
-
-#include <filesystem>
+#include <arrow/io/interfaces.h>
 
 #include "floe/common/crash.h"
 #include "floe/common/log.h"
@@ -13,6 +11,7 @@
 #include "floe/kafka/consumer.h"
 #include "floe/parquet/writer.h"
 #include "floe/schema/arrow.h"
+#include "floe/storage/file_io.h"
 
 namespace floe::pipeline {
 
@@ -132,12 +131,8 @@ Status TableWriter::FlushBuilders() {
   FLOE_RETURN_NOT_OK(ReserveLikeLastBatch());
   if (!file_) {
     std::string name = attempt_ + "-" + std::to_string(file_counter_++) + ".parquet";
-    std::string dir = options_.local_table_dir + "/data";
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) return Retriable("cannot create " + dir + ": " + ec.message());
-    FLOE_ASSIGN_OR_RAISE(auto out, ::arrow::io::FileOutputStream::Open(dir + "/" + name));
     file_uri_ = options_.table_location + "/data/" + name;
+    FLOE_ASSIGN_OR_RAISE(auto out, options_.io->OpenOutputStream(file_uri_));
     parquet::DataFileWriter::Options opts;
     opts.max_row_group_bytes = std::min<int64_t>(options_.target_file_size_bytes, 32 << 20);
     opts.initial_compression_ratio = compression_ratio_;

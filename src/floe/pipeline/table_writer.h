@@ -29,12 +29,15 @@ class DataFileWriter;
 namespace floe::kafka {
 struct Record;
 }
+namespace floe::storage {
+class FileIO;
+}
 
 namespace floe::pipeline {
 
 struct TableWriterOptions {
-  std::string table_location;  // file:///.../<table>-<uuid>
-  std::string local_table_dir; // the same location as a local path
+  std::string table_location;  // <warehouse>/<namespace>/<table>-<uuid>
+  storage::FileIO* io = nullptr;  // data files are written through it (outlives the writer)
   int64_t target_file_size_bytes = 128 << 20;
   // Parquet data files (parquet::DataFileWriterOptions)
   int zstd_level = 1;

@@ -98,7 +98,8 @@ class HttpRegistryClient : public SchemaSource {
     auto s = std::make_shared<RegisteredSchema>();
     s->schema = body["schema"].get<std::string>();
     if (body.contains("schemaType") && body["schemaType"].is_string()) {
-      s->schema_type = body["schemaType"].get<std::string>();
+      s->type_name = body["schemaType"].get<std::string>();
+      s->type = ParseSchemaType(s->type_name);
     }
     if (body.contains("id") && body["id"].is_number_integer()) s->id = body["id"].get<int>();
     if (body.contains("version") && body["version"].is_number_integer()) {
@@ -127,6 +128,13 @@ class HttpRegistryClient : public SchemaSource {
 };
 
 }  // namespace
+
+SchemaType ParseSchemaType(const std::string& name) {
+  if (name == "AVRO") return SchemaType::kAvro;
+  if (name == "PROTOBUF") return SchemaType::kProtobuf;
+  if (name == "JSON") return SchemaType::kJson;
+  return SchemaType::kOther;
+}
 
 Result<std::unique_ptr<SchemaSource>> MakeRegistryClient(const ClientOptions& options) {
   if (options.url.rfind("http://", 0) != 0 && options.url.rfind("https://", 0) != 0) {

@@ -20,10 +20,15 @@ struct SchemaReference {
   int version = 0;
 };
 
+// The registry's schemaType (absent in the API = AVRO).
+enum class SchemaType { kAvro, kProtobuf, kJson, kOther };
+SchemaType ParseSchemaType(const std::string& name);
+
 struct RegisteredSchema {
   int id = -1;
   int version = 0;  // only when fetched by subject and version
-  std::string schema_type = "AVRO";  // AVRO | PROTOBUF | JSON (absent in the API = AVRO)
+  SchemaType type = SchemaType::kAvro;
+  std::string type_name = "AVRO";  // as the registry spelled it (for messages)
   std::string schema;                 // the schema text
   std::vector<SchemaReference> references;
 };

@@ -1,6 +1,9 @@
-// FileIO: the only way Floe touches table storage (data files, metadata, manifests).
-// Locations are absolute URIs (file:///... today, s3://... later). Implementations are
-// thread-safe.
+// FileIO: the only way Floe touches table storage: data files, manifests, metadata JSON and
+// the Delta log. Locations are absolute URIs (file:///... for the local backend, memory://...
+// for the in-memory one, s3://... with the S3 issue). Backends sit over arrow::fs
+// (storage/arrow_file_io_internal.h), so one interface serves every store.
+//
+// Threading: implementations are thread-safe; a stream is used by one thread.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +13,11 @@
 #include <vector>
 
 #include "floe/common/status.h"
+
+namespace arrow::io {
+class OutputStream;
+class RandomAccessFile;
+}  // namespace arrow::io
 
 namespace floe::storage {
 
@@ -24,35 +32,51 @@ class FileIO {
  public:
   virtual ~FileIO() = default;
 
-  // Whole-object read. kNotFound if absent.
-  virtual Result<std::string> Read(const std::string& uri) = 0;
-  // Writes the object durably (fsync'd file and directory locally). Fails with kConflict if
-  // the object already exists: metadata and log files are never overwritten.
+  // --- streams (data files) ---
+  // A new object written as a stream (Parquet data files). The object must not exist yet
+  // (names are unique per write attempt); it is complete and durable once Close() returned
+  // OK, and only then may a commit reference it. An object whose stream was not closed is
+  // never referenced (an orphan at worst).
+  virtual Result<std::shared_ptr<::arrow::io::OutputStream>> OpenOutputStream(
+      const std::string& uri) = 0;
+  // Random access for readers (Parquet footers, Avro manifests). kNotFound if absent.
+  virtual Result<std::shared_ptr<::arrow::io::RandomAccessFile>> OpenInputFile(
+      const std::string& uri) = 0;
+
+  // --- whole objects (metadata, manifests, the Delta log) ---
+  // Create-if-absent: writes the object only if none exists at `uri`, else kConflict; the
+  // object is never seen partial. Metadata JSON and Delta log entries rely on it: two
+  // writers racing for one name, exactly one wins. The guarantee per backend:
+  //   local:  temporary file, fsync, link() into place (atomic, fails with EEXIST), fsync
+  //           of the directory: atomic and durable across processes on one filesystem.
+  //   memory: checked and written under one lock: atomic within the process.
   virtual Status WriteNew(const std::string& uri, std::string_view bytes) = 0;
+  // Whole-object read. kNotFound if absent.
+  virtual Result<std::string> Read(const std::string& uri);
+
+  // --- metadata operations ---
   // Exact size in bytes. kNotFound if absent.
   virtual Result<int64_t> Size(const std::string& uri) = 0;
   virtual Result<bool> Exists(const std::string& uri) = 0;
   // Deleting an absent object succeeds.
   virtual Status Delete(const std::string& uri) = 0;
-  // Local filesystem path for a file:// URI (writers that stream, e.g. Parquet); error for
-  // other schemes.
-  virtual Result<std::string> LocalPath(const std::string& uri) = 0;
   // Objects whose URI starts with `prefix_uri`, one level deep (like an S3 listing with
-  // delimiter '/'): "file:///t/_delta_log/" lists that directory; "file:///t/x/0" the
-  // names in x/ starting with "0". Sorted by URI; empty when nothing matches or the
-  // directory does not exist; objects still being written are not listed. The default
-  // (for implementations and fakes that need no listing) fails with NotImplemented.
-  virtual Result<std::vector<FileInfo>> List(const std::string& prefix_uri) {
-    return Status::NotImplemented("listing ", prefix_uri,
-                                  " is not supported by this FileIO");
-  }
+  // delimiter '/'): ".../t/_delta_log/" lists that directory; ".../t/x/0" the names in x/
+  // starting with "0". Sorted by URI; empty when nothing matches or the directory does not
+  // exist; objects still being written by WriteNew are not listed.
+  virtual Result<std::vector<FileInfo>> List(const std::string& prefix_uri) = 0;
 };
 
-// FileIO for file:// URIs rooted anywhere; refuses URIs outside `root_uri` (the warehouse).
+// file:// URIs under `root_uri` (the warehouse); refuses any location outside it
+// (lexically normalized, no `..` escapes). Errors: ENOENT → kNotFound, EEXIST → kConflict,
+// everything else (disk full, permissions, I/O) → kRetriable.
 std::unique_ptr<FileIO> MakeLocalFileIO(std::string root_uri);
 
-// "/a/b" -> "file:///a/b"; and back. Errors on other schemes.
+// memory:// URIs, held in process memory (arrow::fs's MockFileSystem): unit tests and
+// anything that needs a FileIO without a disk. Same error kinds as the local backend.
+std::unique_ptr<FileIO> MakeMemoryFileIO();
+
+// "/a/b" -> "file:///a/b": the warehouse of a config that names a directory.
 std::string PathToFileUri(const std::string& absolute_path);
-Result<std::string> FileUriToPath(const std::string& uri);
 
 }  // namespace floe::storage

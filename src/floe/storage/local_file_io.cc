@@ -1,15 +1,18 @@
+// The local backend: arrow::fs::LocalFileSystem for reads, listing and deletes; POSIX calls
+// where durability and atomicity need them (create-if-absent by link(), fsync of streams).
+#include <arrow/filesystem/localfs.h>
+#include <arrow/io/file.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
-#include "floe/storage/file_io.h"
+#include "floe/storage/arrow_file_io_internal.h"
 
 namespace floe::storage {
 namespace {
@@ -34,6 +37,13 @@ Status FsyncDir(const fs::path& dir) {
   return Status::OK();
 }
 
+Status MakeParent(const fs::path& p) {
+  std::error_code ec;
+  fs::create_directories(p.parent_path(), ec);
+  if (ec) return Retriable("create directory " + p.parent_path().string() + ": " + ec.message());
+  return Status::OK();
+}
+
 // WriteNew's in-flight temporaries: "<name>.tmp-<pid>-<n>".
 bool IsTemporaryName(const std::string& name) {
   size_t pos = name.rfind(".tmp-");
@@ -50,42 +60,69 @@ bool IsTemporaryName(const std::string& name) {
   return digits(rest.substr(0, dash)) && digits(rest.substr(dash + 1));
 }
 
-class LocalFileIO : public FileIO {
+// A data file's stream: Arrow's file stream over a descriptor opened with O_EXCL (a name is
+// never written twice), made durable on Close() (fsync of the file and of its directory) so
+// a commit never references a file a power loss could empty.
+class DurableFileStream : public ::arrow::io::OutputStream {
  public:
-  explicit LocalFileIO(std::string root) : root_(std::move(root)) {}
+  DurableFileStream(std::shared_ptr<::arrow::io::FileOutputStream> inner, fs::path path)
+      : inner_(std::move(inner)), path_(std::move(path)) {}
+  ~DurableFileStream() override {
+    if (!inner_->closed()) (void)inner_->Close();
+  }
 
-  Result<std::string> Read(const std::string& uri) override {
-    FLOE_ASSIGN_OR_RAISE(auto path, Checked(uri));
-    int fd = ::open(path.c_str(), O_RDONLY);
-    if (fd < 0) return ErrnoStatus("open", path);
-    std::string out;
-    char buf[1 << 16];
-    while (true) {
-      ssize_t n = ::read(fd, buf, sizeof(buf));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        auto st = ErrnoStatus("read", path);
-        ::close(fd);
-        return st;
-      }
-      if (n == 0) break;
-      out.append(buf, static_cast<size_t>(n));
+  Status Close() override {
+    if (inner_->closed()) return Status::OK();
+    if (::fsync(inner_->file_descriptor()) != 0) {
+      Status st = ErrnoStatus("fsync", path_.string());
+      (void)inner_->Close();
+      return st;
     }
-    ::close(fd);
-    return out;
+    FLOE_RETURN_NOT_OK(internal::FromArrow(inner_->Close(), "close " + path_.string()));
+    return FsyncDir(path_.parent_path());
+  }
+  bool closed() const override { return inner_->closed(); }
+  Result<int64_t> Tell() const override { return inner_->Tell(); }
+  Status Write(const void* data, int64_t nbytes) override {
+    return internal::FromArrow(inner_->Write(data, nbytes), "write " + path_.string());
+  }
+  using ::arrow::io::OutputStream::Write;
+  Status Flush() override { return inner_->Flush(); }
+
+ private:
+  std::shared_ptr<::arrow::io::FileOutputStream> inner_;
+  fs::path path_;
+};
+
+class LocalFileIO : public internal::ArrowFileIO {
+ public:
+  explicit LocalFileIO(std::string root)
+      : ArrowFileIO(std::make_shared<::arrow::fs::LocalFileSystem>()), root_(std::move(root)) {}
+
+  Result<std::shared_ptr<::arrow::io::OutputStream>> OpenOutputStream(
+      const std::string& uri) override {
+    FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
+    FLOE_RETURN_NOT_OK(MakeParent(path));
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return ErrnoStatus("create", path);
+    auto inner = ::arrow::io::FileOutputStream::Open(fd);
+    if (!inner.ok()) {
+      ::close(fd);
+      return internal::FromArrow(inner.status(), "open " + path);
+    }
+    return std::make_shared<DurableFileStream>(std::move(*inner), fs::path(path));
   }
 
   Status WriteNew(const std::string& uri, std::string_view bytes) override {
-    FLOE_ASSIGN_OR_RAISE(auto path, Checked(uri));
+    FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
     fs::path p(path);
-    std::error_code ec;
-    fs::create_directories(p.parent_path(), ec);
-    if (ec) return Retriable("create directory " + p.parent_path().string() + ": " + ec.message());
+    FLOE_RETURN_NOT_OK(MakeParent(p));
     // Write to a unique temporary name, then link() it into place: link fails with EEXIST if
     // the target exists, which gives put-if-absent without ever exposing a partial file.
+    static std::atomic<uint64_t> counter{0};
     std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" +
-                      std::to_string(reinterpret_cast<uintptr_t>(&bytes));
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+                      std::to_string(counter.fetch_add(1));
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return ErrnoStatus("create", tmp);
     size_t off = 0;
     while (off < bytes.size()) {
@@ -115,65 +152,18 @@ class LocalFileIO : public FileIO {
     return FsyncDir(p.parent_path());
   }
 
-  Result<int64_t> Size(const std::string& uri) override {
-    FLOE_ASSIGN_OR_RAISE(auto path, Checked(uri));
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) return ErrnoStatus("stat", path);
-    return static_cast<int64_t>(st.st_size);
-  }
-
-  Result<bool> Exists(const std::string& uri) override {
-    FLOE_ASSIGN_OR_RAISE(auto path, Checked(uri));
-    struct stat st;
-    if (::stat(path.c_str(), &st) == 0) return true;
-    if (errno == ENOENT) return false;
-    return ErrnoStatus("stat", path);
-  }
-
-  Status Delete(const std::string& uri) override {
-    FLOE_ASSIGN_OR_RAISE(auto path, Checked(uri));
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("delete", path);
-    return Status::OK();
-  }
-
-  Result<std::string> LocalPath(const std::string& uri) override { return Checked(uri); }
-
-  Result<std::vector<FileInfo>> List(const std::string& prefix_uri) override {
-    FLOE_ASSIGN_OR_RAISE(auto path, Checked(prefix_uri));
-    const size_t slash = path.rfind('/');
-    const std::string dir = path.substr(0, slash + 1);
-    const std::string name_prefix = path.substr(slash + 1);
-    std::vector<FileInfo> out;
-    std::error_code ec;
-    fs::directory_iterator it(dir, ec);
-    if (ec) {
-      if (ec == std::errc::no_such_file_or_directory) return out;
-      return Retriable("list " + dir + ": " + ec.message());
-    }
-    for (; it != fs::directory_iterator(); it.increment(ec)) {
-      if (ec) return Retriable("list " + dir + ": " + ec.message());
-      const std::string name = it->path().filename().string();
-      if (name.rfind(name_prefix, 0) != 0 || IsTemporaryName(name)) continue;
-      const std::string full = dir + name;
-      struct stat st;
-      if (::stat(full.c_str(), &st) != 0) {
-        if (errno == ENOENT) continue;  // deleted while listing
-        return ErrnoStatus("stat", full);
-      }
-      if (!S_ISREG(st.st_mode)) continue;
-      out.push_back({PathToFileUri(full), static_cast<int64_t>(st.st_size),
-                     static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 +
-                         st.st_mtim.tv_nsec / 1'000'000});
-    }
-    std::sort(out.begin(), out.end(),
-              [](const FileInfo& a, const FileInfo& b) { return a.uri < b.uri; });
-    return out;
-  }
-
- private:
+ protected:
   // Every path stays under the warehouse root (ARCHITECTURE.md §3).
-  Result<std::string> Checked(const std::string& uri) {
-    FLOE_ASSIGN_OR_RAISE(auto path, FileUriToPath(uri));
+  Result<std::string> PathOf(const std::string& uri) const override {
+    static constexpr std::string_view kPrefix = "file://";
+    std::string path;
+    if (uri.rfind(kPrefix, 0) == 0 && uri.size() > kPrefix.size() &&
+        uri[kPrefix.size()] == '/') {
+      path = uri.substr(kPrefix.size());
+    } else {
+      return Status::Invalid("location ", uri, " is not a file:// URI of the warehouse ",
+                             root_);
+    }
     auto normal = fs::path(path).lexically_normal().string();
     if (normal != path || path.rfind(root_, 0) != 0 ||
         (path.size() > root_.size() && root_.back() != '/' && path[root_.size()] != '/')) {
@@ -181,7 +171,10 @@ class LocalFileIO : public FileIO {
     }
     return path;
   }
+  std::string UriOf(const std::string& path) const override { return PathToFileUri(path); }
+  bool IsTemporary(const std::string& name) const override { return IsTemporaryName(name); }
 
+ private:
   std::string root_;
 };
 
@@ -189,18 +182,8 @@ class LocalFileIO : public FileIO {
 
 std::string PathToFileUri(const std::string& absolute_path) { return "file://" + absolute_path; }
 
-Result<std::string> FileUriToPath(const std::string& uri) {
-  static constexpr std::string_view kPrefix = "file://";
-  if (uri.rfind(kPrefix, 0) == 0 && uri.size() > kPrefix.size() && uri[kPrefix.size()] == '/') {
-    return uri.substr(kPrefix.size());
-  }
-  if (!uri.empty() && uri[0] == '/') return uri;
-  return Status::Invalid("not a local file URI: ", uri);
-}
-
 std::unique_ptr<FileIO> MakeLocalFileIO(std::string root_uri) {
-  auto path = FileUriToPath(root_uri);
-  std::string root = path.ok() ? *path : root_uri;
+  std::string root = root_uri.rfind("file://", 0) == 0 ? root_uri.substr(7) : root_uri;
   root = fs::path(root).lexically_normal().string();
   if (root.size() > 1 && root.back() == '/') root.pop_back();
   return std::make_unique<LocalFileIO>(root);

@@ -1,0 +1,116 @@
+// kafka::Consumer's own logic, without a broker: configuration errors, a client that
+// cannot reach its cluster, polling with nothing assigned, and the Record/Batch plumbing
+// other sources (tests, replay) use. Behaviour against a real broker is covered by
+// tests/integration/test_kafka_harness.py and the pipeline's integration tests.
+#include "floe/kafka/consumer.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+namespace floe::kafka {
+namespace {
+
+std::map<std::string, std::string> Unreachable() {
+  // Port 1 on loopback: nothing listens, connections are refused at once.
+  return {{"bootstrap.servers", "127.0.0.1:1"}, {"reconnect.backoff.max.ms", "100"}};
+}
+
+TEST(Consumer, AnUnknownPropertyIsAConfigErrorNamingTheKey) {
+  auto props = Unreachable();
+  props["no.such.property"] = "1";
+  auto c = Consumer::Make(props);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(KindOf(c.status()), ErrorKind::kInvalidConfig);
+  EXPECT_NE(c.status().message().find("kafka.no.such.property"), std::string::npos)
+      << c.status().message();
+}
+
+TEST(Consumer, AnInvalidValueIsAConfigErrorNamingTheKey) {
+  auto props = Unreachable();
+  props["fetch.max.bytes"] = "lots";
+  auto c = Consumer::Make(props);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(KindOf(c.status()), ErrorKind::kInvalidConfig);
+  EXPECT_NE(c.status().message().find("kafka.fetch.max.bytes"), std::string::npos);
+}
+
+TEST(Consumer, AnUnreachableClusterIsRetriable) {
+  auto c = Consumer::Make(Unreachable());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto topics = (*c)->ListTopics(300);
+  ASSERT_FALSE(topics.ok());
+  EXPECT_EQ(KindOf(topics.status()), ErrorKind::kRetriable) << topics.status().ToString();
+  EXPECT_EQ(KindOf((*c)->ClusterId(300).status()), ErrorKind::kRetriable);
+  EXPECT_EQ(KindOf((*c)->QueryWatermarks({"t", 0}, 300).status()), ErrorKind::kRetriable);
+}
+
+TEST(Consumer, PollingWithNothingAssignedReturnsAnEmptyBatch) {
+  auto c = Consumer::Make(Unreachable());
+  ASSERT_TRUE(c.ok());
+  Batch batch;
+  std::vector<PartitionError> errors;
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE((*c)->Poll(50, 100, &batch, &errors).ok());
+  EXPECT_TRUE(batch.empty());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  auto positions = (*c)->Positions();
+  ASSERT_TRUE(positions.ok());
+  EXPECT_TRUE(positions->empty());
+}
+
+TEST(Consumer, AssignmentIsReportedByPositions) {
+  auto c = Consumer::Make(Unreachable());
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE((*c)->Assign({{{"orders", 0}, 5}, {{"orders", 1}, 7}}).ok());
+  auto positions = (*c)->Positions();
+  ASSERT_TRUE(positions.ok());
+  ASSERT_EQ(positions->size(), 2u);
+  EXPECT_TRUE(positions->count({"orders", 1}));
+  ASSERT_TRUE((*c)->Assign({}).ok());
+  EXPECT_TRUE((*c)->Positions()->empty());
+}
+
+TEST(Record, HeadersOfAPlainArrayAreFoundLastFirst) {
+  const uint8_t a[] = {1}, b[] = {2};
+  Header headers[3];
+  headers[0].key = "h";
+  headers[0].value = a;
+  headers[0].value_len = 1;
+  headers[1].key = "null";  // a null value
+  headers[2].key = "h";
+  headers[2].value = b;
+  headers[2].value_len = 1;
+  Record r;
+  r.header_array = headers;
+  r.header_array_len = 3;
+  EXPECT_EQ(r.HeaderCount(), 3u);
+  EXPECT_EQ(r.GetHeader(1).key, "null");
+  EXPECT_EQ(r.GetHeader(1).value, nullptr);
+  EXPECT_EQ(r.GetHeader(7).key, "");  // out of range: an empty header
+  Header h;
+  ASSERT_TRUE(r.FindHeader("h", &h));
+  EXPECT_EQ(h.value, b);  // the last one wins, as in librdkafka
+  EXPECT_FALSE(r.FindHeader("absent", &h));
+  Record none;
+  EXPECT_EQ(none.HeaderCount(), 0u);
+  EXPECT_FALSE(none.FindHeader("h", &h));
+}
+
+TEST(Batch, HoldsRecordsOfOtherSources) {
+  static const std::string topic = "t";
+  Batch batch;
+  Record r;
+  r.topic = &topic;
+  r.offset = 41;
+  batch.Add(r);
+  r.offset = 42;
+  batch.Add(r);
+  ASSERT_EQ(batch.records().size(), 2u);
+  EXPECT_EQ(batch.records()[1].offset, 42);
+  batch.Clear();  // nothing of librdkafka's to release
+  EXPECT_TRUE(batch.empty());
+}
+
+}  // namespace
+}  // namespace floe::kafka

@@ -1,0 +1,475 @@
+// The pipeline loop over fakes (pipeline_test_util.h): a scripted Kafka, a scripted
+// registry, the memory FileIO and pointer store with fault injection, and a fake clock.
+// Every case reads the committed table back and compares rows and positions.
+#include "floe/pipeline/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "floe/pipeline/pipeline_test_util.h"
+
+namespace floe::pipeline {
+namespace {
+
+using testing::FramedAvro;
+using testing::Harness;
+using testing::Row;
+using testing::ScriptedSource;
+
+namespace u = iceberg::update;
+
+constexpr char kOneTopic[] =
+    "topics: [{name: orders}]\n"
+    "defaults: {commit.interval.ms: 1000}\n";
+constexpr char kSkipTopic[] =
+    "topics: [{name: orders, on.invalid.record: skip}]\n"
+    "defaults: {commit.interval.ms: 1000}\n";
+
+class PipelineTest : public ::testing::Test {
+ protected:
+  void Make(const std::string& yaml, const std::string& topic = "orders", int partitions = 1) {
+    h_ = std::make_unique<Harness>(yaml);
+    h_->kafka.AddTopic(topic, partitions);
+    schema_id_ = h_->registry.Register(topic + "-value", testing::AvroSchemaText());
+  }
+  // Produces ids [first, first + n) on the partition; returns the last offset.
+  int64_t Produce(int32_t partition, int64_t first, int n, const std::string& topic = "orders") {
+    int64_t last = -1;
+    for (int64_t id = first; id < first + n; ++id) {
+      ScriptedSource::Message m;
+      m.value = FramedAvro(schema_id_, id, "name-" + std::to_string(id));
+      last = h_->kafka.Produce(topic, partition, std::move(m));
+    }
+    return last;
+  }
+  int64_t ProduceRaw(int32_t partition, std::string value, const std::string& topic = "orders") {
+    ScriptedSource::Message m;
+    m.value = std::move(value);
+    return h_->kafka.Produce(topic, partition, std::move(m));
+  }
+  bool Committed(int64_t n, const std::string& topic = "orders") {
+    return h_->RunUntil([&] { return h_->Topic(topic).committed_records >= n; });
+  }
+  std::vector<Row> Rows(const std::string& table = "orders") {
+    auto rows = h_->Rows(table);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    return rows.ok() ? *rows : std::vector<Row>{};
+  }
+  // The rows' ids, which must be exactly once each.
+  std::vector<int64_t> Ids(const std::string& table = "orders") {
+    std::vector<int64_t> ids;
+    for (const auto& r : Rows(table)) ids.push_back(r.id);
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+  static std::vector<int64_t> Range(int64_t first, int64_t n) {
+    std::vector<int64_t> out;
+    for (int64_t i = first; i < first + n; ++i) out.push_back(i);
+    return out;
+  }
+  Positions Recorded(const std::string& table = "orders") {
+    auto p = h_->RecordedPositions(table);
+    EXPECT_TRUE(p.has_value());
+    return p.value_or(Positions{});
+  }
+  Status ForgeProperty(const std::string& key, const std::string& value) {
+    catalog::TableCommit c{{{"kafka"}, "orders"}, {}, {u::SetProperties{{{key, value}}}}};
+    return h_->catalog->CommitTable(c, catalog::Writer::kFloe).status();
+  }
+
+  std::unique_ptr<Harness> h_;
+  int schema_id_ = 0;
+};
+
+TEST_F(PipelineTest, CommitsRecordsWithTheirPositions) {
+  Make(kOneTopic, "orders", 2);
+  Produce(0, 0, 10);
+  Produce(1, 100, 7);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(17));
+  auto rows = Rows();
+  ASSERT_EQ(rows.size(), 17u);
+  EXPECT_EQ(rows[0].id, 0);
+  EXPECT_EQ(rows[0].name, "name-0");
+  EXPECT_EQ(rows[0].partition, 0);
+  EXPECT_EQ(rows[10].id, 100);
+  EXPECT_EQ(rows[10].partition, 1);
+  EXPECT_EQ(rows[16].offset, 6);
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 10}, {1, 7}}}}));
+  // The same positions in the property and in the newest snapshot's summary.
+  auto md = *h_->Metadata("orders");
+  EXPECT_EQ(md.properties.at(kOffsetsKey), md.CurrentSnapshot()->summary.at(kOffsetsKey));
+  EXPECT_EQ(md.properties.at(kClusterIdKey), "cluster-A");
+}
+
+TEST_F(PipelineTest, CommitsOnlyWhenTheIntervalEnds) {
+  Make("topics: [{name: orders}]\ndefaults: {commit.interval.ms: 60000}\n");
+  Produce(0, 0, 5);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunFor(30000).ok());
+  EXPECT_EQ(h_->Topic("orders").committed_records, 0);
+  EXPECT_EQ(h_->Topic("orders").buffered_records, 5);
+  ASSERT_TRUE(h_->RunFor(31000).ok());
+  EXPECT_EQ(h_->Topic("orders").committed_records, 5);
+}
+
+TEST_F(PipelineTest, FinishCommitsWhatIsBuffered) {
+  Make("topics: [{name: orders}]\ndefaults: {commit.interval.ms: 60000}\n");
+  Produce(0, 0, 5);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").buffered_records == 5; }));
+  ASSERT_TRUE(h_->Finish().ok());
+  EXPECT_EQ(Ids(), Range(0, 5));
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 5}}}}));
+}
+
+TEST_F(PipelineTest, RestartResumesFromTheRecordedPositions) {
+  Make(kOneTopic);
+  Produce(0, 0, 10);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(10));
+  ASSERT_TRUE(h_->Restart().ok());
+  Produce(0, 10, 5);
+  ASSERT_TRUE(h_->Start().ok());
+  EXPECT_EQ(h_->kafka.assignment().at({"orders", 0}), 10);  // sought to the table's position
+  ASSERT_TRUE(Committed(5));
+  EXPECT_EQ(Ids(), Range(0, 15));
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 15}}}}));
+}
+
+TEST_F(PipelineTest, TransactionMarkersMoveThePositionPastTheLastRecord) {
+  Make(kOneTopic);
+  Produce(0, 0, 3);
+  h_->kafka.Gap("orders", 0, 2);  // a commit marker and an aborted record
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(3));
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 5}}}}));
+}
+
+TEST_F(PipelineTest, SkipPolicyCountsInvalidRecordsAndGoesOn) {
+  Make(kSkipTopic);
+  Produce(0, 0, 2);
+  ProduceRaw(0, "not framed");
+  ProduceRaw(0, FramedAvro(4242, 1, "unknown schema id"));
+  ProduceRaw(0, std::string("\0\0\0\0\1\xff", 6));  // truncated Avro payload
+  Produce(0, 2, 2);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(4));
+  EXPECT_EQ(Ids(), Range(0, 4));
+  EXPECT_EQ(h_->Topic("orders").skipped_records, 3);
+  EXPECT_FALSE(h_->Topic("orders").suspended);
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 7}}}}));
+}
+
+TEST_F(PipelineTest, SuspendPolicyCommitsWhatCameBeforeAndStopsAtTheRecord) {
+  Make(kOneTopic);
+  Produce(0, 0, 2);
+  ProduceRaw(0, "not framed");
+  Produce(0, 2, 2);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").suspended; }));
+  ASSERT_TRUE(h_->RunFor(5000).ok());
+  EXPECT_EQ(Ids(), Range(0, 2));
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 2}}}}));  // the bad record is next
+  EXPECT_NE(h_->Topic("orders").reason.find("topic orders partition 0 offset 2"),
+            std::string::npos)
+      << h_->Topic("orders").reason;
+}
+
+TEST_F(PipelineTest, ASuspendedTopicDoesNotStopTheOthers) {
+  Make("topics: [{name: orders}, {name: other}]\ndefaults: {commit.interval.ms: 1000}\n");
+  h_->kafka.AddTopic("other", 1);
+  const int other_id = h_->registry.Register("other-value", testing::AvroSchemaText());
+  ProduceRaw(0, "garbage");
+  for (int i = 0; i < 6; ++i) {
+    ScriptedSource::Message m;
+    m.value = FramedAvro(other_id, i, "o");
+    h_->kafka.Produce("other", 0, std::move(m));
+  }
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(6, "other"));
+  EXPECT_TRUE(h_->Topic("orders").suspended);
+  EXPECT_EQ(Ids("other"), Range(0, 6));
+}
+
+TEST_F(PipelineTest, RegistryOutageIsRetriedNeverSkipped) {
+  Make(kSkipTopic);
+  Produce(0, 0, 4);
+  h_->registry.FailNext(3, Retriable("schema registry HTTP 503"));
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(4));
+  EXPECT_EQ(Ids(), Range(0, 4));
+  EXPECT_EQ(h_->Topic("orders").skipped_records, 0);
+  EXPECT_GE(h_->slept_ms, 500 + 1000 + 2000);  // backoff between the attempts
+}
+
+TEST_F(PipelineTest, AMissingJsonSubjectSuspendsInsteadOfSkipping) {
+  Make("topics: [{name: events, value.format: json, on.invalid.record: skip}]\n"
+       "defaults: {commit.interval.ms: 1000}\n",
+       "events");
+  ProduceRaw(0, R"({"id": 1})", "events");
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("events").suspended; }));
+  EXPECT_NE(h_->Topic("events").reason.find("subject 'events-value'"), std::string::npos)
+      << h_->Topic("events").reason;
+  EXPECT_EQ(h_->Topic("events").skipped_records, 0);
+}
+
+TEST_F(PipelineTest, ASchemaThatAddsColumnsSuspendsUntilEvolutionExists) {
+  Make(kOneTopic);
+  Produce(0, 0, 3);
+  const int wider = h_->registry.Register("orders-value", testing::AvroSchemaWithExtraText());
+  ProduceRaw(0, testing::FramedAvroWithExtra(wider, 3, "x"));
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").suspended; }));
+  EXPECT_EQ(Ids(), Range(0, 3));
+  EXPECT_NE(h_->Topic("orders").reason.find("adds columns"), std::string::npos);
+}
+
+// --- commits that fail, by error kind ------------------------------------------------------
+
+TEST_F(PipelineTest, RetriableMetadataWriteIsRetried) {
+  Make(kOneTopic);
+  Produce(0, 0, 5);
+  ASSERT_TRUE(h_->Start().ok());  // creates the table
+  h_->io.FailNext("WriteNew", ".metadata.json", 2, Retriable("disk full"));
+  ASSERT_TRUE(Committed(5));
+  EXPECT_EQ(h_->io.failures_left(), 0);
+  EXPECT_EQ(Ids(), Range(0, 5));
+}
+
+TEST_F(PipelineTest, RetriableManifestWriteIsRetried) {
+  Make(kOneTopic);
+  Produce(0, 0, 5);
+  h_->io.FailNext("WriteNew", "-m0.avro", 2, Retriable("I/O error"));
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(5));
+  EXPECT_EQ(h_->io.failures_left(), 0);
+  EXPECT_EQ(Ids(), Range(0, 5));
+}
+
+TEST_F(PipelineTest, UnknownCommitOutcomeThatDidNotApplyIsRetried) {
+  Make(kOneTopic);
+  Produce(0, 0, 5);
+  ASSERT_TRUE(h_->Start().ok());
+  h_->store.FailSwaps(1, StateUnknown("connection reset during commit"), /*applied=*/false);
+  ASSERT_TRUE(Committed(5));
+  EXPECT_EQ(Ids(), Range(0, 5));
+  EXPECT_EQ(h_->Metadata("orders")->snapshots.size(), 1u);
+}
+
+TEST_F(PipelineTest, UnknownCommitOutcomeThatAppliedIsNotCommittedTwice) {
+  Make(kOneTopic);
+  Produce(0, 0, 5);
+  ASSERT_TRUE(h_->Start().ok());
+  h_->store.FailSwaps(1, StateUnknown("timeout after the write"), /*applied=*/true);
+  ASSERT_TRUE(h_->RunFor(5000).ok());
+  Produce(0, 5, 3);
+  ASSERT_TRUE(h_->RunFor(5000).ok());
+  EXPECT_EQ(Ids(), Range(0, 8));
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 8}}}}));
+}
+
+TEST_F(PipelineTest, LostCompareAndSwapIsRetriedOnTheNewMetadata) {
+  Make(kOneTopic);
+  Produce(0, 0, 5);
+  ASSERT_TRUE(h_->Start().ok());
+  h_->store.FailSwaps(2, Conflict("pointer moved"), /*applied=*/false);
+  ASSERT_TRUE(Committed(5));
+  EXPECT_EQ(Ids(), Range(0, 5));
+}
+
+TEST_F(PipelineTest, APermanentCommitErrorStopsTheLoopAndARestartLosesNothing) {
+  Make(kOneTopic);
+  Produce(0, 0, 5);
+  ASSERT_TRUE(h_->Start().ok());
+  h_->io.FailNext("WriteNew", ".metadata.json", 1, Status::Invalid("corrupt filesystem"));
+  Status st;
+  for (int i = 0; i < 200 && st.ok(); ++i) st = h_->pipeline().Step(h_->stop);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("corrupt filesystem"), std::string::npos);
+  ASSERT_TRUE(h_->Restart().ok());
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(5));
+  EXPECT_EQ(Ids(), Range(0, 5));
+}
+
+TEST_F(PipelineTest, ARetriableStorageErrorWhileLoadingATableIsRetried) {
+  Make(kOneTopic);
+  Produce(0, 0, 5);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(5));
+  ASSERT_TRUE(h_->Restart().ok());
+  h_->io.FailNext("Read", ".metadata.json", 2, Retriable("storage unavailable"));
+  Status st = h_->Start();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(h_->io.failures_left(), 0);
+  EXPECT_GT(h_->slept_ms, 0);
+  Produce(0, 5, 2);
+  ASSERT_TRUE(Committed(2));
+  EXPECT_EQ(Ids(), Range(0, 7));
+}
+
+TEST_F(PipelineTest, AFailedFenceDiscardsTheBatchAndRereadsFromTheTable) {
+  Make(kOneTopic);
+  Produce(0, 0, 10);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(10));
+  Produce(0, 10, 5);
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").buffered_records == 5; }));
+  // Another writer took records 10..14 meanwhile (its positions say so).
+  ASSERT_TRUE(ForgeProperty(kOffsetsKey, R"({"orders":{"0":15}})").ok());
+  const size_t files_before = h_->DataFileObjects().size();
+  ASSERT_TRUE(h_->RunFor(3000).ok());
+  EXPECT_FALSE(h_->Topic("orders").suspended);
+  EXPECT_EQ(Ids(), Range(0, 10));  // ours were not committed twice
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 15}}}}));
+  EXPECT_EQ(h_->kafka.assignment().at({"orders", 0}), 15);
+  EXPECT_EQ(h_->DataFileObjects().size(), files_before);  // the fenced file was deleted
+  Produce(0, 15, 2);
+  ASSERT_TRUE(h_->RunFor(3000).ok());
+  EXPECT_EQ(Rows().size(), 12u);
+}
+
+// --- positions that do not fit the log suspend the topic ---------------------------------
+
+TEST_F(PipelineTest, APositionBelowTheLogStartSuspendsWithTheNumbers) {
+  Make(kOneTopic);
+  Produce(0, 0, 10);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(10));
+  Produce(0, 10, 20);
+  h_->kafka.SetLogStart("orders", 0, 20);  // retention ran while Floe was down
+  ASSERT_TRUE(h_->Restart().ok());
+  ASSERT_TRUE(h_->Start().ok());
+  auto t = h_->Topic("orders");
+  EXPECT_TRUE(t.suspended);
+  EXPECT_NE(t.reason.find("recorded position 10 of partition 0 is outside the log [20, 30]"),
+            std::string::npos)
+      << t.reason;
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 10}}}}));  // never reset silently
+}
+
+TEST_F(PipelineTest, APositionAboveTheHighWatermarkSuspends) {
+  Make(kOneTopic);
+  Produce(0, 0, 3);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(3));
+  ASSERT_TRUE(ForgeProperty(kOffsetsKey, R"({"orders":{"0":100}})").ok());
+  ASSERT_TRUE(h_->Restart().ok());
+  ASSERT_TRUE(h_->Start().ok());
+  EXPECT_TRUE(h_->Topic("orders").suspended);
+  EXPECT_NE(h_->Topic("orders").reason.find("outside the log [0, 3]"), std::string::npos);
+}
+
+TEST_F(PipelineTest, AnotherKafkaClusterSuspends) {
+  Make(kOneTopic);
+  Produce(0, 0, 3);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(3));
+  h_->kafka.set_cluster_id("cluster-B");
+  ASSERT_TRUE(h_->Restart().ok());
+  ASSERT_TRUE(h_->Start().ok());
+  auto t = h_->Topic("orders");
+  EXPECT_TRUE(t.suspended);
+  EXPECT_NE(t.reason.find("cluster-A"), std::string::npos);
+  EXPECT_NE(t.reason.find("cluster-B"), std::string::npos);
+}
+
+TEST_F(PipelineTest, AnOutOfRangePositionWhileReadingSuspends) {
+  Make(kOneTopic);
+  Produce(0, 0, 3);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(3));
+  Produce(0, 3, 10);
+  h_->kafka.SetLogStart("orders", 0, 8);  // the records at 3.. are gone before Floe read them
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").suspended; }));
+  EXPECT_NE(h_->Topic("orders").reason.find("out of range"), std::string::npos);
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 3}}}}));
+}
+
+// --- discovery, formats, keys -------------------------------------------------------------
+
+TEST_F(PipelineTest, ANewPartitionIsReadFromItsLogStart) {
+  Make(kOneTopic);
+  Produce(0, 0, 3);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(3));
+  h_->kafka.AddTopic("orders", 2);
+  Produce(1, 100, 4);
+  ASSERT_TRUE(h_->RunFor(32000).ok());  // rediscovery every 30 s
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 3}, {1, 4}}}}));
+  EXPECT_EQ(Rows().size(), 7u);
+}
+
+TEST_F(PipelineTest, TopicsOutsideTheConfigAreNotRead) {
+  Make(kOneTopic);
+  h_->kafka.AddTopic("unlisted", 1);
+  ProduceRaw(0, "anything", "unlisted");
+  Produce(0, 0, 2);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(2));
+  EXPECT_EQ(h_->kafka.assignment().count({"unlisted", 0}), 0u);
+  EXPECT_EQ(h_->pipeline().Topics().size(), 1u);
+}
+
+TEST_F(PipelineTest, BinaryValuesAndStringKeysMakeTheirColumns) {
+  Make("topics: [{name: raw, value.format: binary, key.format: string}]\n"
+       "defaults: {commit.interval.ms: 1000}\n",
+       "raw");
+  ScriptedSource::Message m;
+  m.key = "k1";
+  m.value = std::string("\x00\x01\xff", 3);
+  h_->kafka.Produce("raw", 0, m);
+  m.key.reset();
+  m.headers = {{"h", std::string("v")}, {"null-valued", std::nullopt}};
+  h_->kafka.Produce("raw", 0, m);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(2, "raw"));
+  auto md = *h_->Metadata("raw");
+  std::vector<std::string> names;
+  for (const auto& f : md.CurrentSchema()->fields) names.push_back(f.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"value", "key", "_kafka"}));
+  EXPECT_EQ(Rows("raw").size(), 2u);
+}
+
+TEST_F(PipelineTest, AnInvalidStringKeyIsAnInvalidRecordAndLeavesNoPartialRow) {
+  Make("topics: [{name: orders, key.format: string, on.invalid.record: skip}]\n"
+       "defaults: {commit.interval.ms: 1000}\n");
+  ScriptedSource::Message m;
+  m.key = std::string("\xc3\x28", 2);  // not UTF-8
+  m.value = FramedAvro(schema_id_, 1, "bad key");
+  h_->kafka.Produce("orders", 0, m);
+  m.key = "good";
+  m.value = FramedAvro(schema_id_, 2, "good key");
+  h_->kafka.Produce("orders", 0, m);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(1));
+  EXPECT_EQ(Ids(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(h_->Topic("orders").skipped_records, 1);
+}
+
+TEST_F(PipelineTest, DeltaFollowsEveryIcebergCommit) {
+  Make("topics: [{name: orders, formats: [iceberg, delta]}]\n"
+       "defaults: {commit.interval.ms: 1000}\n");
+  Produce(0, 0, 3);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(3));
+  Produce(0, 3, 3);
+  ASSERT_TRUE(Committed(6));
+  auto md = *h_->Metadata("orders");
+  EXPECT_EQ(md.properties.at(catalog::kFormatsProperty), "iceberg,delta");
+  auto log = h_->io.List(md.location + "/_delta_log/");
+  ASSERT_TRUE(log.ok());
+  std::set<std::string> names;
+  for (const auto& f : *log) names.insert(f.uri.substr(f.uri.rfind('/') + 1));
+  // One Delta version per Floe snapshot: the first creates the table with its files.
+  ASSERT_EQ(md.snapshots.size(), 2u);
+  EXPECT_TRUE(names.count("00000000000000000000.json")) << log->size();
+  EXPECT_TRUE(names.count("00000000000000000001.json"));
+  EXPECT_FALSE(names.count("00000000000000000002.json"));
+}
+
+}  // namespace
+}  // namespace floe::pipeline

@@ -1,0 +1,259 @@
+// Fakes for the pipeline's unit tests: a scripted Kafka (RecordSource), a scripted schema
+// registry, fault injection around FileIO and the pointer store, and a harness that runs a
+// Pipeline over them with a fake clock and reads the committed table back.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "floe/catalog/catalog.h"
+#include "floe/kafka/consumer.h"
+#include "floe/pipeline/pipeline.h"
+#include "floe/pipeline/positions.h"
+#include "floe/registry/client.h"
+#include "floe/storage/file_io.h"
+
+namespace floe::pipeline::testing {
+
+// A Kafka cluster in memory: topics, partitions, logs with offsets (and gaps, as
+// transaction markers leave), log start and high watermark. Poll serves the assigned
+// partitions round-robin from their positions.
+class ScriptedSource : public kafka::RecordSource {
+ public:
+  struct Message {
+    std::optional<std::string> key;
+    std::optional<std::string> value;  // nullopt: a tombstone
+    int64_t timestamp_ms = 1'700'000'000'000;
+    std::vector<std::pair<std::string, std::optional<std::string>>> headers;
+  };
+
+  void AddTopic(const std::string& topic, int partitions);
+  // Appends a record; returns its offset.
+  int64_t Produce(const std::string& topic, int32_t partition, Message m);
+  // Advances the log end by `n` offsets that hold no record (transaction markers).
+  void Gap(const std::string& topic, int32_t partition, int64_t n);
+  // Retention: records below `offset` are gone.
+  void SetLogStart(const std::string& topic, int32_t partition, int64_t offset);
+  void set_cluster_id(std::string id) { cluster_id_ = std::move(id); }
+  // The next `n` calls of `what` ("ListTopics", "Poll", "QueryWatermarks") fail with `st`.
+  void FailNext(const std::string& what, int n, Status st);
+  // Called by every Poll with its timeout (the harness advances its clock).
+  std::function<void(int)> on_poll;
+
+  const std::map<kafka::TopicPartition, int64_t>& assignment() const { return positions_; }
+  int assign_calls() const { return assign_calls_; }
+
+  Result<std::map<std::string, int>> ListTopics(int timeout_ms) override;
+  Result<std::string> ClusterId(int timeout_ms) override;
+  Result<kafka::Watermarks> QueryWatermarks(const kafka::TopicPartition& tp,
+                                            int timeout_ms) override;
+  Status Assign(const std::map<kafka::TopicPartition, int64_t>& start_offsets) override;
+  Status Poll(int timeout_ms, size_t max_records, kafka::Batch* batch,
+              std::vector<kafka::PartitionError>* errors) override;
+  Result<std::map<kafka::TopicPartition, int64_t>> Positions() override;
+
+ private:
+  struct Stored {
+    int64_t offset;
+    Message message;
+    std::vector<kafka::Header> header_views;
+  };
+  struct Log {
+    int64_t low = 0;
+    int64_t high = 0;  // next offset
+    std::deque<Stored> records;
+  };
+  Status Injected(const std::string& what);
+
+  std::map<std::string, std::unique_ptr<std::string>> topic_names_;
+  std::map<kafka::TopicPartition, Log> logs_;
+  std::map<kafka::TopicPartition, int64_t> positions_;
+  std::map<std::string, std::pair<int, Status>> failures_;
+  std::string cluster_id_ = "cluster-A";
+  int assign_calls_ = 0;
+  size_t rr_ = 0;  // round-robin start
+};
+
+// A schema registry in memory: schemas by id, subjects with versions.
+class FakeRegistry : public registry::SchemaSource {
+ public:
+  // Registers `text` under `subject` (a new version) and returns its id.
+  int Register(const std::string& subject, const std::string& text,
+               registry::SchemaType type = registry::SchemaType::kAvro);
+  // The next `n` lookups fail with `st` (e.g. a kRetriable outage).
+  void FailNext(int n, Status st) {
+    fail_count_ = n;
+    fail_status_ = std::move(st);
+  }
+  int lookups() const { return lookups_; }
+
+  Result<std::shared_ptr<const registry::RegisteredSchema>> ById(int id) override;
+  Result<std::shared_ptr<const registry::RegisteredSchema>> ByGuid(
+      const std::string& guid) override;
+  Result<std::shared_ptr<const registry::RegisteredSchema>> BySubjectVersion(
+      const std::string& subject, int version) override;
+
+ private:
+  Status Injected();
+  std::map<int, std::shared_ptr<registry::RegisteredSchema>> by_id_;
+  std::map<std::string, std::vector<int>> subjects_;
+  int next_id_ = 1;
+  int fail_count_ = 0;
+  Status fail_status_;
+  int lookups_ = 0;
+};
+
+// A FileIO that forwards to another and fails chosen operations: the next `n` calls of
+// `op` ("WriteNew", "OpenOutputStream", "Read", "OpenInputFile") whose URI contains
+// `needle` fail with `st`.
+class FaultyFileIO : public storage::FileIO {
+ public:
+  explicit FaultyFileIO(storage::FileIO* inner) : inner_(inner) {}
+  void FailNext(const std::string& op, const std::string& needle, int n, Status st);
+  int failures_left() const;
+
+  Result<std::shared_ptr<::arrow::io::OutputStream>> OpenOutputStream(
+      const std::string& uri) override;
+  Result<std::shared_ptr<::arrow::io::RandomAccessFile>> OpenInputFile(
+      const std::string& uri) override;
+  Status WriteNew(const std::string& uri, std::string_view bytes) override;
+  Result<std::string> Read(const std::string& uri) override;
+  Result<int64_t> Size(const std::string& uri) override { return inner_->Size(uri); }
+  Result<bool> Exists(const std::string& uri) override { return inner_->Exists(uri); }
+  Status Delete(const std::string& uri) override { return inner_->Delete(uri); }
+  Result<std::vector<storage::FileInfo>> List(const std::string& prefix_uri) override {
+    return inner_->List(prefix_uri);
+  }
+
+ private:
+  struct Rule {
+    std::string op, needle;
+    int n;
+    Status st;
+  };
+  Status Check(const std::string& op, const std::string& uri);
+  storage::FileIO* inner_;
+  std::vector<Rule> rules_;
+};
+
+// A PointerStore that forwards to another; the next `n` swaps fail with `st`, applied to
+// the inner store first when `applied` (an unknown outcome that did happen).
+class FaultyStore : public catalog::PointerStore {
+ public:
+  explicit FaultyStore(catalog::PointerStore* inner) : inner_(inner) {}
+  void FailSwaps(int n, Status st, bool applied) {
+    fail_swaps_ = n;
+    swap_status_ = std::move(st);
+    applied_ = applied;
+  }
+  Result<std::string> Get(const catalog::TableIdent& i) override { return inner_->Get(i); }
+  Status Create(const catalog::TableIdent& i, const std::string& l) override {
+    return inner_->Create(i, l);
+  }
+  Status Swap(const catalog::TableIdent& ident, const std::string& expected,
+              const std::string& desired) override;
+  Status Drop(const catalog::TableIdent& i) override { return inner_->Drop(i); }
+  Result<std::vector<catalog::TableIdent>> ListTables(const std::vector<std::string>& ns) override {
+    return inner_->ListTables(ns);
+  }
+  Status Rename(const catalog::TableIdent& f, const catalog::TableIdent& t) override {
+    return inner_->Rename(f, t);
+  }
+  Status SwapAll(const std::vector<SwapOp>& ops) override { return inner_->SwapAll(ops); }
+  Status CreateNamespace(const std::vector<std::string>& ns,
+                         const std::map<std::string, std::string>& p) override {
+    return inner_->CreateNamespace(ns, p);
+  }
+  Result<bool> NamespaceExists(const std::vector<std::string>& ns) override {
+    return inner_->NamespaceExists(ns);
+  }
+  Result<std::vector<std::vector<std::string>>> ListNamespaces() override {
+    return inner_->ListNamespaces();
+  }
+  Result<std::map<std::string, std::string>> NamespaceProperties(
+      const std::vector<std::string>& ns) override {
+    return inner_->NamespaceProperties(ns);
+  }
+  Status UpdateNamespaceProperties(const std::vector<std::string>& ns,
+                                   const std::map<std::string, std::string>& u,
+                                   const std::vector<std::string>& r) override {
+    return inner_->UpdateNamespaceProperties(ns, u, r);
+  }
+  Status DropNamespace(const std::vector<std::string>& ns) override {
+    return inner_->DropNamespace(ns);
+  }
+
+ private:
+  catalog::PointerStore* inner_;
+  int fail_swaps_ = 0;
+  Status swap_status_;
+  bool applied_ = false;
+};
+
+// Avro payloads of the test schema {id: long, name: string}, Confluent-framed.
+std::string AvroSchemaText();
+std::string FramedAvro(int schema_id, int64_t id, const std::string& name);
+// Avro schema {id: long, name: string, extra: [null, string]} (a writer that adds a column).
+std::string AvroSchemaWithExtraText();
+std::string FramedAvroWithExtra(int schema_id, int64_t id, const std::string& name);
+
+// One committed row of the test table.
+struct Row {
+  int64_t id = 0;
+  std::string name;
+  int32_t partition = 0;
+  int64_t offset = 0;
+};
+
+// A Pipeline over the fakes (memory FileIO and pointer store behind the fault injectors),
+// a fake clock that sleeping and polling advance, and readers for the result.
+class Harness {
+ public:
+  // `topics_yaml`: the config's `topics:` list and anything after it, e.g.
+  // "topics: [{name: orders}]\ndefaults: {commit.interval.ms: 1000}\n".
+  explicit Harness(const std::string& topics_yaml);
+  ~Harness();
+
+  // A new Pipeline over the same Kafka, registry, catalog and storage (a restart).
+  Status Restart();
+  Status Start();
+  // Steps until `done()` is true or `max_steps` rounds passed (false then).
+  bool RunUntil(const std::function<bool()>& done, int max_steps = 2000);
+  // Steps for `ms` of fake time.
+  Status RunFor(int64_t ms);
+  Status Finish();
+  Pipeline& pipeline() { return *pipeline_; }
+  TopicStatus Topic(const std::string& topic);
+
+  // The committed state of table kafka.<table>.
+  Result<iceberg::TableMetadata> Metadata(const std::string& table);
+  Result<std::vector<Row>> Rows(const std::string& table);
+  std::optional<Positions> RecordedPositions(const std::string& table);
+  // Every data file object under the warehouse (committed or not).
+  std::vector<std::string> DataFileObjects();
+
+  ScriptedSource kafka;
+  FakeRegistry registry;
+  std::unique_ptr<storage::FileIO> memory_io;
+  FaultyFileIO io{nullptr};
+  std::unique_ptr<catalog::PointerStore> memory_store;
+  FaultyStore store{nullptr};
+  std::unique_ptr<catalog::Catalog> catalog;
+  int64_t now_ms = 1'000'000;
+  int64_t wall_ms = 1'765'000'000'000;
+  int64_t slept_ms = 0;
+  std::atomic<bool> stop{false};
+  config::Config config;
+
+ private:
+  std::unique_ptr<Pipeline> pipeline_;
+};
+
+}  // namespace floe::pipeline::testing

@@ -1,0 +1,501 @@
+#include "floe/pipeline/schema_resolver.h"
+
+#include <arrow/array/builder_nested.h>
+#include <google/protobuf/descriptor.h>
+
+#include <algorithm>
+
+#include "floe/common/log.h"
+#include "floe/decode/raw_decoder.h"
+#include "floe/kafka/consumer.h"
+#include "floe/pipeline/table_setup.h"
+#include "floe/pipeline/topic_state.h"
+#include "floe/schema/avro_schema.h"
+#include "floe/schema/avro_to_iceberg.h"
+#include "floe/schema/json_schema.h"
+#include "floe/schema/protobuf_schema.h"
+
+namespace floe::pipeline {
+namespace {
+
+// Schema references (Protobuf imports) nest at most this deep.
+constexpr int kMaxReferenceDepth = 32;
+
+bool SamePath(const registry::MessageIndexes& a, const registry::MessageIndexes& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
+// An Avro key that is not a record (a string, a long, ...) is read as a record with one
+// field `key`: its binary encoding is the same bytes.
+Result<schema::AvroSchema> WrapAvroKey(const std::string& text, const std::string& what) {
+  auto wrapped = schema::AvroSchema::Parse(
+      R"({"type":"record","name":"floe_key","fields":[{"name":"key","type":)" + text + "}]}");
+  if (!wrapped.ok()) return InvalidRecord(what + ": " + wrapped.status().message());
+  return std::move(*wrapped);
+}
+
+// A schema whose types do not fit the table (a type changed, a nullable field for a
+// required column): its records are invalid and follow on.invalid.record. (Columns a
+// schema adds are not invalid: they suspend the topic until schema evolution exists.)
+Status Incompatible(const TopicState& ts, const std::string& what, const Status& why) {
+  return InvalidRecord(what + " does not fit table " + ts.ident.ToString() + ": " +
+                       why.message());
+}
+
+}  // namespace
+
+Status SchemaResolver::Plan(TopicState& ts, const kafka::Record& r, RowPlan* plan) {
+  FLOE_RETURN_NOT_OK(EnsureKeyField(ts, r));
+  if (ts.settings.value_format == config::ValueFormat::kBinary) {
+    FLOE_RETURN_NOT_OK(tables_->EnsureRawTable(ts));
+  } else {
+    FLOE_ASSIGN_OR_RAISE(plan->value, ResolveValue(ts, r));
+  }
+  return ResolveKey(ts, r, plan);
+}
+
+Status SchemaResolver::Fill(TopicState& ts, const kafka::Record& r, const RowPlan& plan,
+                            ::arrow::ArrayBuilder* const* columns) {
+  if (ts.raw_value) {
+    FLOE_RETURN_NOT_OK(ts.raw_value->Decode(r.value, r.value_len, columns));
+  } else {
+    FLOE_RETURN_NOT_OK(plan.value.Decode(columns));
+  }
+  return AppendKey(ts, r, plan, columns);
+}
+
+// The decoder for the record's value and the bytes it decodes: the registry framing (or,
+// for value.format json, the subject's latest version) picks the schema; a Protobuf
+// payload's message indexes pick the message. Compiles what it has not seen and creates
+// the table writer on the first schema.
+Result<ResolvedValue> SchemaResolver::ResolveValue(TopicState& ts, const kafka::Record& r) {
+  if (ts.settings.value_format == config::ValueFormat::kJson) {
+    FLOE_ASSIGN_OR_RAISE(CompiledSchema * cs, JsonSubjectSchema(ts));
+    ResolvedValue v;
+    v.json = cs->json.get();
+    v.data = r.value;
+    v.size = r.value_len;
+    return v;
+  }
+  return ResolveFramed(ts, r, Role::kValue, r.value, r.value_len);
+}
+
+// A Confluent-framed value or key (schema id in a header or a 5-byte prefix).
+Result<ResolvedValue> SchemaResolver::ResolveFramed(TopicState& ts, const kafka::Record& r,
+                                                   Role role, const uint8_t* bytes,
+                                                   size_t len) {
+  kafka::Header h;
+  const char* header =
+      role == Role::kValue ? registry::kValueSchemaIdHeader : registry::kKeySchemaIdHeader;
+  bool has_header = r.FindHeader(header, &h);
+  FLOE_ASSIGN_OR_RAISE(auto framing,
+                       registry::DetectFraming(has_header ? h.value : nullptr,
+                                               has_header ? h.value_len : 0, bytes, len));
+  FLOE_ASSIGN_OR_RAISE(CompiledSchema * cs, SchemaFor(ts, framing, role));
+  if (!cs->invalid.ok()) return cs->invalid;
+  ResolvedValue v;
+  v.data = framing.payload;
+  v.size = framing.payload_len;
+  if (!cs->protobuf && framing.header_rest_len > 0) {
+    return InvalidRecord("schema id header has " + std::to_string(framing.header_rest_len) +
+                         " bytes after the id; only Protobuf puts message indexes there");
+  }
+  if (cs->avro) {
+    v.avro = cs->avro.get();
+  } else if (cs->json) {
+    v.json = cs->json.get();
+  } else {
+    // Message indexes: in the header after the id when the header carries any (Confluent's
+    // header serializers), else at the start of the payload.
+    size_t consumed = 0;
+    registry::MessageIndexes path;
+    if (framing.header_rest_len > 0) {
+      FLOE_ASSIGN_OR_RAISE(path, registry::ParseMessageIndexes(
+                                     framing.header_rest, framing.header_rest_len, &consumed));
+      if (consumed != framing.header_rest_len) {
+        return InvalidRecord("schema id header has " +
+                             std::to_string(framing.header_rest_len - consumed) +
+                             " bytes after the message indexes");
+      }
+    } else {
+      FLOE_ASSIGN_OR_RAISE(path, registry::ParseMessageIndexes(v.data, v.size, &consumed));
+      v.data += consumed;
+      v.size -= consumed;
+    }
+    CompiledMessage* m = nullptr;
+    for (auto& candidate : cs->messages) {
+      if (SamePath(candidate.path, path)) {
+        m = &candidate;
+        break;
+      }
+    }
+    if (m == nullptr) {
+      FLOE_ASSIGN_OR_RAISE(m, CompileMessage(ts, *cs, path, role));
+    }
+    if (!m->invalid.ok()) return m->invalid;
+    v.protobuf = m->decoder.get();
+  }
+  return v;
+}
+
+// The compiled schema of a framed record, fetched from the registry on first sight.
+Result<CompiledSchema*> SchemaResolver::SchemaFor(TopicState& ts, const registry::Framing& f,
+                                                  Role role) {
+  auto& schemas = role == Role::kValue ? ts.schemas.values : ts.schemas.keys;
+  auto& guid_ids = role == Role::kValue ? ts.schemas.value_guids : ts.schemas.key_guids;
+  int id = f.schema_id;
+  std::shared_ptr<const registry::RegisteredSchema> fetched;
+  if (f.source == registry::Framing::Source::kHeaderGuid) {
+    std::string guid = f.GuidString();
+    auto git = guid_ids.find(guid);
+    if (git != guid_ids.end()) {
+      id = git->second;
+    } else {
+      FLOE_ASSIGN_OR_RAISE(fetched, registry_->ByGuid(guid));
+      // A registry that does not return the numeric id with the GUID gets a private key
+      // (negative, never a real id) so decoders of different GUIDs never mix.
+      id = fetched->id >= 0 ? fetched->id : -static_cast<int>(guid_ids.size()) - 1;
+      guid_ids[guid] = id;
+    }
+  }
+  auto it = schemas.find(id);
+  if (it != schemas.end()) return &it->second;
+  if (!fetched) {
+    FLOE_ASSIGN_OR_RAISE(fetched, registry_->ById(id));
+  }
+  return Compile(ts, id, *fetched, role);
+}
+
+// value.format json: the latest version of the topic's subject (looked up once, then
+// refreshed by RefreshJsonSubjects).
+Result<CompiledSchema*> SchemaResolver::JsonSubjectSchema(TopicState& ts) {
+  auto it = ts.schemas.values.find(ts.schemas.json_schema_id);
+  if (ts.schemas.json_schema_id >= 0 && it != ts.schemas.values.end()) return &it->second;
+  std::shared_ptr<const registry::RegisteredSchema> latest;
+  if (ts.schemas.json_schema_id >= 0) {
+    FLOE_ASSIGN_OR_RAISE(latest, registry_->ById(ts.schemas.json_schema_id));
+  } else {
+    auto fetched = registry_->BySubjectVersion(ts.settings.value_subject, 0);
+    if (!fetched.ok() && KindOf(fetched.status()) == ErrorKind::kNotFound) {
+      // A missing subject is a setup problem, not a bad record: never skip records for it.
+      return Suspend(fetched.status().message() + "; value.format: json reads the latest "
+                     "JSON Schema of subject '" + ts.settings.value_subject +
+                     "' (set value.subject to use another)");
+    }
+    FLOE_ASSIGN_OR_RAISE(latest, std::move(fetched));
+  }
+  if (latest->type != registry::SchemaType::kJson) {
+    return Suspend("subject '" + ts.settings.value_subject + "' holds a " +
+                   latest->type_name + " schema; value.format: json needs a JSON Schema");
+  }
+  ts.schemas.json_schema_id = latest->id;
+  return Compile(ts, latest->id, *latest, Role::kValue);
+}
+
+// True when the subject has a newer JSON Schema than the one in use (now in use). With
+// `rate_limited`, asks the registry at most once per second per topic.
+bool SchemaResolver::CheckJsonSubject(TopicState& ts, bool rate_limited) {
+  const std::string& topic = ts.settings.topic;
+  if (ts.suspended || ts.schemas.json_schema_id < 0) return false;
+  const int64_t now = clock_();
+  if (rate_limited && now - ts.schemas.json_checked_ms < 1000) return false;
+  ts.schemas.json_checked_ms = now;
+  auto latest = registry_->BySubjectVersion(ts.settings.value_subject, 0);
+  if (!latest.ok()) {
+    FLOE_LOG_WARN("topic {}: cannot check subject '{}' for a new version: {}", topic,
+                  ts.settings.value_subject, latest.status().message());
+    return false;
+  }
+  if ((*latest)->id == ts.schemas.json_schema_id || (*latest)->type != registry::SchemaType::kJson) return false;
+  FLOE_LOG_INFO("topic {}: subject '{}' has version {} (schema id {}); decoding with it "
+                "from now on",
+                topic, ts.settings.value_subject, (*latest)->version, (*latest)->id);
+  ts.schemas.json_schema_id = (*latest)->id;
+  return true;
+}
+
+// Maps a value schema to the table (creating it on the first schema), or checks a key
+// schema against the `key` column, and compiles the decoder. Protobuf message decoders
+// are compiled per message-index path later (CompileMessage).
+Result<CompiledSchema*> SchemaResolver::Compile(TopicState& ts, int id,
+                                                const registry::RegisteredSchema& s, Role role) {
+  const std::string what = (role == Role::kKey ? "key schema " : "schema ") + std::to_string(id);
+  CompiledSchema cs;
+  if (s.type == registry::SchemaType::kAvro) {
+    auto avro = schema::AvroSchema::Parse(s.schema);
+    if (!avro.ok()) return InvalidRecord(what + ": " + avro.status().message());
+    if (role == Role::kValue) {
+      auto fields = schema::AvroToIcebergFields(*avro);
+      if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
+      FLOE_RETURN_NOT_OK(tables_->PrepareTable(ts, what, std::move(*fields)));
+    } else if (avro->root().type != schema::AvroType::kRecord) {
+      FLOE_ASSIGN_OR_RAISE(avro, WrapAvroKey(s.schema, what));
+    }
+    decode::AvroDecoderOptions options;
+    options.skip_columns = SkipColumns(ts, role);
+    FLOE_ASSIGN_OR_RAISE(auto target, DecodeTarget(ts, role));
+    auto decoder = decode::AvroDecoder::Make(*avro, target, options);
+    if (decoder.ok()) {
+      cs.avro = std::move(*decoder);
+    } else {
+      cs.invalid = Incompatible(ts, what, decoder.status());
+    }
+  } else if (s.type == registry::SchemaType::kJson) {
+    if (!s.references.empty()) {
+      return InvalidRecord(what + ": JSON Schema references to other subjects are not "
+                           "supported; use local $ref/$defs");
+    }
+    auto json = schema::JsonSchema::Parse(s.schema);
+    if (!json.ok()) return InvalidRecord(what + ": " + json.status().message());
+    if (role == Role::kValue) {
+      auto fields = schema::JsonSchemaToIcebergFields(*json);
+      if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
+      FLOE_RETURN_NOT_OK(tables_->PrepareTable(ts, what, std::move(*fields)));
+    }
+    decode::JsonDecoderOptions options;
+    options.skip_columns = SkipColumns(ts, role);
+    FLOE_ASSIGN_OR_RAISE(auto target, DecodeTarget(ts, role));
+    auto decoder = decode::JsonDecoder::Make(*json, target, options);
+    if (decoder.ok()) {
+      cs.json = std::move(*decoder);
+    } else {
+      cs.invalid = Incompatible(ts, what, decoder.status());
+    }
+  } else if (s.type == registry::SchemaType::kProtobuf) {
+    FLOE_ASSIGN_OR_RAISE(cs.protobuf, ParseProtobuf(s, what));
+  } else {
+    return InvalidRecord(what + " has schemaType '" + s.type_name +
+                         "'; Floe reads AVRO, PROTOBUF and JSON");
+  }
+  auto& slot = (role == Role::kValue ? ts.schemas.values : ts.schemas.keys)[id];
+  slot = std::move(cs);
+  if (slot.invalid.ok()) {
+    FLOE_LOG_INFO("table {}: compiled {} {}", ts.ident.ToString(), s.type_name, what);
+  } else {
+    FLOE_LOG_WARN("table {}: records of {} are invalid: {}", ts.ident.ToString(), what,
+                  slot.invalid.message());
+  }
+  return &slot;
+}
+
+Result<std::shared_ptr<const schema::ProtobufSchema>> SchemaResolver::ParseProtobuf(
+    const registry::RegisteredSchema& s, const std::string& what) {
+  std::map<std::string, std::string> imports;
+  FLOE_RETURN_NOT_OK(ResolveImports(s, &imports, 0));
+  auto proto = schema::ProtobufSchema::Make(s.schema, imports);
+  if (!proto.ok()) return InvalidRecord(what + ": " + proto.status().message());
+  return std::move(*proto);
+}
+
+// The schema a decoder fills: the table for a value; for a key, the `key` struct's
+// fields (decoded into the struct's child builders) or the primitive `key` column alone.
+Result<iceberg::Schema> SchemaResolver::DecodeTarget(const TopicState& ts, Role role) {
+  if (role == Role::kValue) return ts.writer->schema();
+  const iceberg::NestedField* key = ts.writer->schema().FindTopLevel(decode::kKeyColumn);
+  if (key == nullptr) return Suspend("table " + ts.ident.ToString() + " has no key column");
+  iceberg::Schema target;
+  if (key->type->id == iceberg::TypeId::kStruct) {
+    target.fields = key->type->fields;
+  } else {
+    target.fields = {*key};
+  }
+  return target;
+}
+
+// The Protobuf message a payload's message indexes select, mapped and compiled once.
+Result<CompiledMessage*> SchemaResolver::CompileMessage(TopicState& ts, CompiledSchema& cs,
+                                                const registry::MessageIndexes& path,
+                                                Role role) {
+  FLOE_ASSIGN_OR_RAISE(const auto* message,
+                       cs.protobuf->MessageAt(path.data(), static_cast<size_t>(path.size)));
+  const std::string what =
+      (role == Role::kKey ? "key Protobuf message " : "Protobuf message ") + message->full_name();
+  if (role == Role::kValue) {
+    auto fields = schema::ProtobufToIcebergFields(*message);
+    if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
+    FLOE_RETURN_NOT_OK(tables_->PrepareTable(ts, what, std::move(*fields)));
+  }
+  decode::ProtobufDecoderOptions options;
+  options.skip_columns = SkipColumns(ts, role);
+  FLOE_ASSIGN_OR_RAISE(auto target, DecodeTarget(ts, role));
+  CompiledMessage m;
+  m.path = path;
+  auto decoder = decode::ProtobufDecoder::Make(*message, target, options);
+  if (decoder.ok()) {
+    m.decoder = std::move(*decoder);
+    FLOE_LOG_INFO("table {}: compiled decoder for {}", ts.ident.ToString(), what);
+  } else {
+    m.invalid = Incompatible(ts, what, decoder.status());
+    FLOE_LOG_WARN("table {}: records of {} are invalid: {}", ts.ident.ToString(), what,
+                  m.invalid.message());
+  }
+  cs.messages.push_back(std::move(m));
+  return &cs.messages.back();
+}
+
+// Protobuf imports: each schema reference (recursively) fetched by subject and version
+// and named by its import path.
+Status SchemaResolver::ResolveImports(const registry::RegisteredSchema& s,
+                      std::map<std::string, std::string>* imports, int depth) {
+  if (depth >= kMaxReferenceDepth) {
+    return InvalidRecord("schema references nest deeper than " +
+                         std::to_string(kMaxReferenceDepth));
+  }
+  for (const auto& ref : s.references) {
+    if (imports->count(ref.name)) continue;
+    FLOE_ASSIGN_OR_RAISE(auto dep, registry_->BySubjectVersion(ref.subject, ref.version));
+    (*imports)[ref.name] = dep->schema;
+    FLOE_RETURN_NOT_OK(ResolveImports(*dep, imports, depth + 1));
+  }
+  return Status::OK();
+}
+
+std::vector<std::string> SchemaResolver::SkipColumns(const TopicState& ts, Role role) {
+  if (role == Role::kValue && ts.settings.key_format != config::KeyFormat::kBinary) {
+    return {decode::kKeyColumn};
+  }
+  return {};
+}
+
+// key.format: registry: the `key` column's type comes from the table once it exists;
+// before that, from the schema of the first record's key, or when that record has no
+// key, from the latest version of the subject `<topic>-key`.
+Status SchemaResolver::EnsureKeyField(TopicState& ts, const kafka::Record& r) {
+  if (ts.settings.key_format != config::KeyFormat::kRegistry || ts.key_field) {
+    return Status::OK();
+  }
+  const iceberg::Schema* table = ts.writer ? &ts.writer->schema()
+                                           : (ts.table.schema ? &*ts.table.schema : nullptr);
+  if (table != nullptr) {
+    if (const auto* key = table->FindTopLevel(decode::kKeyColumn)) {
+      ts.key_field = *key;
+      return Status::OK();
+    }
+    return Suspend("table " + ts.ident.ToString() +
+                   " has no `key` column, so it cannot take key.format: registry");
+  }
+  std::shared_ptr<const registry::RegisteredSchema> s;
+  registry::MessageIndexes first;
+  first.size = 1;
+  const registry::MessageIndexes* path = &first;
+  registry::MessageIndexes parsed;
+  std::string what;
+  if (r.key == nullptr) {
+    const std::string subject = ts.settings.topic + "-key";
+    auto latest = registry_->BySubjectVersion(subject, 0);
+    if (!latest.ok() && KindOf(latest.status()) == ErrorKind::kNotFound) {
+      return Suspend("the first record has no key and subject '" + subject +
+                     "' does not exist, so the type of the `key` column (key.format: "
+                     "registry) is unknown: " + latest.status().message());
+    }
+    FLOE_ASSIGN_OR_RAISE(s, std::move(latest));
+    what = "key schema of subject '" + subject + "'";
+  } else {
+    kafka::Header h;
+    bool has_header = r.FindHeader(registry::kKeySchemaIdHeader, &h);
+    FLOE_ASSIGN_OR_RAISE(auto framing,
+                         registry::DetectFraming(has_header ? h.value : nullptr,
+                                                 has_header ? h.value_len : 0, r.key,
+                                                 r.key_len));
+    if (framing.source == registry::Framing::Source::kHeaderGuid) {
+      FLOE_ASSIGN_OR_RAISE(s, registry_->ByGuid(framing.GuidString()));
+    } else {
+      FLOE_ASSIGN_OR_RAISE(s, registry_->ById(framing.schema_id));
+    }
+    if (s->type == registry::SchemaType::kProtobuf) {
+      // The message indexes: in the header after the id, else at the payload's start.
+      const bool in_header = framing.header_rest_len > 0;
+      size_t consumed = 0;
+      FLOE_ASSIGN_OR_RAISE(
+          parsed, registry::ParseMessageIndexes(
+                      in_header ? framing.header_rest : framing.payload,
+                      in_header ? framing.header_rest_len : framing.payload_len, &consumed));
+      path = &parsed;
+    }
+    what = "key schema " + std::to_string(s->id);
+  }
+  FLOE_ASSIGN_OR_RAISE(ts.key_field, KeyFieldOf(*s, *path, what));
+  return Status::OK();
+}
+
+// The `key` column for a key schema: a struct of a record's/message's/object's fields, or
+// the Avro primitive itself. Optional: a record without a key gets a null.
+Result<iceberg::NestedField> SchemaResolver::KeyFieldOf(const registry::RegisteredSchema& s,
+                                        const registry::MessageIndexes& path,
+                                        const std::string& what) {
+  std::vector<iceberg::NestedField> fields;
+  bool wrapped = false;
+  if (s.type == registry::SchemaType::kAvro) {
+    auto avro = schema::AvroSchema::Parse(s.schema);
+    if (!avro.ok()) return InvalidRecord(what + ": " + avro.status().message());
+    if (avro->root().type != schema::AvroType::kRecord) {
+      FLOE_ASSIGN_OR_RAISE(avro, WrapAvroKey(s.schema, what));
+      wrapped = true;
+    }
+    auto mapped = schema::AvroToIcebergFields(*avro);
+    if (!mapped.ok()) return InvalidRecord(what + ": " + mapped.status().message());
+    fields = std::move(*mapped);
+  } else if (s.type == registry::SchemaType::kJson) {
+    auto json = schema::JsonSchema::Parse(s.schema);
+    if (!json.ok()) return InvalidRecord(what + ": " + json.status().message());
+    auto mapped = schema::JsonSchemaToIcebergFields(*json);
+    if (!mapped.ok()) return InvalidRecord(what + ": " + mapped.status().message());
+    fields = std::move(*mapped);
+  } else if (s.type == registry::SchemaType::kProtobuf) {
+    FLOE_ASSIGN_OR_RAISE(auto proto, ParseProtobuf(s, what));
+    FLOE_ASSIGN_OR_RAISE(const auto* message,
+                         proto->MessageAt(path.data(), static_cast<size_t>(path.size)));
+    auto mapped = schema::ProtobufToIcebergFields(*message);
+    if (!mapped.ok()) return InvalidRecord(what + ": " + mapped.status().message());
+    fields = std::move(*mapped);
+  } else {
+    return InvalidRecord(what + " has schemaType '" + s.type_name + "'");
+  }
+  if (wrapped) {
+    iceberg::NestedField key = fields.front();
+    key.required = false;
+    return key;
+  }
+  return iceberg::NestedField{0, decode::kKeyColumn, false,
+                              iceberg::Type::Struct(std::move(fields)), {}};
+}
+
+// Prepares the record's key for AppendKey: key.format string validates the UTF-8;
+// registry resolves the key's decoder and validates the bytes completely.
+Status SchemaResolver::ResolveKey(TopicState& ts, const kafka::Record& r, RowPlan* plan) {
+  plan->key_null = r.key == nullptr;
+  switch (ts.settings.key_format) {
+    case config::KeyFormat::kBinary: return Status::OK();
+    case config::KeyFormat::kString: return ts.key_column->Validate(r.key, r.key_len);
+    case config::KeyFormat::kRegistry:
+      if (plan->key_null) return Status::OK();
+      FLOE_ASSIGN_OR_RAISE(plan->key, ResolveFramed(ts, r, Role::kKey, r.key, r.key_len));
+      return plan->key.Validate();
+  }
+  return Status::OK();
+}
+
+// Appends the (validated) key's columns; nothing can fail here for a valid key.
+Status SchemaResolver::AppendKey(TopicState& ts, const kafka::Record& r, const RowPlan& plan,
+                 ::arrow::ArrayBuilder* const* columns) {
+  switch (ts.settings.key_format) {
+    case config::KeyFormat::kBinary: return Status::OK();
+    case config::KeyFormat::kString: return ts.key_column->Append(r.key, r.key_len, columns);
+    case config::KeyFormat::kRegistry: break;
+  }
+  ::arrow::ArrayBuilder* column = columns[ts.key_index];
+  if (plan.key_null) return column->AppendNull();
+  if (ts.key_field->type->id != iceberg::TypeId::kStruct) {
+    return plan.key.Decode(columns + ts.key_index);
+  }
+  auto* key_struct = static_cast<::arrow::StructBuilder*>(column);
+  if (ts.key_children.empty()) {
+    for (int i = 0; i < key_struct->num_fields(); ++i) {
+      ts.key_children.push_back(key_struct->child_builder(i).get());
+    }
+  }
+  FLOE_RETURN_NOT_OK(plan.key.Decode(ts.key_children.data()));
+  return key_struct->Append();
+}
+
+}  // namespace floe::pipeline

@@ -1,0 +1,116 @@
+#include "floe/pipeline/table_setup.h"
+
+#include <algorithm>
+
+#include "floe/decode/raw_decoder.h"
+#include "floe/pipeline/committer.h"
+#include "floe/pipeline/topic_state.h"
+#include "floe/schema/table_schema.h"
+
+namespace floe::pipeline {
+
+// The table for a value schema's fields: created on the first schema; a later schema
+// must fit it (new columns need schema evolution, not built yet).
+Status TableSetup::PrepareTable(TopicState& ts, const std::string& what,
+                                std::vector<iceberg::NestedField> fields) {
+  const iceberg::Schema* existing = ts.writer ? &ts.writer->schema()
+                                              : (ts.table.schema ? &*ts.table.schema : nullptr);
+  int last_id = ts.writer ? std::max(ts.table.last_column_id, ts.writer->schema().HighestFieldId())
+                          : ts.table.last_column_id;
+  FLOE_RETURN_NOT_OK(AddKeyField(ts, &fields));
+  auto built = schema::BuildTableSchema(fields, existing, &last_id);
+  if (!built.ok()) {
+    // e.g. a value field named _kafka: the topic cannot be mapped until the schema changes.
+    return Suspend(what + ": " + built.status().message());
+  }
+  if (existing != nullptr && last_id > existing->HighestFieldId() &&
+      last_id > ts.table.last_column_id) {
+    // The writer schema adds columns. Fields the writer lacks are fine (the decoder
+    // appends nulls) and type widenings are checked by the decoder; adding columns needs
+    // schema evolution, which is not built yet.
+    return Suspend(what + " adds columns to table " + ts.ident.ToString() +
+                   "; schema evolution is not supported yet, so the topic stops here with "
+                   "nothing lost");
+  }
+  return OpenWriter(ts, *built);
+}
+
+// key.format string and registry add a top-level `key` column after the value's fields.
+Status TableSetup::AddKeyField(const TopicState& ts,
+                               std::vector<iceberg::NestedField>* fields) {
+  if (ts.settings.key_format == config::KeyFormat::kBinary) return Status::OK();
+  const std::string format(config::ToString(ts.settings.key_format));
+  for (const auto& f : *fields) {
+    if (f.name == decode::kKeyColumn) {
+      return Suspend("value field 'key' of topic " + ts.settings.topic +
+                     " collides with the decoded key column (key.format: " + format +
+                     "); rename the field or use key.format: binary");
+    }
+  }
+  if (ts.settings.key_format == config::KeyFormat::kRegistry) {
+    fields->push_back(*ts.key_field);
+  } else {
+    fields->push_back(iceberg::NestedField{
+        0, decode::kKeyColumn, false, iceberg::Type::Primitive(iceberg::TypeId::kString), {}});
+  }
+  return Status::OK();
+}
+
+// Creates the table (first schema seen) and the table writer; then the key appender.
+Status TableSetup::OpenWriter(TopicState& ts, const iceberg::Schema& table_schema) {
+  if (!ts.writer) {
+    TableWriterOptions wo;
+    if (!ts.table.exists) {
+      FLOE_ASSIGN_OR_RAISE(ts.table, committer_->CreateIfAbsent(ts.ident, table_schema,
+                                                                FormatsProperty(ts.settings)));
+    }
+    wo.table_location = ts.table.location;
+    wo.io = io_;
+    wo.target_file_size_bytes = ts.settings.target_file_size_bytes;
+    wo.zstd_level = static_cast<int>(ts.settings.zstd_level);
+    wo.dictionary_page_bytes = ts.settings.dictionary_page_size_bytes;
+    iceberg::Schema current = ts.table.schema ? *ts.table.schema : table_schema;
+    FLOE_ASSIGN_OR_RAISE(ts.writer, TableWriter::Make(wo, current));
+  }
+  if (ts.settings.key_format == config::KeyFormat::kRegistry && ts.key_index < 0) {
+    const auto& fields = ts.writer->schema().fields;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (fields[i].name == decode::kKeyColumn) ts.key_index = static_cast<int>(i);
+    }
+    if (ts.key_index < 0) {
+      return Suspend("table " + ts.ident.ToString() +
+                     " has no `key` column, so it cannot take key.format: registry");
+    }
+  }
+  if (ts.settings.key_format == config::KeyFormat::kString && !ts.key_column) {
+    auto key = decode::KeyColumnAppender::Make(ts.writer->schema());
+    if (!key.ok()) {
+      return Suspend("table " + ts.ident.ToString() + " cannot take key.format: string: " +
+                     key.status().message());
+    }
+    ts.key_column = std::move(*key);
+  }
+  return Status::OK();
+}
+
+// value.format: binary: the table is `value` (binary) [+ `key`] + `_kafka`.
+Status TableSetup::EnsureRawTable(TopicState& ts) {
+  if (ts.writer && ts.raw_value) return Status::OK();
+  std::vector<iceberg::NestedField> fields = {iceberg::NestedField{
+      0, decode::kValueColumn, false, iceberg::Type::Primitive(iceberg::TypeId::kBinary), {}}};
+  FLOE_RETURN_NOT_OK(AddKeyField(ts, &fields));
+  const iceberg::Schema* existing = ts.table.schema ? &*ts.table.schema : nullptr;
+  int last_id = ts.table.last_column_id;
+  auto built = schema::BuildTableSchema(fields, existing, &last_id);
+  if (!built.ok()) return Suspend(built.status().message());
+  FLOE_RETURN_NOT_OK(OpenWriter(ts, *built));
+  auto raw = decode::RawValueDecoder::Make(ts.writer->schema());
+  if (!raw.ok()) {
+    return Suspend("table " + ts.ident.ToString() + " cannot take value.format: binary: " +
+                   raw.status().message());
+  }
+  ts.raw_value = std::move(*raw);
+  return Status::OK();
+}
+
+}  // namespace floe::pipeline

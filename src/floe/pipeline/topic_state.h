@@ -1,0 +1,87 @@
+// TopicState: what the pipeline knows about one enabled topic and its table: the settings,
+// the table as loaded or created, its writer and key/value column helpers, the compiled
+// decoders, each partition's batch range [start, next), and whether the topic is suspended.
+//
+// Threading: owned and used by the pipeline thread only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "floe/catalog/pointer_store.h"
+#include "floe/config/config.h"
+#include "floe/decode/raw_decoder.h"
+#include "floe/iceberg/schema.h"
+#include "floe/kafka/consumer.h"
+#include "floe/pipeline/committer.h"
+#include "floe/pipeline/schema_resolver.h"
+#include "floe/pipeline/table_writer.h"
+
+namespace floe::pipeline {
+
+// One partition's batch: the half-open range [start, next) of ARCHITECTURE.md §2.
+struct PartitionState {
+  int64_t start = 0;             // a: where this batch started (seek position or previous b)
+  bool start_recorded = false;   // false: the table had no position for this partition
+  int64_t next = -1;             // last processed offset + 1 (-1: nothing processed yet)
+
+  // Where reading goes on: the end of what was processed, else the batch's start.
+  int64_t ReadPosition() const { return next >= 0 ? next : start; }
+};
+
+struct TopicState {
+  config::TopicSettings settings;
+  catalog::TableIdent ident;
+
+  // The table (TableSetup): as loaded or created, and the writer that buffers its rows.
+  TableState table;
+  std::unique_ptr<TableWriter> writer;
+  std::optional<decode::RawValueDecoder> raw_value;     // value.format: binary
+  std::optional<decode::KeyColumnAppender> key_column;  // key.format: string
+  // key.format: registry: the table's `key` column (a struct of the key schema's fields, or
+  // a primitive for an Avro primitive key), its position and, for a struct, its children.
+  std::optional<iceberg::NestedField> key_field;
+  int key_index = -1;
+  std::vector<::arrow::ArrayBuilder*> key_children;
+
+  // The decoders compiled for this topic (SchemaResolver).
+  TopicSchemas schemas;
+
+  // Kafka side.
+  std::map<int32_t, PartitionState> partitions;
+  int partition_count = 0;
+
+  // Lifecycle and counters.
+  bool suspended = false;
+  std::string suspend_reason;
+  int64_t last_commit_ms = 0;
+  int64_t skipped = 0;
+  int64_t committed_records = 0;
+
+  // After a lost fence (another writer moved the table's positions): forget the table,
+  // the decoders and the partitions' ranges; they are loaded again from the table.
+  void ResetForReread() {
+    table = TableState{};
+    writer.reset();
+    raw_value.reset();
+    key_column.reset();
+    key_field.reset();
+    key_index = -1;
+    key_children.clear();
+    schemas = TopicSchemas{};
+    partitions.clear();
+  }
+};
+
+// Whether the topic's table has a Delta log besides Iceberg.
+bool WantsDelta(const config::TopicSettings& settings);
+// The floe.formats table property: Iceberg is always kept (it is the primary record).
+std::string FormatsProperty(const config::TopicSettings& settings);
+// "topic t partition p offset o", for messages.
+std::string Where(const kafka::Record& r);
+
+}  // namespace floe::pipeline

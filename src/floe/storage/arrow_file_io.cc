@@ -1,0 +1,117 @@
+#include <arrow/io/interfaces.h>
+#include <arrow/util/io_util.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "floe/storage/arrow_file_io_internal.h"
+
+namespace floe::storage {
+
+Result<std::string> FileIO::Read(const std::string& uri) {
+  FLOE_ASSIGN_OR_RAISE(auto file, OpenInputFile(uri));
+  auto size = file->GetSize();
+  if (!size.ok()) return internal::FromArrow(size.status(), "size of " + uri);
+  std::string out(static_cast<size_t>(*size), '\0');
+  int64_t done = 0;
+  while (done < *size) {
+    auto n = file->ReadAt(done, *size - done, out.data() + done);
+    if (!n.ok()) return internal::FromArrow(n.status(), "read " + uri);
+    if (*n == 0) return Retriable("read " + uri + ": the object ended early");
+    done += *n;
+  }
+  (void)file->Close();
+  return out;
+}
+
+namespace internal {
+
+Status FromArrow(const Status& st, const std::string& what) {
+  if (st.ok() || KindOf(st) != ErrorKind::kNone) return st;
+  const std::string msg = what + ": " + st.message();
+  if (st.IsIOError()) {
+    const int e = ::arrow::internal::ErrnoFromStatus(st);
+    if (e == ENOENT) return NotFound(msg);
+    if (e == EEXIST) return Conflict(msg);
+    return Retriable(msg);
+  }
+  return st.WithMessage(msg);
+}
+
+Result<std::shared_ptr<::arrow::io::OutputStream>> ArrowFileIO::OpenOutputStream(
+    const std::string& uri) {
+  FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
+  auto info = fs_->GetFileInfo(path);
+  if (!info.ok()) return FromArrow(info.status(), "stat " + uri);
+  if (info->type() != ::arrow::fs::FileType::NotFound) {
+    return Conflict("cannot write " + uri + ": it exists already");
+  }
+  auto out = fs_->OpenOutputStream(path);
+  if (!out.ok()) return FromArrow(out.status(), "create " + uri);
+  return std::move(*out);
+}
+
+Result<std::shared_ptr<::arrow::io::RandomAccessFile>> ArrowFileIO::OpenInputFile(
+    const std::string& uri) {
+  FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
+  auto info = fs_->GetFileInfo(path);
+  if (!info.ok()) return FromArrow(info.status(), "stat " + uri);
+  if (info->type() != ::arrow::fs::FileType::File) return NotFound("no object at " + uri);
+  auto in = fs_->OpenInputFile(*info);
+  if (!in.ok()) return FromArrow(in.status(), "open " + uri);
+  return std::move(*in);
+}
+
+Result<int64_t> ArrowFileIO::Size(const std::string& uri) {
+  FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
+  auto info = fs_->GetFileInfo(path);
+  if (!info.ok()) return FromArrow(info.status(), "stat " + uri);
+  if (info->type() != ::arrow::fs::FileType::File) return NotFound("no object at " + uri);
+  return info->size();
+}
+
+Result<bool> ArrowFileIO::Exists(const std::string& uri) {
+  FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
+  auto info = fs_->GetFileInfo(path);
+  if (!info.ok()) return FromArrow(info.status(), "stat " + uri);
+  return info->type() == ::arrow::fs::FileType::File;
+}
+
+Status ArrowFileIO::Delete(const std::string& uri) {
+  FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
+  auto info = fs_->GetFileInfo(path);
+  if (!info.ok()) return FromArrow(info.status(), "stat " + uri);
+  if (info->type() == ::arrow::fs::FileType::NotFound) return Status::OK();
+  Status st = fs_->DeleteFile(path);
+  if (st.ok()) return st;
+  st = FromArrow(st, "delete " + uri);
+  return KindOf(st) == ErrorKind::kNotFound ? Status::OK() : st;  // deleted meanwhile
+}
+
+Result<std::vector<FileInfo>> ArrowFileIO::List(const std::string& prefix_uri) {
+  FLOE_ASSIGN_OR_RAISE(auto prefix, PathOf(prefix_uri));
+  const size_t slash = prefix.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : prefix.substr(0, slash);
+  const std::string name_prefix = prefix.substr(slash == std::string::npos ? 0 : slash + 1);
+  ::arrow::fs::FileSelector selector;
+  selector.base_dir = dir;
+  selector.allow_not_found = true;
+  selector.recursive = false;
+  auto listed = fs_->GetFileInfo(selector);
+  if (!listed.ok()) return FromArrow(listed.status(), "list " + prefix_uri);
+  std::vector<FileInfo> out;
+  for (const auto& info : *listed) {
+    if (info.type() != ::arrow::fs::FileType::File) continue;
+    const std::string name = info.base_name();
+    if (name.rfind(name_prefix, 0) != 0 || IsTemporary(name)) continue;
+    const auto mtime = std::chrono::duration_cast<std::chrono::milliseconds>(
+        info.mtime().time_since_epoch());
+    out.push_back({UriOf(info.path()), info.size(), static_cast<int64_t>(mtime.count())});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const FileInfo& a, const FileInfo& b) { return a.uri < b.uri; });
+  return out;
+}
+
+}  // namespace internal
+}  // namespace floe::storage

@@ -1,0 +1,173 @@
+// The FileIO contract, run against every backend (local disk, process memory), plus what is
+// particular to the local one (warehouse containment, hidden temporaries).
+#include <arrow/io/interfaces.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "floe/storage/file_io.h"
+
+namespace floe::storage {
+namespace {
+
+enum class Backend { kLocal, kMemory };
+
+class FileIOContract : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Backend::kLocal) {
+      root_ = std::filesystem::temp_directory_path() /
+              ("floe-fileio-" + std::to_string(::getpid()));
+      std::filesystem::remove_all(root_);
+      base_ = PathToFileUri(root_.string());
+      io_ = MakeLocalFileIO(base_);
+    } else {
+      base_ = "memory://wh";
+      io_ = MakeMemoryFileIO();
+    }
+  }
+  void TearDown() override {
+    if (!root_.empty()) std::filesystem::remove_all(root_);
+  }
+  std::string Uri(const std::string& rel) { return base_ + "/" + rel; }
+
+  std::filesystem::path root_;
+  std::string base_;
+  std::unique_ptr<FileIO> io_;
+};
+
+TEST_P(FileIOContract, WriteReadSizeDelete) {
+  ASSERT_TRUE(io_->WriteNew(Uri("a/b/c.json"), "hello").ok());
+  EXPECT_EQ(*io_->Read(Uri("a/b/c.json")), "hello");
+  EXPECT_EQ(*io_->Size(Uri("a/b/c.json")), 5);
+  EXPECT_TRUE(*io_->Exists(Uri("a/b/c.json")));
+  ASSERT_TRUE(io_->Delete(Uri("a/b/c.json")).ok());
+  EXPECT_FALSE(*io_->Exists(Uri("a/b/c.json")));
+  EXPECT_EQ(KindOf(io_->Read(Uri("a/b/c.json")).status()), ErrorKind::kNotFound);
+  EXPECT_EQ(KindOf(io_->Size(Uri("a/b/c.json")).status()), ErrorKind::kNotFound);
+  EXPECT_EQ(KindOf(io_->OpenInputFile(Uri("a/b/c.json")).status()), ErrorKind::kNotFound);
+  EXPECT_TRUE(io_->Delete(Uri("a/b/c.json")).ok());  // absent: still OK
+  ASSERT_TRUE(io_->WriteNew(Uri("empty"), "").ok());
+  EXPECT_EQ(*io_->Read(Uri("empty")), "");
+}
+
+TEST_P(FileIOContract, CreateIfAbsentNeverOverwrites) {
+  ASSERT_TRUE(io_->WriteNew(Uri("x"), "first").ok());
+  auto st = io_->WriteNew(Uri("x"), "second");
+  EXPECT_EQ(KindOf(st), ErrorKind::kConflict);
+  EXPECT_EQ(*io_->Read(Uri("x")), "first");
+}
+
+TEST_P(FileIOContract, CreateIfAbsentHasOneWinnerUnderARace) {
+  constexpr int kThreads = 8;
+  std::atomic<int> won{0}, lost{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      Status st = io_->WriteNew(Uri("race/v1.json"), "writer " + std::to_string(i));
+      if (st.ok()) won++;
+      if (KindOf(st) == ErrorKind::kConflict) lost++;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(won.load(), 1);
+  EXPECT_EQ(lost.load(), kThreads - 1);
+  auto listed = io_->List(Uri("race/"));
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 1u);  // no temporaries left behind
+}
+
+TEST_P(FileIOContract, StreamsWriteAndReadBack) {
+  const std::string uri = Uri("t/data/0-0.parquet");
+  auto out = io_->OpenOutputStream(uri);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  std::string big(1 << 20, 'z');
+  ASSERT_TRUE((*out)->Write("head", 4).ok());
+  ASSERT_TRUE((*out)->Write(big.data(), static_cast<int64_t>(big.size())).ok());
+  EXPECT_EQ(*(*out)->Tell(), 4 + static_cast<int64_t>(big.size()));
+  ASSERT_TRUE((*out)->Close().ok());
+  EXPECT_EQ(*io_->Size(uri), 4 + static_cast<int64_t>(big.size()));
+
+  auto in = io_->OpenInputFile(uri);
+  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  EXPECT_EQ(*(*in)->GetSize(), 4 + static_cast<int64_t>(big.size()));
+  char buf[4];
+  ASSERT_EQ(*(*in)->ReadAt(0, 4, buf), 4);
+  EXPECT_EQ(std::string(buf, 4), "head");
+  EXPECT_EQ(io_->Read(uri)->size(), 4 + big.size());
+}
+
+TEST_P(FileIOContract, AStreamNeverReplacesAnObject) {
+  ASSERT_TRUE(io_->WriteNew(Uri("d/f"), "kept").ok());
+  EXPECT_EQ(KindOf(io_->OpenOutputStream(Uri("d/f")).status()), ErrorKind::kConflict);
+  EXPECT_EQ(*io_->Read(Uri("d/f")), "kept");
+}
+
+TEST_P(FileIOContract, ListsOneLevelByPrefix) {
+  ASSERT_TRUE(io_->WriteNew(Uri("t/_delta_log/00000000000000000001.json"), "b").ok());
+  ASSERT_TRUE(io_->WriteNew(Uri("t/_delta_log/00000000000000000000.json"), "a").ok());
+  ASSERT_TRUE(io_->WriteNew(Uri("t/_delta_log/_last_checkpoint"), "{}").ok());
+  ASSERT_TRUE(io_->WriteNew(Uri("t/_delta_log/sub/deeper.json"), "x").ok());
+
+  auto all = io_->List(Uri("t/_delta_log/"));
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].uri, Uri("t/_delta_log/00000000000000000000.json"));
+  EXPECT_EQ((*all)[1].uri, Uri("t/_delta_log/00000000000000000001.json"));
+  EXPECT_EQ((*all)[2].uri, Uri("t/_delta_log/_last_checkpoint"));
+  EXPECT_EQ((*all)[2].size, 2);
+  EXPECT_GT((*all)[0].mtime_ms, 1'600'000'000'000);
+
+  auto versions = io_->List(Uri("t/_delta_log/0000"));
+  ASSERT_TRUE(versions.ok());
+  EXPECT_EQ(versions->size(), 2u);
+
+  auto missing = io_->List(Uri("nope/"));
+  ASSERT_TRUE(missing.ok());
+  EXPECT_TRUE(missing->empty());
+}
+
+TEST_P(FileIOContract, RefusesOtherSchemesAndEscapes) {
+  EXPECT_FALSE(io_->WriteNew(Uri("../escape"), "x").ok());
+  EXPECT_FALSE(io_->Read("s3://bucket/key").ok());
+  EXPECT_FALSE(io_->OpenOutputStream("s3://bucket/key").ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, FileIOContract,
+                         ::testing::Values(Backend::kLocal, Backend::kMemory),
+                         [](const auto& param_info) {
+                           return param_info.param == Backend::kLocal ? "Local" : "Memory";
+                         });
+
+TEST(LocalFileIO, RefusesPathsOutsideTheWarehouse) {
+  auto root = std::filesystem::temp_directory_path() /
+              ("floe-fileio-out-" + std::to_string(::getpid()));
+  auto io = MakeLocalFileIO(PathToFileUri(root.string()));
+  EXPECT_FALSE(io->Read("file:///etc/passwd").ok());
+  EXPECT_FALSE(io->List("file:///etc/").ok());
+  EXPECT_FALSE(io->OpenOutputStream("file:///tmp/floe-outside.parquet").ok());
+  EXPECT_FALSE(io->Delete("file:///etc/hostname").ok());
+  // A sibling directory sharing the root's name as a prefix is outside too.
+  EXPECT_FALSE(io->WriteNew(PathToFileUri(root.string() + "-sibling/x"), "x").ok());
+}
+
+TEST(LocalFileIO, HidesInFlightTemporariesFromListings) {
+  auto root = std::filesystem::temp_directory_path() /
+              ("floe-fileio-tmp-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  auto io = MakeLocalFileIO(PathToFileUri(root.string()));
+  const std::string dir = PathToFileUri(root.string()) + "/t/_delta_log/";
+  ASSERT_TRUE(io->WriteNew(dir + "00000000000000000000.json", "a").ok());
+  // A WriteNew still in flight is not an object yet.
+  std::ofstream(root / "t/_delta_log/00000000000000000001.json.tmp-12-34") << "partial";
+  auto listed = io->List(dir);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  std::filesystem::remove_all(root);
+}
+
+}  // namespace
+}  // namespace floe::storage
