@@ -93,14 +93,14 @@ Result<StringMap> GetMap(const Json& obj, const char* key, const char* what) {
   const Json* v = internal::Find(obj, key);
   if (!v) return out;
   if (!v->is_object()) {
-    return internal::Malformed(std::string(what) + ": field '" + key +
+    return InvalidInput(std::string(what) + ": field '" + key +
                                "' must be an object");
   }
   for (auto it = v->begin(); it != v->end(); ++it) {
     if (it->is_null())
       continue;  // a null partition value (Floe tables are unpartitioned)
     if (!it->is_string()) {
-      return internal::Malformed(std::string(what) + ": values of '" + key +
+      return InvalidInput(std::string(what) + ": values of '" + key +
                                  "' must be strings");
     }
     out[it.key()] = it->get<std::string>();
@@ -113,24 +113,14 @@ Result<std::optional<std::vector<std::string>>> GetOptList(const Json& obj,
                                                            const char* what) {
   const Json* v = internal::Find(obj, key);
   if (!v) return std::optional<std::vector<std::string>>();
-  if (!v->is_array()) {
-    return internal::Malformed(std::string(what) + ": field '" + key +
-                               "' must be an array");
-  }
-  std::vector<std::string> out;
-  for (const Json& e : *v) {
-    if (!e.is_string()) {
-      return internal::Malformed(std::string(what) + ": '" + key + "' must hold strings");
-    }
-    out.push_back(e.get<std::string>());
-  }
-  return std::optional<std::vector<std::string>>(std::move(out));
+  FLOE_ASSIGN_OR_RAISE(auto list, ::floe::json::AsStringList(*v, key, what));
+  return std::optional<std::vector<std::string>>(std::move(list));
 }
 
 Result<int> GetInt(const Json& obj, const char* key, const char* what) {
   FLOE_ASSIGN_OR_RAISE(int64_t v, internal::GetInt64(obj, key, what));
   if (v < 0 || v > 1000) {
-    return internal::Malformed(std::string(what) + ": '" + key + "' out of range");
+    return InvalidInput(std::string(what) + ": '" + key + "' out of range");
   }
   return static_cast<int>(v);
 }
@@ -175,7 +165,7 @@ Result<Action> ParseAdd(const Json& j) {
   FLOE_ASSIGN_OR_RAISE(a.stats, internal::GetOptString(j, "stats", what));
   FLOE_ASSIGN_OR_RAISE(a.tags, GetMap(j, "tags", what));
   if (internal::Find(j, "deletionVector")) {
-    return internal::Malformed("Delta add action for " + a.path +
+    return InvalidInput("Delta add action for " + a.path +
                                " has a deletion vector, which Floe does not support");
   }
   return a;
@@ -228,7 +218,9 @@ std::string StripTrailingSlash(std::string s) {
 namespace internal {
 
 Result<std::optional<Action>> ActionFromObject(const Json& wrapper) {
-  if (!wrapper.is_object()) return Malformed("a Delta log action must be a JSON object");
+  if (!wrapper.is_object()) {
+    return InvalidInput("a Delta log action must be a JSON object");
+  }
   using Parser = Result<Action> (*)(const Json&);
   static constexpr std::pair<const char*, Parser> kParsers[] = {
       {"add", ParseAdd},
@@ -239,7 +231,7 @@ Result<std::optional<Action>> ActionFromObject(const Json& wrapper) {
   for (const auto& [key, parse] : kParsers) {
     if (const Json* body = Find(wrapper, key)) {
       if (!body->is_object())
-        return Malformed(std::string("Delta '") + key + "' action is not an object");
+        return InvalidInput(std::string("Delta '") + key + "' action is not an object");
       FLOE_ASSIGN_OR_RAISE(Action a, parse(*body));
       return std::optional<Action>(std::move(a));
     }
