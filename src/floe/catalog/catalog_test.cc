@@ -12,38 +12,13 @@
 
 #include "floe/common/util.h"
 #include "floe/storage/file_io.h"
+#include "floe/storage/file_io_test_util.h"
 
 namespace floe::catalog {
 namespace {
 
 namespace u = iceberg::update;
 namespace r = iceberg::requirement;
-
-// A FileIO that delegates to another and, while `read_fault` is set, fails every Read
-// with it (a storage outage, a vanished or corrupt file).
-class FaultyFileIO : public storage::FileIO {
- public:
-  explicit FaultyFileIO(std::unique_ptr<storage::FileIO> inner) : inner_(std::move(inner)) {}
-
-  Result<std::string> Read(const std::string& uri) override {
-    if (!read_fault.ok()) return read_fault;
-    return inner_->Read(uri);
-  }
-  Status WriteNew(const std::string& uri, std::string_view bytes) override {
-    return inner_->WriteNew(uri, bytes);
-  }
-  Result<int64_t> Size(const std::string& uri) override { return inner_->Size(uri); }
-  Result<bool> Exists(const std::string& uri) override { return inner_->Exists(uri); }
-  Status Delete(const std::string& uri) override { return inner_->Delete(uri); }
-  Result<std::string> LocalPath(const std::string& uri) override {
-    return inner_->LocalPath(uri);
-  }
-
-  Status read_fault;
-
- private:
-  std::unique_ptr<storage::FileIO> inner_;
-};
 
 class CatalogTest : public ::testing::Test {
  protected:
@@ -54,7 +29,8 @@ class CatalogTest : public ::testing::Test {
     std::filesystem::create_directories(root_ / "wh");
     store_ = *OpenSqliteStore((root_ / "catalog.db").string(), "floe");
     warehouse_ = storage::PathToFileUri((root_ / "wh").string());
-    auto faulty = std::make_unique<FaultyFileIO>(storage::MakeLocalFileIO(warehouse_));
+    auto faulty =
+        std::make_unique<storage::FaultyFileIO>(storage::MakeLocalFileIO(warehouse_));
     faulty_ = faulty.get();
     io_ = std::move(faulty);
     catalog_ = std::make_unique<Catalog>(store_.get(), io_.get(), warehouse_);
@@ -107,7 +83,7 @@ class CatalogTest : public ::testing::Test {
   std::string warehouse_;
   std::unique_ptr<PointerStore> store_;
   std::unique_ptr<storage::FileIO> io_;
-  FaultyFileIO* faulty_ = nullptr;  // io_
+  storage::FaultyFileIO* faulty_ = nullptr;  // io_
   std::unique_ptr<Catalog> catalog_;
   iceberg::Schema schema_;
 };
@@ -345,7 +321,7 @@ TEST_F(CatalogTest, MetadataReadFailuresKeepTheirKind) {
 
   // A storage outage stays retriable through LoadTable and the commit path, so the
   // pipeline retries it and the REST server answers 503 rather than 400.
-  faulty_->read_fault = Retriable("object store timed out");
+  faulty_->FailReads(Retriable("object store timed out"));
   auto loaded = catalog_->LoadTable(t);
   EXPECT_EQ(KindOf(loaded.status()), ErrorKind::kRetriable) << loaded.status().ToString();
   EXPECT_NE(loaded.status().message().find("object store timed out"), std::string::npos);
@@ -353,30 +329,31 @@ TEST_F(CatalogTest, MetadataReadFailuresKeepTheirKind) {
   auto committed = catalog_->CommitTable(AppendOn(t, created.metadata), Writer::kFloe);
   EXPECT_EQ(KindOf(committed.status()), ErrorKind::kRetriable);
   // An unexpected library failure is not turned into a bad request either.
-  faulty_->read_fault = Internal("bug");
+  faulty_->FailReads(Internal("bug"));
   EXPECT_EQ(KindOf(catalog_->LoadTable(t).status()), ErrorKind::kInternal);
 
   // A pointer to a missing or corrupt file is a broken table (a server fault), not a
   // missing table the committer would create again, nor a bad request.
-  faulty_->read_fault = NotFound("no such file");
+  faulty_->FailReads(NotFound("no such file"));
   EXPECT_EQ(KindOf(catalog_->LoadTable(t).status()), ErrorKind::kInternal);
   EXPECT_EQ(KindOf(catalog_->CommitTable(AppendOn(t, created.metadata), Writer::kFloe)
                        .status()),
             ErrorKind::kInternal);
-  faulty_->read_fault = Status::OK();
+  faulty_->FailReads(Status::OK());
   ASSERT_TRUE(io_->Delete(created.metadata_location).ok());
   ASSERT_TRUE(io_->WriteNew(created.metadata_location, "{not json").ok());
   EXPECT_EQ(KindOf(catalog_->LoadTable(t).status()), ErrorKind::kInternal);
 
   // Register reads a file the client named: its failures keep their kind.
-  auto missing = catalog_->RegisterTable({{"ns"}, "r"}, warehouse_ + "/nope.metadata.json");
+  auto missing =
+      catalog_->RegisterTable({{"ns"}, "r"}, warehouse_ + "/nope.metadata.json");
   EXPECT_EQ(KindOf(missing.status()), ErrorKind::kNotFound);
   auto corrupt = catalog_->RegisterTable({{"ns"}, "r"}, created.metadata_location);
   EXPECT_EQ(KindOf(corrupt.status()), ErrorKind::kInvalidInput);
-  faulty_->read_fault = Retriable("object store timed out");
+  faulty_->FailReads(Retriable("object store timed out"));
   auto outage = catalog_->RegisterTable({{"ns"}, "r"}, created.metadata_location);
   EXPECT_EQ(KindOf(outage.status()), ErrorKind::kRetriable);
-  faulty_->read_fault = Status::OK();
+  faulty_->FailReads(Status::OK());
 }
 
 TEST(SplitNamespaceTest, Splits) {

@@ -368,8 +368,9 @@ Result<std::vector<Action>> DecodeCheckpoint(std::string_view bytes,
                                           static_cast<int64_t>(bytes.size()));
     auto input = std::make_shared<::arrow::io::BufferReader>(buffer);
     auto reader = ::parquet::arrow::OpenFile(input, ::arrow::default_memory_pool());
-    // The bytes are in memory, so Arrow's errors here (IOError included, which would read
-    // as a retriable outage) can only mean a corrupt file: the kind is changed on purpose.
+    // The bytes are in memory, so Arrow's errors here (IOError included, which would
+    // read as a retriable outage) can only mean a corrupt file: the kind is changed on
+    // purpose.
     if (!reader.ok()) return InvalidInput(what + ": " + reader.status().message());
     auto table = (*reader)->ReadTable();
     if (!table.ok()) return InvalidInput(what + ": " + table.status().message());

@@ -15,13 +15,6 @@ namespace floe::delta::internal {
 
 using Json = ::nlohmann::ordered_json;
 
-using ::floe::json::Find;
-using ::floe::json::GetBool;
-using ::floe::json::GetInt64;
-using ::floe::json::GetOptInt64;
-using ::floe::json::GetOptString;
-using ::floe::json::GetString;
-
 // Parses without letting an exception escape; `what` names the document in errors.
 inline Result<Json> Parse(std::string_view text, std::string_view what) {
   return ::floe::json::Parse<Json>(text, what);

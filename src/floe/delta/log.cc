@@ -105,8 +105,8 @@ Result<std::optional<int64_t>> DeltaLog::ReadLastCheckpointVersion() const {
   }
   const std::string what = LastCheckpointUri();
   FLOE_ASSIGN_OR_RAISE(auto j, internal::Parse(*text, what));
-  FLOE_ASSIGN_OR_RAISE(int64_t version, internal::GetInt64(j, "version", what.c_str()));
-  if (internal::Find(j, "parts")) {
+  FLOE_ASSIGN_OR_RAISE(int64_t version, json::GetInt64(j, "version", what.c_str()));
+  if (json::Find(j, "parts")) {
     return InvalidInput(
         what + " names a multi-part checkpoint, which Floe does not read");
   }

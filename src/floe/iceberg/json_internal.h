@@ -1,9 +1,10 @@
 // JSON for the parsers of this module: Iceberg's documents are ::nlohmann::json, read
-// through the checked accessors of floe/common/json.h (a wrong or missing member is an
-// InvalidInput status naming the key, never an exception).
+// through the checked accessors of floe/common/json.h (json::GetString, ...: a wrong or
+// missing member is an InvalidInput status naming the key, never an exception).
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 
 #include "floe/common/json.h"
@@ -11,20 +12,6 @@
 namespace floe::iceberg::internal {
 
 using Json = ::nlohmann::json;
-
-using ::floe::json::AsInt;
-using ::floe::json::AsInt64;
-using ::floe::json::CheckObject;
-using ::floe::json::Find;
-using ::floe::json::GetBool;
-using ::floe::json::GetInt;
-using ::floe::json::GetInt64;
-using ::floe::json::GetOptInt;
-using ::floe::json::GetOptInt64;
-using ::floe::json::GetOptString;
-using ::floe::json::GetString;
-using ::floe::json::Missing;
-using ::floe::json::WrongType;
 
 inline Result<Json> ParseJson(std::string_view text, const char* what) {
   return ::floe::json::Parse<Json>(text, what);
