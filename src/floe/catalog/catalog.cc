@@ -384,11 +384,14 @@ Result<LoadedTable> Catalog::CommitTable(const TableCommit& commit, Writer write
 }
 
 Status Catalog::CommitTransaction(const std::vector<TableCommit>& commits, Writer writer) {
-  if (commits.empty()) return InvalidInput("a transaction needs at least one table change");
+  if (commits.empty()) {
+    return InvalidInput("a transaction needs at least one table change");
+  }
   std::set<TableIdent> seen;
   for (const auto& c : commits) {
     if (!seen.insert(c.ident).second) {
-      return InvalidInput("table " + c.ident.ToString() + " appears twice in the transaction");
+      return InvalidInput("table " + c.ident.ToString() +
+                          " appears twice in the transaction");
     }
   }
   for (int attempt = 0; attempt < kMaxSwapRetries; ++attempt) {

@@ -374,8 +374,8 @@ class SqliteStore : public PointerStore {
         code == SQLITE_FULL || code == SQLITE_CANTOPEN) {
       return Retriable(msg);
     }
-    // Anything else (corruption, an unexpected constraint) is the server's fault, never the
-    // request's.
+    // Anything else (corruption, an unexpected constraint) is the server's fault, never
+    // the request's.
     return Internal(msg);
   }
 

@@ -2,10 +2,10 @@
 // lines, REST request bodies): text is parsed without an exception escaping, and a wrong
 // or missing member becomes a kInvalidInput status naming the document and the key.
 //
-// Templated on the nlohmann type because the users differ on purpose: Iceberg and the REST
-// server use ::nlohmann::json, Delta ::nlohmann::ordered_json (Delta readers ignore key
-// order, people reading logs do not). Parse and Dump are instantiated for both types in
-// json.cc only: nlohmann's parser and serializer cost ~10 s of compile time per
+// Templated on the nlohmann type because the users differ on purpose: Iceberg and the
+// REST server use ::nlohmann::json, Delta ::nlohmann::ordered_json (Delta readers ignore
+// key order, people reading logs do not). Parse and Dump are instantiated for both types
+// in json.cc only: nlohmann's parser and serializer cost ~10 s of compile time per
 // translation unit. All functions are pure and thread-safe.
 #pragma once
 
@@ -67,7 +67,7 @@ const J* Find(const J& obj, const char* key, bool null_is_absent = true) {
   return &*it;
 }
 
-// ---- values -----------------------------------------------------------------------------
+// ---- values ---------------------------------------------------------------------------
 // `key` and `what` only name the value in errors.
 
 template <typename J>
@@ -112,7 +112,8 @@ Result<std::map<std::string, std::string>> AsStringMap(const J& v, const char* k
   std::map<std::string, std::string> out;
   for (const auto& [k, val] : v.items()) {
     if (!val.is_string()) {
-      return InvalidInput(std::string(what) + ": " + key + " '" + k + "' must be a string");
+      return InvalidInput(std::string(what) + ": " + key + " '" + k +
+                          "' must be a string");
     }
     out.emplace(k, val.template get<std::string>());
   }

@@ -17,9 +17,11 @@ TEST(JsonTest, ParseRefusesBadTextWithItsName) {
   ASSERT_TRUE(Parse<Json>(R"({"a": 1})", "doc").ok());
   ExpectInvalidInput(Parse<Json>("{nope", "table metadata").status(),
                      "table metadata is not valid JSON: ");
-  ExpectInvalidInput(Parse<Ordered>("", "log line").status(), "log line is not valid JSON");
+  ExpectInvalidInput(Parse<Ordered>("", "log line").status(),
+                     "log line is not valid JSON");
   // nlohmann would stop at the NUL and accept the prefix.
-  ExpectInvalidInput(Parse<Json>(std::string("{}\0junk", 7), "body").status(), "NUL byte");
+  ExpectInvalidInput(Parse<Json>(std::string("{}\0junk", 7), "body").status(),
+                     "NUL byte");
   EXPECT_TRUE(Parse<Json>("[[[1]]]", "body", 3).ok());
   ExpectInvalidInput(Parse<Json>("[[[[1]]]]", "body", 3).status(),
                      "body nests deeper than 3 levels");
@@ -38,7 +40,8 @@ TEST(JsonTest, OrderedDumpKeepsKeyOrderAndReplacesBadUtf8) {
 }
 
 TEST(JsonTest, AccessorsNameKeyAndDocument) {
-  Json j = Json::parse(R"({"s": "x", "i": 7, "big": 9223372036854775808, "wide": 4294967296,
+  Json j = Json::parse(R"({"s": "x", "i": 7, "big": 9223372036854775808,
+                          "wide": 4294967296,
                           "b": true, "n": null, "l": ["a", "b"], "m": {"k": "v"},
                           "badl": ["a", 1], "badm": {"k": 1}})");
   EXPECT_EQ(*GetString(j, "s", "Req"), "x");
@@ -56,7 +59,8 @@ TEST(JsonTest, AccessorsNameKeyAndDocument) {
 
   ExpectInvalidInput(GetString(j, "absent", "Req").status(),
                      "Req: missing required field 'absent'");
-  ExpectInvalidInput(GetString(j, "i", "Req").status(), "Req: field 'i' must be a string");
+  ExpectInvalidInput(GetString(j, "i", "Req").status(),
+                     "Req: field 'i' must be a string");
   ExpectInvalidInput(GetInt64(j, "big", "Req").status(), "must be a 64-bit integer");
   ExpectInvalidInput(GetInt(j, "wide", "Req").status(), "must be a 32-bit integer");
   ExpectInvalidInput(GetInt64(j, "s", "Req").status(), "must be an integer");

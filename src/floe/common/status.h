@@ -38,9 +38,9 @@ const char* ErrorKindName(ErrorKind kind);
 Status MakeError(ErrorKind kind, std::string message);
 ErrorKind KindOf(const Status& st);
 
-// `st` with "context: " in front of its message, keeping its Arrow code and detail (so its
-// kind): a wrapper that built a new status instead would turn a retriable storage outage
-// into a fatal error two layers up. OK stays OK.
+// `st` with "context: " in front of its message, keeping its Arrow code and detail (so
+// its kind): a wrapper that built a new status instead would turn a retriable storage
+// outage into a fatal error two layers up. OK stays OK.
 Status WithContext(const Status& st, std::string_view context);
 
 inline Status NotFound(std::string m) { return MakeError(ErrorKind::kNotFound, std::move(m)); }
@@ -62,7 +62,9 @@ inline Status Forbidden(std::string m) {
   return MakeError(ErrorKind::kForbidden, std::move(m));
 }
 inline Status Suspend(std::string m) { return MakeError(ErrorKind::kSuspend, std::move(m)); }
-inline Status Internal(std::string m) { return MakeError(ErrorKind::kInternal, std::move(m)); }
+inline Status Internal(std::string m) {
+  return MakeError(ErrorKind::kInternal, std::move(m));
+}
 
 }  // namespace floe
 

@@ -1,6 +1,6 @@
 // UTF-8 for the whole of Floe: validation is Arrow's (SIMD, strict: no overlong forms,
-// surrogates or code points past U+10FFFF); the decoding below runs only on text Arrow has
-// accepted, so it needs no checks of its own. Pure and thread-safe.
+// surrogates or code points past U+10FFFF); the decoding below runs only on text Arrow
+// has accepted, so it needs no checks of its own. Pure and thread-safe.
 #pragma once
 
 #include <cstddef>
