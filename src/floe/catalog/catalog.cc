@@ -24,9 +24,24 @@ bool IsPrefix(const Namespace& prefix, const Namespace& ns) {
 }
 
 Status ValidateNamespace(const Namespace& ns) {
-  if (ns.empty()) return Status::Invalid("a namespace needs at least one level");
+  if (ns.empty()) return InvalidInput("a namespace needs at least one level");
   // The table-name rules apply to every level (no '.', '/', '\\', control characters).
   return ValidateIdent(TableIdent{ns, "x"});
+}
+
+// A failure to read the metadata file a table's pointer names. Storage faults keep their
+// kind (a kRetriable outage is retried by the pipeline and is a 503 over REST); a missing
+// or corrupt file is a broken table, a server-side fault: neither "no such table" (the
+// committer would create the table again) nor a bad request.
+Status MetadataReadError(const Status& st, const TableIdent& ident,
+                         const std::string& location) {
+  std::string context =
+      "table " + ident.ToString() + ": cannot read its metadata " + location;
+  ErrorKind kind = KindOf(st);
+  if (kind == ErrorKind::kNotFound || kind == ErrorKind::kInvalidInput) {
+    return Internal(context + ": " + st.message());
+  }
+  return WithContext(st, context);
 }
 
 bool MirrorsDelta(const iceberg::TableMetadata& md) {
@@ -116,8 +131,8 @@ Status Catalog::CheckLocation(const std::string& location) const {
     }
   }
   if (!inside) {
-    return Status::Invalid("location '", location, "' is not under the warehouse ",
-                           warehouse_uri_, " (or has '.', '..', '%' or empty segments)");
+    return InvalidInput("location '" + location + "' is not under the warehouse " +
+                        warehouse_uri_ + " (or has '.', '..', '%' or empty segments)");
   }
   return Status::OK();
 }
@@ -194,11 +209,11 @@ Result<NamespacePropertiesChange> Catalog::UpdateNamespaceProperties(
     const std::map<std::string, std::string>& updates) {
   for (const auto& key : removals) {
     if (updates.count(key)) {
-      return Status::Invalid("property '", key, "' is both updated and removed");
+      return InvalidInput("property '" + key + "' is both updated and removed");
     }
   }
   for (const auto& [k, v] : updates) {
-    if (k.empty()) return Status::Invalid("a namespace property key must not be empty");
+    if (k.empty()) return InvalidInput("a namespace property key must not be empty");
   }
   FLOE_ASSIGN_OR_RAISE(auto current, LoadNamespace(ns));
   NamespacePropertiesChange change;
@@ -233,11 +248,7 @@ Result<LoadedTable> Catalog::LoadTable(const TableIdent& ident) {
   FLOE_RETURN_NOT_OK(ValidateIdent(ident));
   FLOE_ASSIGN_OR_RAISE(std::string location, store_->Get(ident));
   auto md = iceberg::ReadTableMetadata(*io_, location);
-  if (!md.ok()) {
-    // A pointer to a missing or unreadable file is a broken table, not a missing one.
-    return Status::Invalid("table ", ident.ToString(), ": cannot read its metadata ", location,
-                           ": ", md.status().message());
-  }
+  if (!md.ok()) return MetadataReadError(md.status(), ident, location);
   return LoadedTable{std::move(location), std::move(*md)};
 }
 
@@ -277,8 +288,8 @@ Result<LoadedTable> Catalog::CreateTable(const CreateTableRequest& req) {
     auto remap = [&](int& source_id, const char* what) -> Status {
       auto it = ids.find(source_id);
       if (it == ids.end()) {
-        return Status::Invalid(what, " refers to field id ", source_id,
-                               ", which is not in the schema");
+        return InvalidInput(std::string(what) + " refers to field id " +
+                            std::to_string(source_id) + ", which is not in the schema");
       }
       source_id = it->second;
       return Status::OK();
@@ -319,10 +330,7 @@ Result<Catalog::Prepared> Catalog::Prepare(const TableCommit& commit, Writer wri
   if (loc.ok()) {
     p.base_location = *loc;
     auto md = iceberg::ReadTableMetadata(*io_, p.base_location);
-    if (!md.ok()) {
-      return Status::Invalid("table ", commit.ident.ToString(), ": cannot read its metadata ",
-                             p.base_location, ": ", md.status().message());
-    }
+    if (!md.ok()) return MetadataReadError(md.status(), commit.ident, p.base_location);
     base = std::move(*md);
   } else if (KindOf(loc.status()) != ErrorKind::kNotFound) {
     return loc.status();
@@ -376,11 +384,14 @@ Result<LoadedTable> Catalog::CommitTable(const TableCommit& commit, Writer write
 }
 
 Status Catalog::CommitTransaction(const std::vector<TableCommit>& commits, Writer writer) {
-  if (commits.empty()) return Status::Invalid("a transaction needs at least one table change");
+  if (commits.empty()) {
+    return InvalidInput("a transaction needs at least one table change");
+  }
   std::set<TableIdent> seen;
   for (const auto& c : commits) {
     if (!seen.insert(c.ident).second) {
-      return Status::Invalid("table ", c.ident.ToString(), " appears twice in the transaction");
+      return InvalidInput("table " + c.ident.ToString() +
+                          " appears twice in the transaction");
     }
   }
   for (int attempt = 0; attempt < kMaxSwapRetries; ++attempt) {
@@ -467,9 +478,9 @@ Result<LoadedTable> Catalog::RegisterTable(const TableIdent& ident,
   FLOE_ASSIGN_OR_RAISE(bool ns_exists, NamespaceExists(ident.ns));
   if (!ns_exists) return NotFound("namespace " + NamespaceName(ident.ns) + " does not exist");
   auto md = iceberg::ReadTableMetadata(*io_, metadata_location);
-  if (!md.ok()) {
-    return Status::Invalid("cannot register ", ident.ToString(), ": ", md.status().message());
-  }
+  // The client named this file: every failure keeps its kind (missing: the REST server
+  // answers 400 once it knows the namespace exists; corrupt: 400; an outage: 503).
+  if (!md.ok()) return WithContext(md.status(), "cannot register " + ident.ToString());
   FLOE_RETURN_NOT_OK(CheckLocation(md->location));
   FLOE_RETURN_NOT_OK(store_->Create(ident, metadata_location));
   return LoadedTable{metadata_location, std::move(*md)};

@@ -12,6 +12,7 @@
 
 #include "floe/common/util.h"
 #include "floe/storage/file_io.h"
+#include "floe/storage/file_io_test_util.h"
 
 namespace floe::catalog {
 namespace {
@@ -28,7 +29,10 @@ class CatalogTest : public ::testing::Test {
     std::filesystem::create_directories(root_ / "wh");
     store_ = *OpenSqliteStore((root_ / "catalog.db").string(), "floe");
     warehouse_ = storage::PathToFileUri((root_ / "wh").string());
-    io_ = storage::MakeLocalFileIO(warehouse_);
+    auto faulty =
+        std::make_unique<storage::FaultyFileIO>(storage::MakeLocalFileIO(warehouse_));
+    faulty_ = faulty.get();
+    io_ = std::move(faulty);
     catalog_ = std::make_unique<Catalog>(store_.get(), io_.get(), warehouse_);
     schema_.fields.push_back(
         {1, "id", true, iceberg::Type::Primitive(iceberg::TypeId::kLong), {}});
@@ -79,6 +83,7 @@ class CatalogTest : public ::testing::Test {
   std::string warehouse_;
   std::unique_ptr<PointerStore> store_;
   std::unique_ptr<storage::FileIO> io_;
+  storage::FaultyFileIO* faulty_ = nullptr;  // io_
   std::unique_ptr<Catalog> catalog_;
   iceberg::Schema schema_;
 };
@@ -304,6 +309,47 @@ TEST_F(CatalogTest, CreateAssignsFreshIdsBreadthFirstLikeJava) {
   bad_spec.fields.push_back({99, 1000, "nope", "identity"});
   bad.partition_spec = bad_spec;
   EXPECT_FALSE(catalog_->CreateTable(bad).ok());
+}
+
+TEST_F(CatalogTest, MetadataReadFailuresKeepTheirKind) {
+  TableIdent t{{"ns"}, "t"};
+  LoadedTable created = Create(t);
+
+  // A storage outage stays retriable through LoadTable and the commit path, so the
+  // pipeline retries it and the REST server answers 503 rather than 400.
+  faulty_->FailReads(Retriable("object store timed out"));
+  auto loaded = catalog_->LoadTable(t);
+  EXPECT_EQ(KindOf(loaded.status()), ErrorKind::kRetriable) << loaded.status().ToString();
+  EXPECT_NE(loaded.status().message().find("object store timed out"), std::string::npos);
+  EXPECT_NE(loaded.status().message().find("ns.t"), std::string::npos);
+  auto committed = catalog_->CommitTable(AppendOn(t, created.metadata), Writer::kFloe);
+  EXPECT_EQ(KindOf(committed.status()), ErrorKind::kRetriable);
+  // An unexpected library failure is not turned into a bad request either.
+  faulty_->FailReads(Internal("bug"));
+  EXPECT_EQ(KindOf(catalog_->LoadTable(t).status()), ErrorKind::kInternal);
+
+  // A pointer to a missing or corrupt file is a broken table (a server fault), not a
+  // missing table the committer would create again, nor a bad request.
+  faulty_->FailReads(NotFound("no such file"));
+  EXPECT_EQ(KindOf(catalog_->LoadTable(t).status()), ErrorKind::kInternal);
+  EXPECT_EQ(KindOf(catalog_->CommitTable(AppendOn(t, created.metadata), Writer::kFloe)
+                       .status()),
+            ErrorKind::kInternal);
+  faulty_->FailReads(Status::OK());
+  ASSERT_TRUE(io_->Delete(created.metadata_location).ok());
+  ASSERT_TRUE(io_->WriteNew(created.metadata_location, "{not json").ok());
+  EXPECT_EQ(KindOf(catalog_->LoadTable(t).status()), ErrorKind::kInternal);
+
+  // Register reads a file the client named: its failures keep their kind.
+  auto missing =
+      catalog_->RegisterTable({{"ns"}, "r"}, warehouse_ + "/nope.metadata.json");
+  EXPECT_EQ(KindOf(missing.status()), ErrorKind::kNotFound);
+  auto corrupt = catalog_->RegisterTable({{"ns"}, "r"}, created.metadata_location);
+  EXPECT_EQ(KindOf(corrupt.status()), ErrorKind::kInvalidInput);
+  faulty_->FailReads(Retriable("object store timed out"));
+  auto outage = catalog_->RegisterTable({{"ns"}, "r"}, created.metadata_location);
+  EXPECT_EQ(KindOf(outage.status()), ErrorKind::kRetriable);
+  faulty_->FailReads(Status::OK());
 }
 
 TEST(SplitNamespaceTest, Splits) {

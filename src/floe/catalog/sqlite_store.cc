@@ -20,12 +20,19 @@ std::string TableIdent::ToString() const { return NamespaceString() + "." + name
 namespace {
 
 Status ValidateName(const std::string& part, const char* what) {
-  if (part.empty()) return Status::Invalid(what, " must not be empty");
-  if (part.size() > 255) return Status::Invalid(what, " '", part.substr(0, 32), "...' is longer than 255 bytes");
-  if (part == "." || part == "..") return Status::Invalid(what, " '", part, "' is not allowed");
+  if (part.empty()) return InvalidInput(std::string(what) + " must not be empty");
+  if (part.size() > 255) {
+    return InvalidInput(std::string(what) + " '" + part.substr(0, 32) +
+                        "...' is longer than 255 bytes");
+  }
+  if (part == "." || part == "..") {
+    return InvalidInput(std::string(what) + " '" + part + "' is not allowed");
+  }
   for (unsigned char c : part) {
     if (c < 0x20 || c == 0x7f || c == '.' || c == '/' || c == '\\') {
-      return Status::Invalid(what, " '", part, "' contains a forbidden character ('.', '/', '\\' or a control character)");
+      return InvalidInput(std::string(what) + " '" + part +
+                          "' contains a forbidden character ('.', '/', '\\' or a control "
+                          "character)");
     }
   }
   return Status::OK();
@@ -367,7 +374,9 @@ class SqliteStore : public PointerStore {
         code == SQLITE_FULL || code == SQLITE_CANTOPEN) {
       return Retriable(msg);
     }
-    return Status::Invalid(msg);
+    // Anything else (corruption, an unexpected constraint) is the server's fault, never
+    // the request's.
+    return Internal(msg);
   }
 
   std::mutex mu_;
@@ -378,7 +387,7 @@ class SqliteStore : public PointerStore {
 }  // namespace
 
 Status ValidateIdent(const TableIdent& ident) {
-  if (ident.ns.empty()) return Status::Invalid("a table needs a namespace");
+  if (ident.ns.empty()) return InvalidInput("a table needs a namespace");
   for (const auto& level : ident.ns) FLOE_RETURN_NOT_OK(ValidateName(level, "namespace level"));
   return ValidateName(ident.name, "table name");
 }

@@ -24,6 +24,7 @@ const char* ErrorKindName(ErrorKind kind) {
     case ErrorKind::kStateUnknown: return "commit state unknown";
     case ErrorKind::kRetriable: return "retriable";
     case ErrorKind::kInvalidRecord: return "invalid record";
+    case ErrorKind::kInvalidInput: return "invalid input";
     case ErrorKind::kInvalidConfig: return "invalid config";
     case ErrorKind::kUnauthorized: return "unauthorized";
     case ErrorKind::kForbidden: return "forbidden";
@@ -52,6 +53,11 @@ ErrorKind KindOf(const Status& st) {
   // Errors from Arrow itself: I/O is systemic, everything else is a programming/data error.
   if (st.IsIOError()) return ErrorKind::kRetriable;
   return ErrorKind::kInternal;
+}
+
+Status WithContext(const Status& st, std::string_view context) {
+  if (st.ok()) return st;
+  return st.WithMessage(context, ": ", st.message());
 }
 
 }  // namespace floe

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace floe {
 
@@ -21,7 +22,9 @@ enum class ErrorKind {
   kConflict,       // a compare-and-swap or fence lost: definitely not applied
   kStateUnknown,   // a commit may or may not have been applied
   kRetriable,      // a systemic outage (broker, registry, storage): retry with backoff
-  kInvalidRecord,  // one record cannot be decoded: on.invalid.record decides
+  kInvalidRecord,  // one Kafka record cannot be decoded: on.invalid.record decides
+  kInvalidInput,   // a bad request or a corrupt document (metadata, manifest, log): HTTP
+                   // 400; never applied to a record, so never skipped like one
   kInvalidConfig,  // the user's configuration is wrong: exit status 2
   kUnauthorized,   // credentials missing or rejected
   kForbidden,      // authenticated, but this operation is not allowed (e.g. a Delta-mirrored table)
@@ -35,6 +38,11 @@ const char* ErrorKindName(ErrorKind kind);
 Status MakeError(ErrorKind kind, std::string message);
 ErrorKind KindOf(const Status& st);
 
+// `st` with "context: " in front of its message, keeping its Arrow code and detail (so
+// its kind): a wrapper that built a new status instead would turn a retriable storage
+// outage into a fatal error two layers up. OK stays OK.
+Status WithContext(const Status& st, std::string_view context);
+
 inline Status NotFound(std::string m) { return MakeError(ErrorKind::kNotFound, std::move(m)); }
 inline Status Conflict(std::string m) { return MakeError(ErrorKind::kConflict, std::move(m)); }
 inline Status StateUnknown(std::string m) {
@@ -44,6 +52,9 @@ inline Status Retriable(std::string m) { return MakeError(ErrorKind::kRetriable,
 inline Status InvalidRecord(std::string m) {
   return MakeError(ErrorKind::kInvalidRecord, std::move(m));
 }
+inline Status InvalidInput(std::string m) {
+  return MakeError(ErrorKind::kInvalidInput, std::move(m));
+}
 inline Status InvalidConfig(std::string m) {
   return MakeError(ErrorKind::kInvalidConfig, std::move(m));
 }
@@ -51,6 +62,9 @@ inline Status Forbidden(std::string m) {
   return MakeError(ErrorKind::kForbidden, std::move(m));
 }
 inline Status Suspend(std::string m) { return MakeError(ErrorKind::kSuspend, std::move(m)); }
+inline Status Internal(std::string m) {
+  return MakeError(ErrorKind::kInternal, std::move(m));
+}
 
 }  // namespace floe
 

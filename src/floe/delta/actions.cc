@@ -90,17 +90,17 @@ struct ToJsonVisitor {
 
 Result<StringMap> GetMap(const Json& obj, const char* key, const char* what) {
   StringMap out;
-  const Json* v = internal::Find(obj, key);
+  const Json* v = json::Find(obj, key);
   if (!v) return out;
   if (!v->is_object()) {
-    return internal::Malformed(std::string(what) + ": field '" + key +
+    return InvalidInput(std::string(what) + ": field '" + key +
                                "' must be an object");
   }
   for (auto it = v->begin(); it != v->end(); ++it) {
     if (it->is_null())
       continue;  // a null partition value (Floe tables are unpartitioned)
     if (!it->is_string()) {
-      return internal::Malformed(std::string(what) + ": values of '" + key +
+      return InvalidInput(std::string(what) + ": values of '" + key +
                                  "' must be strings");
     }
     out[it.key()] = it->get<std::string>();
@@ -111,26 +111,16 @@ Result<StringMap> GetMap(const Json& obj, const char* key, const char* what) {
 Result<std::optional<std::vector<std::string>>> GetOptList(const Json& obj,
                                                            const char* key,
                                                            const char* what) {
-  const Json* v = internal::Find(obj, key);
+  const Json* v = json::Find(obj, key);
   if (!v) return std::optional<std::vector<std::string>>();
-  if (!v->is_array()) {
-    return internal::Malformed(std::string(what) + ": field '" + key +
-                               "' must be an array");
-  }
-  std::vector<std::string> out;
-  for (const Json& e : *v) {
-    if (!e.is_string()) {
-      return internal::Malformed(std::string(what) + ": '" + key + "' must hold strings");
-    }
-    out.push_back(e.get<std::string>());
-  }
-  return std::optional<std::vector<std::string>>(std::move(out));
+  FLOE_ASSIGN_OR_RAISE(auto list, ::floe::json::AsStringList(*v, key, what));
+  return std::optional<std::vector<std::string>>(std::move(list));
 }
 
 Result<int> GetInt(const Json& obj, const char* key, const char* what) {
-  FLOE_ASSIGN_OR_RAISE(int64_t v, internal::GetInt64(obj, key, what));
+  FLOE_ASSIGN_OR_RAISE(int64_t v, json::GetInt64(obj, key, what));
   if (v < 0 || v > 1000) {
-    return internal::Malformed(std::string(what) + ": '" + key + "' out of range");
+    return InvalidInput(std::string(what) + ": '" + key + "' out of range");
   }
   return static_cast<int>(v);
 }
@@ -148,34 +138,34 @@ Result<Action> ParseProtocol(const Json& j) {
 Result<Action> ParseMetadata(const Json& j) {
   const char* what = "Delta metaData action";
   Metadata m;
-  FLOE_ASSIGN_OR_RAISE(m.id, internal::GetString(j, "id", what));
-  FLOE_ASSIGN_OR_RAISE(m.name, internal::GetOptString(j, "name", what));
-  FLOE_ASSIGN_OR_RAISE(m.description, internal::GetOptString(j, "description", what));
-  if (const Json* f = internal::Find(j, "format")) {
-    FLOE_ASSIGN_OR_RAISE(m.format_provider, internal::GetString(*f, "provider", what));
+  FLOE_ASSIGN_OR_RAISE(m.id, json::GetString(j, "id", what));
+  FLOE_ASSIGN_OR_RAISE(m.name, json::GetOptString(j, "name", what));
+  FLOE_ASSIGN_OR_RAISE(m.description, json::GetOptString(j, "description", what));
+  if (const Json* f = json::Find(j, "format")) {
+    FLOE_ASSIGN_OR_RAISE(m.format_provider, json::GetString(*f, "provider", what));
     FLOE_ASSIGN_OR_RAISE(m.format_options, GetMap(*f, "options", what));
   }
-  FLOE_ASSIGN_OR_RAISE(m.schema_string, internal::GetString(j, "schemaString", what));
+  FLOE_ASSIGN_OR_RAISE(m.schema_string, json::GetString(j, "schemaString", what));
   FLOE_ASSIGN_OR_RAISE(auto cols, GetOptList(j, "partitionColumns", what));
   if (cols) m.partition_columns = std::move(*cols);
   FLOE_ASSIGN_OR_RAISE(m.configuration, GetMap(j, "configuration", what));
-  FLOE_ASSIGN_OR_RAISE(m.created_time, internal::GetOptInt64(j, "createdTime", what));
+  FLOE_ASSIGN_OR_RAISE(m.created_time, json::GetOptInt64(j, "createdTime", what));
   return m;
 }
 
 Result<Action> ParseAdd(const Json& j) {
   const char* what = "Delta add action";
   AddFile a;
-  FLOE_ASSIGN_OR_RAISE(a.path, internal::GetString(j, "path", what));
+  FLOE_ASSIGN_OR_RAISE(a.path, json::GetString(j, "path", what));
   FLOE_ASSIGN_OR_RAISE(a.partition_values, GetMap(j, "partitionValues", what));
-  FLOE_ASSIGN_OR_RAISE(a.size, internal::GetInt64(j, "size", what));
+  FLOE_ASSIGN_OR_RAISE(a.size, json::GetInt64(j, "size", what));
   FLOE_ASSIGN_OR_RAISE(a.modification_time,
-                       internal::GetInt64(j, "modificationTime", what));
-  FLOE_ASSIGN_OR_RAISE(a.data_change, internal::GetBool(j, "dataChange", what, true));
-  FLOE_ASSIGN_OR_RAISE(a.stats, internal::GetOptString(j, "stats", what));
+                       json::GetInt64(j, "modificationTime", what));
+  FLOE_ASSIGN_OR_RAISE(a.data_change, json::GetBool(j, "dataChange", what, true));
+  FLOE_ASSIGN_OR_RAISE(a.stats, json::GetOptString(j, "stats", what));
   FLOE_ASSIGN_OR_RAISE(a.tags, GetMap(j, "tags", what));
-  if (internal::Find(j, "deletionVector")) {
-    return internal::Malformed("Delta add action for " + a.path +
+  if (json::Find(j, "deletionVector")) {
+    return InvalidInput("Delta add action for " + a.path +
                                " has a deletion vector, which Floe does not support");
   }
   return a;
@@ -184,36 +174,36 @@ Result<Action> ParseAdd(const Json& j) {
 Result<Action> ParseRemove(const Json& j) {
   const char* what = "Delta remove action";
   RemoveFile r;
-  FLOE_ASSIGN_OR_RAISE(r.path, internal::GetString(j, "path", what));
+  FLOE_ASSIGN_OR_RAISE(r.path, json::GetString(j, "path", what));
   FLOE_ASSIGN_OR_RAISE(r.deletion_timestamp,
-                       internal::GetOptInt64(j, "deletionTimestamp", what));
-  FLOE_ASSIGN_OR_RAISE(r.data_change, internal::GetBool(j, "dataChange", what, true));
+                       json::GetOptInt64(j, "deletionTimestamp", what));
+  FLOE_ASSIGN_OR_RAISE(r.data_change, json::GetBool(j, "dataChange", what, true));
   FLOE_ASSIGN_OR_RAISE(r.extended_file_metadata,
-                       internal::GetBool(j, "extendedFileMetadata", what, false));
+                       json::GetBool(j, "extendedFileMetadata", what, false));
   FLOE_ASSIGN_OR_RAISE(r.partition_values, GetMap(j, "partitionValues", what));
-  FLOE_ASSIGN_OR_RAISE(r.size, internal::GetOptInt64(j, "size", what));
+  FLOE_ASSIGN_OR_RAISE(r.size, json::GetOptInt64(j, "size", what));
   return r;
 }
 
 Result<Action> ParseTxn(const Json& j) {
   const char* what = "Delta txn action";
   Txn t;
-  FLOE_ASSIGN_OR_RAISE(t.app_id, internal::GetString(j, "appId", what));
-  FLOE_ASSIGN_OR_RAISE(t.version, internal::GetInt64(j, "version", what));
-  FLOE_ASSIGN_OR_RAISE(t.last_updated, internal::GetOptInt64(j, "lastUpdated", what));
+  FLOE_ASSIGN_OR_RAISE(t.app_id, json::GetString(j, "appId", what));
+  FLOE_ASSIGN_OR_RAISE(t.version, json::GetInt64(j, "version", what));
+  FLOE_ASSIGN_OR_RAISE(t.last_updated, json::GetOptInt64(j, "lastUpdated", what));
   return t;
 }
 
 // commitInfo is free-form ("any valid JSON"): read what is there, never fail.
 Action ParseCommitInfo(const Json& j) {
   CommitInfo c;
-  if (auto v = internal::GetOptInt64(j, "timestamp", ""); v.ok() && *v) c.timestamp = **v;
-  if (auto v = internal::GetOptString(j, "operation", ""); v.ok() && *v)
+  if (auto v = json::GetOptInt64(j, "timestamp", ""); v.ok() && *v) c.timestamp = **v;
+  if (auto v = json::GetOptString(j, "operation", ""); v.ok() && *v)
     c.operation = **v;
-  if (auto v = internal::GetOptString(j, "engineInfo", ""); v.ok() && *v)
+  if (auto v = json::GetOptString(j, "engineInfo", ""); v.ok() && *v)
     c.engine_info = **v;
   if (auto v = GetMap(j, "operationParameters", ""); v.ok()) c.operation_parameters = *v;
-  if (auto v = internal::GetBool(j, "isBlindAppend", "", false); v.ok())
+  if (auto v = json::GetBool(j, "isBlindAppend", "", false); v.ok())
     c.is_blind_append = *v;
   return c;
 }
@@ -228,7 +218,9 @@ std::string StripTrailingSlash(std::string s) {
 namespace internal {
 
 Result<std::optional<Action>> ActionFromObject(const Json& wrapper) {
-  if (!wrapper.is_object()) return Malformed("a Delta log action must be a JSON object");
+  if (!wrapper.is_object()) {
+    return InvalidInput("a Delta log action must be a JSON object");
+  }
   using Parser = Result<Action> (*)(const Json&);
   static constexpr std::pair<const char*, Parser> kParsers[] = {
       {"add", ParseAdd},
@@ -237,14 +229,14 @@ Result<std::optional<Action>> ActionFromObject(const Json& wrapper) {
       {"metaData", ParseMetadata},
       {"protocol", ParseProtocol}};
   for (const auto& [key, parse] : kParsers) {
-    if (const Json* body = Find(wrapper, key)) {
+    if (const Json* body = json::Find(wrapper, key)) {
       if (!body->is_object())
-        return Malformed(std::string("Delta '") + key + "' action is not an object");
+        return InvalidInput(std::string("Delta '") + key + "' action is not an object");
       FLOE_ASSIGN_OR_RAISE(Action a, parse(*body));
       return std::optional<Action>(std::move(a));
     }
   }
-  if (const Json* body = Find(wrapper, "commitInfo"); body && body->is_object()) {
+  if (const Json* body = json::Find(wrapper, "commitInfo"); body && body->is_object()) {
     return std::optional<Action>(ParseCommitInfo(*body));
   }
   return std::optional<Action>();

@@ -89,7 +89,7 @@ using Action = std::variant<Protocol, Metadata, AddFile, RemoveFile, Txn, Commit
 std::string ActionToJson(const Action& action);
 // Parses one line. nullopt for actions this library does not model (cdc, domainMetadata,
 // checkpointMetadata, sidecar, ...), which replay may ignore for tables Floe writes.
-// Errors: malformed JSON or a modelled action missing a required field (kInvalidRecord).
+// Errors: malformed JSON or a modelled action missing a required field (kInvalidInput).
 Result<std::optional<Action>> ActionFromJson(std::string_view line);
 
 // A commit file's text: one line per action, each ending in '\n'.

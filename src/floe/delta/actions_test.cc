@@ -164,7 +164,7 @@ TEST(DeltaActionsTest, ParsesOtherWritersLines) {
 }
 
 TEST(DeltaActionsTest, MalformedLines) {
-  EXPECT_EQ(KindOf(ActionFromJson("{not json").status()), ErrorKind::kInvalidRecord);
+  EXPECT_EQ(KindOf(ActionFromJson("{not json").status()), ErrorKind::kInvalidInput);
   EXPECT_FALSE(ActionFromJson(R"({"txn":{"version":1}})").ok());
   EXPECT_FALSE(ActionFromJson(R"({"add":{"path":"p","size":"big"}})").ok());
   EXPECT_FALSE(ActionFromJson(R"({"add":"p"})").ok());

@@ -232,7 +232,7 @@ Result<Json> StructToJson(const ::arrow::StructArray& s, int64_t i, int depth) {
 }
 
 Result<Json> ToJson(const ::arrow::Array& arr, int64_t i, int depth) {
-  if (depth > 32) return Malformed("checkpoint nesting too deep");
+  if (depth > 32) return InvalidInput("checkpoint nesting too deep");
   if (arr.IsNull(i)) return Json(nullptr);
   using ::arrow::Type;
   switch (arr.type_id()) {
@@ -267,7 +267,7 @@ Result<Json> ToJson(const ::arrow::Array& arr, int64_t i, int depth) {
       for (int64_t k = m.value_offset(i); k < m.value_offset(i) + m.value_length(i);
            ++k) {
         FLOE_ASSIGN_OR_RAISE(Json key, ToJson(*m.keys(), k, depth + 1));
-        if (!key.is_string()) return Malformed("checkpoint map with non-string keys");
+        if (!key.is_string()) return InvalidInput("checkpoint map with non-string keys");
         FLOE_ASSIGN_OR_RAISE(Json value, ToJson(*m.items(), k, depth + 1));
         obj[key.get<std::string>()] = std::move(value);
       }
@@ -302,11 +302,11 @@ Result<std::vector<Action>> DecodeTable(const ::arrow::Table& table,
       for (int64_t i = 0; i < chunk->length(); ++i) {
         if (chunk->IsNull(i)) continue;
         auto body = ToJson(*chunk, i, 0);
-        if (!body.ok()) return Malformed(what + ": " + body.status().message());
+        if (!body.ok()) return WithContext(body.status(), what);
         Json wrapper = Json::object();
         wrapper[name] = std::move(*body);
         auto action = ActionFromObject(wrapper);
-        if (!action.ok()) return Malformed(what + ": " + action.status().message());
+        if (!action.ok()) return WithContext(action.status(), what);
         if (*action) out.push_back(std::move(**action));
       }
     }
@@ -368,12 +368,15 @@ Result<std::vector<Action>> DecodeCheckpoint(std::string_view bytes,
                                           static_cast<int64_t>(bytes.size()));
     auto input = std::make_shared<::arrow::io::BufferReader>(buffer);
     auto reader = ::parquet::arrow::OpenFile(input, ::arrow::default_memory_pool());
-    if (!reader.ok()) return Malformed(what + ": " + reader.status().message());
+    // The bytes are in memory, so Arrow's errors here (IOError included, which would
+    // read as a retriable outage) can only mean a corrupt file: the kind is changed on
+    // purpose.
+    if (!reader.ok()) return InvalidInput(what + ": " + reader.status().message());
     auto table = (*reader)->ReadTable();
-    if (!table.ok()) return Malformed(what + ": " + table.status().message());
+    if (!table.ok()) return InvalidInput(what + ": " + table.status().message());
     return DecodeTable(**table, what);
   } catch (const ::parquet::ParquetException& e) {
-    return Malformed(what + ": " + e.what());
+    return InvalidInput(what + ": " + e.what());
   }
 }
 

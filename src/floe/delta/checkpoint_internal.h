@@ -35,7 +35,7 @@ Result<EncodedCheckpoint> EncodeCheckpoint(const Snapshot& snapshot, int64_t now
 
 // Every modelled action of a V1 checkpoint written by any Delta writer (unknown columns
 // such as domainMetadata, stats_parsed or partitionValues_parsed are ignored). `what`
-// names the file in errors (kInvalidRecord).
+// names the file in errors (kInvalidInput).
 Result<std::vector<Action>> DecodeCheckpoint(std::string_view bytes,
                                              const std::string& what);
 

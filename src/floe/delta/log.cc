@@ -105,9 +105,9 @@ Result<std::optional<int64_t>> DeltaLog::ReadLastCheckpointVersion() const {
   }
   const std::string what = LastCheckpointUri();
   FLOE_ASSIGN_OR_RAISE(auto j, internal::Parse(*text, what));
-  FLOE_ASSIGN_OR_RAISE(int64_t version, internal::GetInt64(j, "version", what.c_str()));
-  if (internal::Find(j, "parts")) {
-    return internal::Malformed(
+  FLOE_ASSIGN_OR_RAISE(int64_t version, json::GetInt64(j, "version", what.c_str()));
+  if (json::Find(j, "parts")) {
+    return InvalidInput(
         what + " names a multi-part checkpoint, which Floe does not read");
   }
   return std::optional<int64_t>(version);
@@ -154,9 +154,7 @@ Result<Snapshot> DeltaLog::ReadSnapshot() const {
       return text.status();
     }
     auto actions = DecodeActions(*text);
-    if (!actions.ok()) {
-      return internal::Malformed(uri + ": " + actions.status().message());
-    }
+    if (!actions.ok()) return WithContext(actions.status(), uri);
     s.Apply(next, *actions);
     ++next;
   }
@@ -169,7 +167,7 @@ Result<Snapshot> DeltaLog::ReadSnapshot() const {
         std::string_view name = BaseName(f.uri);
         if (ParseVersioned(name, kJsonSuffix) ||
             ParseVersioned(name, kCheckpointSuffix)) {
-          return internal::Malformed(
+          return InvalidInput(
               "Delta log " + log_dir_ + " has " + std::string(name) +
               " but neither version 0 nor a checkpoint to start from");
         }
@@ -180,7 +178,7 @@ Result<Snapshot> DeltaLog::ReadSnapshot() const {
     return s;
   }
   if (!s.protocol || !s.metadata) {
-    return internal::Malformed("Delta log " + log_dir_ + " at version " +
+    return InvalidInput("Delta log " + log_dir_ + " at version " +
                                std::to_string(s.version) +
                                " has no protocol or metaData");
   }

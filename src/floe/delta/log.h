@@ -75,8 +75,8 @@ class DeltaLog {
   // versions in order until one is missing). Without _last_checkpoint (or when it names a
   // missing file) the newest classic checkpoint is found by listing, when the FileIO
   // lists; else replay starts at version 0. version -1 when the table does not exist.
-  // Errors: malformed log content (kInvalidRecord), storage errors as FileIO reports
-  // them; kInvalidRecord too when the log has files but neither version 0 nor a
+  // Errors: malformed log content (kInvalidInput), storage errors as FileIO reports
+  // them; kInvalidInput too when the log has files but neither version 0 nor a
   // checkpoint to start from.
   Result<Snapshot> ReadSnapshot() const;
 

@@ -243,7 +243,7 @@ TEST_F(DeltaLogTest, LogWithoutStartIsAnError) {
   Build(2);
   fs::remove(LogPath(Name(0, ".json")));
   auto s = log_->ReadSnapshot();
-  EXPECT_EQ(KindOf(s.status()), ErrorKind::kInvalidRecord) << s.status().ToString();
+  EXPECT_EQ(KindOf(s.status()), ErrorKind::kInvalidInput) << s.status().ToString();
 }
 
 TEST_F(DeltaLogTest, CheckpointRetryKeepsExistingFileAndNeverMovesBack) {

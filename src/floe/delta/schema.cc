@@ -128,29 +128,29 @@ class Converter {
 
 void CollectNames(const Json& type, PhysicalNames* out, int depth) {
   if (depth > 200 || !type.is_object()) return;
-  const Json* kind = internal::Find(type, "type");
+  const Json* kind = json::Find(type, "type");
   if (!kind || !kind->is_string()) return;
   const std::string k = kind->get<std::string>();
   if (k == "struct") {
-    const Json* fields = internal::Find(type, "fields");
+    const Json* fields = json::Find(type, "fields");
     if (!fields || !fields->is_array()) return;
     for (const Json& f : *fields) {
-      const Json* md = internal::Find(f, "metadata");
-      const Json* id = md ? internal::Find(*md, "delta.columnMapping.id") : nullptr;
+      const Json* md = json::Find(f, "metadata");
+      const Json* id = md ? json::Find(*md, "delta.columnMapping.id") : nullptr;
       const Json* phys =
-          md ? internal::Find(*md, "delta.columnMapping.physicalName") : nullptr;
+          md ? json::Find(*md, "delta.columnMapping.physicalName") : nullptr;
       if (id && id->is_number_integer() && phys && phys->is_string()) {
         (*out)[id->get<int>()] = phys->get<std::string>();
       }
-      if (const Json* t = internal::Find(f, "type")) CollectNames(*t, out, depth + 1);
+      if (const Json* t = json::Find(f, "type")) CollectNames(*t, out, depth + 1);
     }
   } else if (k == "array") {
-    if (const Json* e = internal::Find(type, "elementType"))
+    if (const Json* e = json::Find(type, "elementType"))
       CollectNames(*e, out, depth + 1);
   } else if (k == "map") {
-    if (const Json* kt = internal::Find(type, "keyType"))
+    if (const Json* kt = json::Find(type, "keyType"))
       CollectNames(*kt, out, depth + 1);
-    if (const Json* vt = internal::Find(type, "valueType"))
+    if (const Json* vt = json::Find(type, "valueType"))
       CollectNames(*vt, out, depth + 1);
   }
 }

@@ -49,7 +49,7 @@ Result<std::string> DeltaSchemaString(const iceberg::Schema& schema,
 
 // The id -> physical name of every field in a Delta schema string that carries column
 // mapping metadata (the table's current names, to keep them when the schema evolves).
-// Errors: malformed JSON (kInvalidRecord).
+// Errors: malformed JSON (kInvalidInput).
 Result<PhysicalNames> PhysicalNamesFromSchemaString(std::string_view schema_string);
 
 }  // namespace floe::delta

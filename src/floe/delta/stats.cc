@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "floe/common/utf8.h"
 #include "floe/delta/json_internal.h"
 
 namespace floe::delta {
@@ -114,46 +115,6 @@ std::optional<std::string> DecimalText(std::string_view be, int precision, int s
     if (i == static_cast<size_t>(scale) && scale > 0) out.push_back('.');
   }
   return out;
-}
-
-// Number of code points of valid UTF-8 (no overlongs, surrogates or values above
-// U+10FFFF); nullopt when malformed.
-std::optional<int> Utf8Length(std::string_view s) {
-  int n = 0;
-  size_t i = 0;
-  while (i < s.size()) {
-    auto b0 = static_cast<uint8_t>(s[i]);
-    size_t len;
-    uint32_t cp;
-    if (b0 < 0x80) {
-      len = 1;
-      cp = b0;
-    } else if ((b0 & 0xE0) == 0xC0) {
-      len = 2;
-      cp = b0 & 0x1F;
-    } else if ((b0 & 0xF0) == 0xE0) {
-      len = 3;
-      cp = b0 & 0x0F;
-    } else if ((b0 & 0xF8) == 0xF0) {
-      len = 4;
-      cp = b0 & 0x07;
-    } else {
-      return std::nullopt;
-    }
-    if (i + len > s.size()) return std::nullopt;
-    for (size_t k = 1; k < len; ++k) {
-      auto b = static_cast<uint8_t>(s[i + k]);
-      if ((b & 0xC0) != 0x80) return std::nullopt;
-      cp = (cp << 6) | (b & 0x3F);
-    }
-    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return std::nullopt;
-    }
-    i += len;
-    ++n;
-  }
-  return n;
 }
 
 enum class Kind { kMin, kMax, kNullCount };

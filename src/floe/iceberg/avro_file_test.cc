@@ -401,7 +401,7 @@ TEST(AvroFile, EveryTruncationIsAnErrorNotACrash) {
   for (size_t len = 0; len < file.size(); ++len) {
     auto r = Reader::Open(file.substr(0, len));
     if (!r.ok()) {
-      EXPECT_EQ(KindOf(r.status()), ErrorKind::kInvalidRecord) << len;
+      EXPECT_EQ(KindOf(r.status()), ErrorKind::kInvalidInput) << len;
       continue;
     }
     auto all = (*r)->ReadAll();
@@ -509,7 +509,7 @@ TEST(AvroFile, HostileLengthsAndCountsAreRejectedBeforeAllocating) {
     ASSERT_TRUE(r.ok()) << c.name << ": " << r.status().ToString();
     auto all = (*r)->ReadAll();
     ASSERT_FALSE(all.ok()) << c.name;
-    EXPECT_EQ(KindOf(all.status()), ErrorKind::kInvalidRecord) << c.name;
+    EXPECT_EQ(KindOf(all.status()), ErrorKind::kInvalidInput) << c.name;
   }
   // A block whose size exceeds the file is rejected too.
   std::string file = FileWithBody(R"("long")", std::string("\x02", 1), 1);

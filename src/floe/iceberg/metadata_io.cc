@@ -3,7 +3,6 @@
 #include <cstdio>
 
 #include "floe/common/util.h"
-#include "floe/iceberg/error.h"
 
 namespace floe::iceberg {
 

@@ -52,15 +52,15 @@ Result<std::vector<NestedField>> FieldsFromJson(const Json& j, int depth) {
   std::vector<NestedField> out;
   out.reserve(j.size());
   for (const auto& f : j) {
-    FLOE_RETURN_NOT_OK(internal::CheckObject(f, "struct field"));
+    FLOE_RETURN_NOT_OK(json::CheckObject(f, "struct field"));
     NestedField nf;
-    FLOE_ASSIGN_OR_RAISE(nf.id, internal::GetInt(f, "id", "struct field"));
-    FLOE_ASSIGN_OR_RAISE(nf.name, internal::GetString(f, "name", "struct field"));
-    FLOE_ASSIGN_OR_RAISE(nf.required, internal::GetBool(f, "required", "struct field"));
-    const Json* t = internal::Find(f, "type");
-    if (!t) return internal::Missing("type", "struct field");
+    FLOE_ASSIGN_OR_RAISE(nf.id, json::GetInt(f, "id", "struct field"));
+    FLOE_ASSIGN_OR_RAISE(nf.name, json::GetString(f, "name", "struct field"));
+    FLOE_ASSIGN_OR_RAISE(nf.required, json::GetBool(f, "required", "struct field"));
+    const Json* t = json::Find(f, "type");
+    if (!t) return json::Missing("type", "struct field");
     FLOE_ASSIGN_OR_RAISE(nf.type, TypeFromJsonDepth(*t, depth + 1));
-    FLOE_ASSIGN_OR_RAISE(auto doc, internal::GetOptString(f, "doc", "struct field"));
+    FLOE_ASSIGN_OR_RAISE(auto doc, json::GetOptString(f, "doc", "struct field"));
     if (doc) nf.doc = *doc;
     // initial-default / write-default are v3 (Appendix E); a v2 table has none to keep.
     out.push_back(std::move(nf));
@@ -71,30 +71,30 @@ Result<std::vector<NestedField>> FieldsFromJson(const Json& j, int depth) {
 Result<TypePtr> TypeFromJsonDepth(const Json& j, int depth) {
   if (depth > kMaxTypeDepth) return InvalidInput("schema nesting deeper than 64 levels");
   if (j.is_string()) return PrimitiveTypeFromString(j.get<std::string>());
-  FLOE_RETURN_NOT_OK(internal::CheckObject(j, "type"));
-  FLOE_ASSIGN_OR_RAISE(std::string kind, internal::GetString(j, "type", "type"));
+  FLOE_RETURN_NOT_OK(json::CheckObject(j, "type"));
+  FLOE_ASSIGN_OR_RAISE(std::string kind, json::GetString(j, "type", "type"));
   if (kind == "struct") {
-    const Json* fields = internal::Find(j, "fields");
-    if (!fields) return internal::Missing("fields", "struct type");
+    const Json* fields = json::Find(j, "fields");
+    if (!fields) return json::Missing("fields", "struct type");
     FLOE_ASSIGN_OR_RAISE(auto fs, FieldsFromJson(*fields, depth));
     return Type::Struct(std::move(fs));
   }
   if (kind == "list") {
-    FLOE_ASSIGN_OR_RAISE(int id, internal::GetInt(j, "element-id", "list type"));
-    FLOE_ASSIGN_OR_RAISE(bool req, internal::GetBool(j, "element-required", "list type"));
-    const Json* e = internal::Find(j, "element");
-    if (!e) return internal::Missing("element", "list type");
+    FLOE_ASSIGN_OR_RAISE(int id, json::GetInt(j, "element-id", "list type"));
+    FLOE_ASSIGN_OR_RAISE(bool req, json::GetBool(j, "element-required", "list type"));
+    const Json* e = json::Find(j, "element");
+    if (!e) return json::Missing("element", "list type");
     FLOE_ASSIGN_OR_RAISE(auto et, TypeFromJsonDepth(*e, depth + 1));
     return Type::List(id, req, std::move(et));
   }
   if (kind == "map") {
-    FLOE_ASSIGN_OR_RAISE(int kid, internal::GetInt(j, "key-id", "map type"));
-    FLOE_ASSIGN_OR_RAISE(int vid, internal::GetInt(j, "value-id", "map type"));
-    FLOE_ASSIGN_OR_RAISE(bool vreq, internal::GetBool(j, "value-required", "map type"));
-    const Json* k = internal::Find(j, "key");
-    if (!k) return internal::Missing("key", "map type");
-    const Json* v = internal::Find(j, "value");
-    if (!v) return internal::Missing("value", "map type");
+    FLOE_ASSIGN_OR_RAISE(int kid, json::GetInt(j, "key-id", "map type"));
+    FLOE_ASSIGN_OR_RAISE(int vid, json::GetInt(j, "value-id", "map type"));
+    FLOE_ASSIGN_OR_RAISE(bool vreq, json::GetBool(j, "value-required", "map type"));
+    const Json* k = json::Find(j, "key");
+    if (!k) return json::Missing("key", "map type");
+    const Json* v = json::Find(j, "value");
+    if (!v) return json::Missing("value", "map type");
     FLOE_ASSIGN_OR_RAISE(auto kt, TypeFromJsonDepth(*k, depth + 1));
     FLOE_ASSIGN_OR_RAISE(auto vt, TypeFromJsonDepth(*v, depth + 1));
     return Type::Map(kid, std::move(kt), vid, vreq, std::move(vt));
@@ -203,26 +203,26 @@ Json SchemaToJson(const Schema& schema) {
 
 Result<Schema> SchemaFromJson(const Json& json) {
   try {
-    FLOE_RETURN_NOT_OK(internal::CheckObject(json, "schema"));
-    FLOE_ASSIGN_OR_RAISE(auto type_name, internal::GetOptString(json, "type", "schema"));
+    FLOE_RETURN_NOT_OK(json::CheckObject(json, "schema"));
+    FLOE_ASSIGN_OR_RAISE(auto type_name, json::GetOptString(json, "type", "schema"));
     if (type_name && *type_name != "struct") {
       return InvalidInput("schema: 'type' must be \"struct\", got \"" + *type_name +
                           "\"");
     }
     Schema s;
     // schema-id is required in v2 but absent in v1 files; v1 readers default it to 0.
-    FLOE_ASSIGN_OR_RAISE(auto id, internal::GetOptInt(json, "schema-id", "schema"));
+    FLOE_ASSIGN_OR_RAISE(auto id, json::GetOptInt(json, "schema-id", "schema"));
     s.schema_id = id.value_or(0);
-    const Json* fields = internal::Find(json, "fields");
-    if (!fields) return internal::Missing("fields", "schema");
+    const Json* fields = json::Find(json, "fields");
+    if (!fields) return json::Missing("fields", "schema");
     FLOE_ASSIGN_OR_RAISE(s.fields, FieldsFromJson(*fields, 0));
-    if (const Json* ids = internal::Find(json, "identifier-field-ids")) {
+    if (const Json* ids = json::Find(json, "identifier-field-ids")) {
       if (!ids->is_array()) {
-        return internal::WrongType("identifier-field-ids", "schema",
+        return json::WrongType("identifier-field-ids", "schema",
                                    "a list of integers");
       }
       for (const auto& v : *ids) {
-        FLOE_ASSIGN_OR_RAISE(int x, internal::AsInt(v, "identifier-field-ids", "schema"));
+        FLOE_ASSIGN_OR_RAISE(int x, json::AsInt(v, "identifier-field-ids", "schema"));
         s.identifier_field_ids.push_back(x);
       }
     }

@@ -92,7 +92,7 @@ TEST(SchemaJson, RejectsTypesFloeDoesNotModel) {
          json::array({{{"id", 1}, {"name", "v"}, {"required", false}, {"type", t}}})}};
     auto r = SchemaFromJson(j);
     ASSERT_FALSE(r.ok()) << t;
-    EXPECT_EQ(KindOf(r.status()), ErrorKind::kInvalidRecord);
+    EXPECT_EQ(KindOf(r.status()), ErrorKind::kInvalidInput);
     EXPECT_NE(r.status().message().find(t), std::string::npos) << r.status().message();
   }
 }
@@ -114,7 +114,7 @@ TEST(SchemaJson, RejectsMalformedFields) {
     auto r = SchemaFromJsonString(c);
     EXPECT_FALSE(r.ok()) << c;
     if (!r.ok()) {
-      EXPECT_EQ(KindOf(r.status()), ErrorKind::kInvalidRecord) << c;
+      EXPECT_EQ(KindOf(r.status()), ErrorKind::kInvalidInput) << c;
     }
   }
   EXPECT_FALSE(SchemaFromJsonString("{not json").ok());

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "floe/common/status.h"
 #include "floe/common/util.h"
-#include "floe/iceberg/error.h"
 
 namespace floe::iceberg {
 
@@ -197,7 +197,7 @@ Status FastAppend::MergeIfNeeded(const TableMetadata& base,
     if (!mf.ok()) {
       // A partition type the current schema can no longer resolve: leave this group
       // alone.
-      if (KindOf(mf.status()) == ErrorKind::kInvalidRecord) continue;
+      if (KindOf(mf.status()) == ErrorKind::kInvalidInput) continue;
       return mf.status();
     }
     written->push_back(location);

@@ -36,7 +36,7 @@ Status CollectIds(const std::vector<NestedField>& fields, std::set<int>* seen) {
 Result<std::map<std::string, std::string>> StringMapFromJson(const Json& j,
                                                              const char* key,
                                                              const char* what) {
-  if (!j.is_object()) return internal::WrongType(key, what, "a JSON object");
+  if (!j.is_object()) return json::WrongType(key, what, "a JSON object");
   std::map<std::string, std::string> out;
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (it->is_string()) {
@@ -66,22 +66,22 @@ void PutExtra(const ExtraFields& extra, Json* obj) {
 }
 
 Result<SnapshotLogEntry> SnapshotLogEntryFromJson(const Json& j) {
-  FLOE_RETURN_NOT_OK(internal::CheckObject(j, "snapshot-log entry"));
+  FLOE_RETURN_NOT_OK(json::CheckObject(j, "snapshot-log entry"));
   SnapshotLogEntry e;
   FLOE_ASSIGN_OR_RAISE(e.timestamp_ms,
-                       internal::GetInt64(j, "timestamp-ms", "snapshot-log entry"));
+                       json::GetInt64(j, "timestamp-ms", "snapshot-log entry"));
   FLOE_ASSIGN_OR_RAISE(e.snapshot_id,
-                       internal::GetInt64(j, "snapshot-id", "snapshot-log entry"));
+                       json::GetInt64(j, "snapshot-id", "snapshot-log entry"));
   return e;
 }
 
 Result<MetadataLogEntry> MetadataLogEntryFromJson(const Json& j) {
-  FLOE_RETURN_NOT_OK(internal::CheckObject(j, "metadata-log entry"));
+  FLOE_RETURN_NOT_OK(json::CheckObject(j, "metadata-log entry"));
   MetadataLogEntry e;
   FLOE_ASSIGN_OR_RAISE(e.timestamp_ms,
-                       internal::GetInt64(j, "timestamp-ms", "metadata-log entry"));
+                       json::GetInt64(j, "timestamp-ms", "metadata-log entry"));
   FLOE_ASSIGN_OR_RAISE(e.metadata_file,
-                       internal::GetString(j, "metadata-file", "metadata-log entry"));
+                       json::GetString(j, "metadata-file", "metadata-log entry"));
   return e;
 }
 
@@ -112,9 +112,9 @@ const std::set<std::string>& KnownTopLevelKeys() {
 
 Result<TableMetadata> ParseMetadata(const Json& j) {
   const char* what = "table metadata";
-  FLOE_RETURN_NOT_OK(internal::CheckObject(j, what));
+  FLOE_RETURN_NOT_OK(json::CheckObject(j, what));
   TableMetadata m;
-  FLOE_ASSIGN_OR_RAISE(m.format_version, internal::GetInt(j, "format-version", what));
+  FLOE_ASSIGN_OR_RAISE(m.format_version, json::GetInt(j, "format-version", what));
   if (m.format_version < 1 || m.format_version > 2) {
     return InvalidInput("unsupported table format-version " +
                         std::to_string(m.format_version) +
@@ -122,60 +122,60 @@ Result<TableMetadata> ParseMetadata(const Json& j) {
   }
   const bool v1 = m.format_version == 1;
   if (v1) {
-    FLOE_ASSIGN_OR_RAISE(auto uuid, internal::GetOptString(j, "table-uuid", what));
+    FLOE_ASSIGN_OR_RAISE(auto uuid, json::GetOptString(j, "table-uuid", what));
     m.table_uuid = uuid.value_or("");
   } else {
-    FLOE_ASSIGN_OR_RAISE(m.table_uuid, internal::GetString(j, "table-uuid", what));
+    FLOE_ASSIGN_OR_RAISE(m.table_uuid, json::GetString(j, "table-uuid", what));
   }
-  FLOE_ASSIGN_OR_RAISE(m.location, internal::GetString(j, "location", what));
+  FLOE_ASSIGN_OR_RAISE(m.location, json::GetString(j, "location", what));
   if (v1) {
     FLOE_ASSIGN_OR_RAISE(auto seq,
-                         internal::GetOptInt64(j, "last-sequence-number", what));
+                         json::GetOptInt64(j, "last-sequence-number", what));
     m.last_sequence_number = seq.value_or(0);
   } else {
     FLOE_ASSIGN_OR_RAISE(m.last_sequence_number,
-                         internal::GetInt64(j, "last-sequence-number", what));
+                         json::GetInt64(j, "last-sequence-number", what));
   }
-  FLOE_ASSIGN_OR_RAISE(m.last_updated_ms, internal::GetInt64(j, "last-updated-ms", what));
-  FLOE_ASSIGN_OR_RAISE(m.last_column_id, internal::GetInt(j, "last-column-id", what));
+  FLOE_ASSIGN_OR_RAISE(m.last_updated_ms, json::GetInt64(j, "last-updated-ms", what));
+  FLOE_ASSIGN_OR_RAISE(m.last_column_id, json::GetInt(j, "last-column-id", what));
 
   // Schemas: v2 `schemas` + `current-schema-id`; v1 may have only the deprecated
   // `schema`.
-  if (const Json* schemas = internal::Find(j, "schemas")) {
-    if (!schemas->is_array()) return internal::WrongType("schemas", what, "a list");
+  if (const Json* schemas = json::Find(j, "schemas")) {
+    if (!schemas->is_array()) return json::WrongType("schemas", what, "a list");
     for (const auto& s : *schemas) {
       FLOE_ASSIGN_OR_RAISE(auto schema, SchemaFromJson(s));
       m.schemas.push_back(std::move(schema));
     }
-    FLOE_ASSIGN_OR_RAISE(auto cur, internal::GetOptInt(j, "current-schema-id", what));
-    if (!cur && !v1) return internal::Missing("current-schema-id", what);
+    FLOE_ASSIGN_OR_RAISE(auto cur, json::GetOptInt(j, "current-schema-id", what));
+    if (!cur && !v1) return json::Missing("current-schema-id", what);
     m.current_schema_id =
         cur ? *cur : (m.schemas.empty() ? 0 : m.schemas.front().schema_id);
-  } else if (const Json* schema = internal::Find(j, "schema"); schema && v1) {
+  } else if (const Json* schema = json::Find(j, "schema"); schema && v1) {
     FLOE_ASSIGN_OR_RAISE(auto s, SchemaFromJson(*schema));
     m.current_schema_id = s.schema_id;
     m.schemas.push_back(std::move(s));
   } else {
-    return internal::Missing("schemas", what);
+    return json::Missing("schemas", what);
   }
 
   // Partition specs: v2 `partition-specs`; v1 may have only `partition-spec` (fields).
-  if (const Json* specs = internal::Find(j, "partition-specs")) {
-    if (!specs->is_array()) return internal::WrongType("partition-specs", what, "a list");
+  if (const Json* specs = json::Find(j, "partition-specs")) {
+    if (!specs->is_array()) return json::WrongType("partition-specs", what, "a list");
     for (const auto& s : *specs) {
       FLOE_ASSIGN_OR_RAISE(auto spec, PartitionSpecFromJson(s));
       m.partition_specs.push_back(std::move(spec));
     }
-    FLOE_ASSIGN_OR_RAISE(auto def, internal::GetOptInt(j, "default-spec-id", what));
-    if (!def && !v1) return internal::Missing("default-spec-id", what);
+    FLOE_ASSIGN_OR_RAISE(auto def, json::GetOptInt(j, "default-spec-id", what));
+    if (!def && !v1) return json::Missing("default-spec-id", what);
     m.default_spec_id = def ? *def : 0;
-  } else if (const Json* spec = internal::Find(j, "partition-spec"); spec && v1) {
+  } else if (const Json* spec = json::Find(j, "partition-spec"); spec && v1) {
     PartitionSpec ps;
     FLOE_ASSIGN_OR_RAISE(ps.fields, PartitionFieldsFromJson(*spec));
     m.partition_specs.push_back(std::move(ps));
     m.default_spec_id = 0;
   } else {
-    return internal::Missing("partition-specs", what);
+    return json::Missing("partition-specs", what);
   }
   // v1 specs may lack field ids: the reference implementation numbered them from 1000.
   int max_partition_id = kUnpartitionedLastPartitionId;
@@ -187,59 +187,59 @@ Result<TableMetadata> ParseMetadata(const Json& j) {
       max_partition_id = std::max(max_partition_id, f.field_id);
     }
   }
-  FLOE_ASSIGN_OR_RAISE(auto lpi, internal::GetOptInt(j, "last-partition-id", what));
-  if (!lpi && !v1) return internal::Missing("last-partition-id", what);
+  FLOE_ASSIGN_OR_RAISE(auto lpi, json::GetOptInt(j, "last-partition-id", what));
+  if (!lpi && !v1) return json::Missing("last-partition-id", what);
   m.last_partition_id = lpi ? *lpi : max_partition_id;
 
-  if (const Json* props = internal::Find(j, "properties")) {
+  if (const Json* props = json::Find(j, "properties")) {
     FLOE_ASSIGN_OR_RAISE(m.properties, StringMapFromJson(*props, "properties", what));
   }
 
   FLOE_ASSIGN_OR_RAISE(auto cur_snap,
-                       internal::GetOptInt64(j, "current-snapshot-id", what));
+                       json::GetOptInt64(j, "current-snapshot-id", what));
   // Java writes -1 for "no current snapshot" in v1/v2 (spec Appendix F).
   if (cur_snap && *cur_snap != -1) m.current_snapshot_id = *cur_snap;
 
-  if (const Json* snaps = internal::Find(j, "snapshots")) {
-    if (!snaps->is_array()) return internal::WrongType("snapshots", what, "a list");
+  if (const Json* snaps = json::Find(j, "snapshots")) {
+    if (!snaps->is_array()) return json::WrongType("snapshots", what, "a list");
     for (const auto& s : *snaps) {
       FLOE_ASSIGN_OR_RAISE(auto snap, SnapshotFromJson(s));
       m.snapshots.push_back(std::move(snap));
     }
   }
-  if (const Json* log = internal::Find(j, "snapshot-log")) {
-    if (!log->is_array()) return internal::WrongType("snapshot-log", what, "a list");
+  if (const Json* log = json::Find(j, "snapshot-log")) {
+    if (!log->is_array()) return json::WrongType("snapshot-log", what, "a list");
     for (const auto& e : *log) {
       FLOE_ASSIGN_OR_RAISE(auto entry, SnapshotLogEntryFromJson(e));
       m.snapshot_log.push_back(entry);
     }
   }
-  if (const Json* log = internal::Find(j, "metadata-log")) {
-    if (!log->is_array()) return internal::WrongType("metadata-log", what, "a list");
+  if (const Json* log = json::Find(j, "metadata-log")) {
+    if (!log->is_array()) return json::WrongType("metadata-log", what, "a list");
     for (const auto& e : *log) {
       FLOE_ASSIGN_OR_RAISE(auto entry, MetadataLogEntryFromJson(e));
       m.metadata_log.push_back(std::move(entry));
     }
   }
-  if (const Json* orders = internal::Find(j, "sort-orders")) {
-    if (!orders->is_array()) return internal::WrongType("sort-orders", what, "a list");
+  if (const Json* orders = json::Find(j, "sort-orders")) {
+    if (!orders->is_array()) return json::WrongType("sort-orders", what, "a list");
     for (const auto& o : *orders) {
       FLOE_ASSIGN_OR_RAISE(auto order, SortOrderFromJson(o));
       m.sort_orders.push_back(std::move(order));
     }
-    FLOE_ASSIGN_OR_RAISE(auto def, internal::GetOptInt(j, "default-sort-order-id", what));
-    if (!def && !v1) return internal::Missing("default-sort-order-id", what);
+    FLOE_ASSIGN_OR_RAISE(auto def, json::GetOptInt(j, "default-sort-order-id", what));
+    if (!def && !v1) return json::Missing("default-sort-order-id", what);
     m.default_sort_order_id = def.value_or(kUnsortedOrderId);
   } else if (!v1) {
-    return internal::Missing("sort-orders", what);
+    return json::Missing("sort-orders", what);
   }
   if (m.sort_orders.empty()) {
     m.sort_orders.push_back(SortOrder{});
     m.default_sort_order_id = kUnsortedOrderId;
   }
 
-  if (const Json* refs = internal::Find(j, "refs")) {
-    if (!refs->is_object()) return internal::WrongType("refs", what, "a JSON object");
+  if (const Json* refs = json::Find(j, "refs")) {
+    if (!refs->is_object()) return json::WrongType("refs", what, "a JSON object");
     for (auto it = refs->begin(); it != refs->end(); ++it) {
       FLOE_ASSIGN_OR_RAISE(auto ref, SnapshotRefFromJson(*it));
       m.refs[it.key()] = ref;
@@ -470,36 +470,36 @@ Result<std::vector<PartitionField>> PartitionFieldsFromJson(const Json& j) {
   if (!j.is_array()) return InvalidInput("partition spec: 'fields' must be a list");
   std::vector<PartitionField> out;
   for (const auto& f : j) {
-    FLOE_RETURN_NOT_OK(internal::CheckObject(f, what));
+    FLOE_RETURN_NOT_OK(json::CheckObject(f, what));
     PartitionField pf;
-    if (internal::Find(f, "source-id")) {
-      FLOE_ASSIGN_OR_RAISE(pf.source_id, internal::GetInt(f, "source-id", what));
-    } else if (const Json* ids = internal::Find(f, "source-ids")) {
+    if (json::Find(f, "source-id")) {
+      FLOE_ASSIGN_OR_RAISE(pf.source_id, json::GetInt(f, "source-id", what));
+    } else if (const Json* ids = json::Find(f, "source-ids")) {
       // v3 multi-argument transforms; a single id is still representable.
       if (!ids->is_array() || ids->size() != 1) {
         return InvalidInput(
             "partition field: multi-argument transforms are not supported");
       }
-      FLOE_ASSIGN_OR_RAISE(pf.source_id, internal::AsInt((*ids)[0], "source-ids", what));
+      FLOE_ASSIGN_OR_RAISE(pf.source_id, json::AsInt((*ids)[0], "source-ids", what));
     } else {
-      return internal::Missing("source-id", what);
+      return json::Missing("source-id", what);
     }
-    FLOE_ASSIGN_OR_RAISE(auto fid, internal::GetOptInt(f, "field-id", what));
+    FLOE_ASSIGN_OR_RAISE(auto fid, json::GetOptInt(f, "field-id", what));
     pf.field_id = fid.value_or(-1);
-    FLOE_ASSIGN_OR_RAISE(pf.name, internal::GetString(f, "name", what));
-    FLOE_ASSIGN_OR_RAISE(pf.transform, internal::GetString(f, "transform", what));
+    FLOE_ASSIGN_OR_RAISE(pf.name, json::GetString(f, "name", what));
+    FLOE_ASSIGN_OR_RAISE(pf.transform, json::GetString(f, "transform", what));
     out.push_back(std::move(pf));
   }
   return out;
 }
 
 Result<PartitionSpec> PartitionSpecFromJson(const Json& j) {
-  FLOE_RETURN_NOT_OK(internal::CheckObject(j, "partition spec"));
+  FLOE_RETURN_NOT_OK(json::CheckObject(j, "partition spec"));
   PartitionSpec spec;
-  FLOE_ASSIGN_OR_RAISE(auto id, internal::GetOptInt(j, "spec-id", "partition spec"));
+  FLOE_ASSIGN_OR_RAISE(auto id, json::GetOptInt(j, "spec-id", "partition spec"));
   spec.spec_id = id.value_or(0);
-  const Json* fields = internal::Find(j, "fields");
-  if (!fields) return internal::Missing("fields", "partition spec");
+  const Json* fields = json::Find(j, "fields");
+  if (!fields) return json::Missing("fields", "partition spec");
   FLOE_ASSIGN_OR_RAISE(spec.fields, PartitionFieldsFromJson(*fields));
   return spec;
 }
@@ -522,29 +522,29 @@ Json SortOrderToJson(const SortOrder& order) {
 
 Result<SortOrder> SortOrderFromJson(const Json& j) {
   const char* what = "sort order";
-  FLOE_RETURN_NOT_OK(internal::CheckObject(j, what));
+  FLOE_RETURN_NOT_OK(json::CheckObject(j, what));
   SortOrder order;
-  FLOE_ASSIGN_OR_RAISE(auto id, internal::GetOptInt(j, "order-id", what));
+  FLOE_ASSIGN_OR_RAISE(auto id, json::GetOptInt(j, "order-id", what));
   order.order_id = id.value_or(kUnsortedOrderId);
-  const Json* fields = internal::Find(j, "fields");
-  if (!fields) return internal::Missing("fields", what);
-  if (!fields->is_array()) return internal::WrongType("fields", what, "a list");
+  const Json* fields = json::Find(j, "fields");
+  if (!fields) return json::Missing("fields", what);
+  if (!fields->is_array()) return json::WrongType("fields", what, "a list");
   for (const auto& f : *fields) {
-    FLOE_RETURN_NOT_OK(internal::CheckObject(f, "sort field"));
+    FLOE_RETURN_NOT_OK(json::CheckObject(f, "sort field"));
     SortField sf;
-    FLOE_ASSIGN_OR_RAISE(sf.transform, internal::GetString(f, "transform", "sort field"));
-    if (internal::Find(f, "source-id")) {
-      FLOE_ASSIGN_OR_RAISE(sf.source_id, internal::GetInt(f, "source-id", "sort field"));
-    } else if (const Json* ids = internal::Find(f, "source-ids");
+    FLOE_ASSIGN_OR_RAISE(sf.transform, json::GetString(f, "transform", "sort field"));
+    if (json::Find(f, "source-id")) {
+      FLOE_ASSIGN_OR_RAISE(sf.source_id, json::GetInt(f, "source-id", "sort field"));
+    } else if (const Json* ids = json::Find(f, "source-ids");
                ids && ids->is_array() && ids->size() == 1) {
       FLOE_ASSIGN_OR_RAISE(sf.source_id,
-                           internal::AsInt((*ids)[0], "source-ids", "sort field"));
+                           json::AsInt((*ids)[0], "source-ids", "sort field"));
     } else {
-      return internal::Missing("source-id", "sort field");
+      return json::Missing("source-id", "sort field");
     }
-    FLOE_ASSIGN_OR_RAISE(sf.direction, internal::GetString(f, "direction", "sort field"));
+    FLOE_ASSIGN_OR_RAISE(sf.direction, json::GetString(f, "direction", "sort field"));
     FLOE_ASSIGN_OR_RAISE(sf.null_order,
-                         internal::GetString(f, "null-order", "sort field"));
+                         json::GetString(f, "null-order", "sort field"));
     if (sf.direction != "asc" && sf.direction != "desc") {
       return InvalidInput("sort field: direction must be asc or desc, got " +
                           sf.direction);
@@ -576,20 +576,20 @@ Json SnapshotToJson(const Snapshot& s, int format_version) {
 
 Result<Snapshot> SnapshotFromJson(const Json& j) {
   const char* what = "snapshot";
-  FLOE_RETURN_NOT_OK(internal::CheckObject(j, what));
+  FLOE_RETURN_NOT_OK(json::CheckObject(j, what));
   Snapshot s;
-  FLOE_ASSIGN_OR_RAISE(s.snapshot_id, internal::GetInt64(j, "snapshot-id", what));
+  FLOE_ASSIGN_OR_RAISE(s.snapshot_id, json::GetInt64(j, "snapshot-id", what));
   FLOE_ASSIGN_OR_RAISE(s.parent_snapshot_id,
-                       internal::GetOptInt64(j, "parent-snapshot-id", what));
-  FLOE_ASSIGN_OR_RAISE(auto seq, internal::GetOptInt64(j, "sequence-number", what));
+                       json::GetOptInt64(j, "parent-snapshot-id", what));
+  FLOE_ASSIGN_OR_RAISE(auto seq, json::GetOptInt64(j, "sequence-number", what));
   s.sequence_number = seq.value_or(0);  // v1: default 0 (Appendix E)
-  FLOE_ASSIGN_OR_RAISE(s.timestamp_ms, internal::GetInt64(j, "timestamp-ms", what));
-  FLOE_ASSIGN_OR_RAISE(auto list, internal::GetOptString(j, "manifest-list", what));
+  FLOE_ASSIGN_OR_RAISE(s.timestamp_ms, json::GetInt64(j, "timestamp-ms", what));
+  FLOE_ASSIGN_OR_RAISE(auto list, json::GetOptString(j, "manifest-list", what));
   s.manifest_list = list.value_or("");
-  if (const Json* summary = internal::Find(j, "summary")) {
+  if (const Json* summary = json::Find(j, "summary")) {
     FLOE_ASSIGN_OR_RAISE(s.summary, StringMapFromJson(*summary, "summary", what));
   }
-  FLOE_ASSIGN_OR_RAISE(s.schema_id, internal::GetOptInt(j, "schema-id", what));
+  FLOE_ASSIGN_OR_RAISE(s.schema_id, json::GetOptInt(j, "schema-id", what));
   static const std::set<std::string> kKnown = {"snapshot-id",     "parent-snapshot-id",
                                                "sequence-number", "timestamp-ms",
                                                "manifest-list",   "summary",
@@ -610,19 +610,19 @@ Json SnapshotRefToJson(const SnapshotRef& ref) {
 
 Result<SnapshotRef> SnapshotRefFromJson(const Json& j) {
   const char* what = "snapshot ref";
-  FLOE_RETURN_NOT_OK(internal::CheckObject(j, what));
+  FLOE_RETURN_NOT_OK(json::CheckObject(j, what));
   SnapshotRef ref;
-  FLOE_ASSIGN_OR_RAISE(ref.snapshot_id, internal::GetInt64(j, "snapshot-id", what));
-  FLOE_ASSIGN_OR_RAISE(ref.type, internal::GetString(j, "type", what));
+  FLOE_ASSIGN_OR_RAISE(ref.snapshot_id, json::GetInt64(j, "snapshot-id", what));
+  FLOE_ASSIGN_OR_RAISE(ref.type, json::GetString(j, "type", what));
   if (ref.type != "branch" && ref.type != "tag") {
     return InvalidInput("snapshot ref: type must be branch or tag, got " + ref.type);
   }
   FLOE_ASSIGN_OR_RAISE(ref.min_snapshots_to_keep,
-                       internal::GetOptInt(j, "min-snapshots-to-keep", what));
+                       json::GetOptInt(j, "min-snapshots-to-keep", what));
   FLOE_ASSIGN_OR_RAISE(ref.max_snapshot_age_ms,
-                       internal::GetOptInt64(j, "max-snapshot-age-ms", what));
+                       json::GetOptInt64(j, "max-snapshot-age-ms", what));
   FLOE_ASSIGN_OR_RAISE(ref.max_ref_age_ms,
-                       internal::GetOptInt64(j, "max-ref-age-ms", what));
+                       json::GetOptInt64(j, "max-ref-age-ms", what));
   return ref;
 }
 

@@ -232,7 +232,7 @@ TEST(TableMetadata, RejectsUnsupportedAndMalformed) {
     auto rk = TableMetadataFromJson(k);
     EXPECT_FALSE(rk.ok()) << key;
     if (!rk.ok()) {
-      EXPECT_EQ(KindOf(rk.status()), ErrorKind::kInvalidRecord);
+      EXPECT_EQ(KindOf(rk.status()), ErrorKind::kInvalidInput);
     }
   }
   json bad = TableMetadataToJson(WithSnapshots());

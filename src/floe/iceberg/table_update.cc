@@ -30,12 +30,12 @@ std::string Lower(std::string s) {
 
 Result<std::vector<int64_t>> Int64List(const Json& obj, const char* key,
                                        const char* what) {
-  const Json* v = internal::Find(obj, key);
-  if (!v) return internal::Missing(key, what);
-  if (!v->is_array()) return internal::WrongType(key, what, "a list of integers");
+  const Json* v = json::Find(obj, key);
+  if (!v) return json::Missing(key, what);
+  if (!v->is_array()) return json::WrongType(key, what, "a list of integers");
   std::vector<int64_t> out;
   for (const auto& x : *v) {
-    FLOE_ASSIGN_OR_RAISE(int64_t id, internal::AsInt64(x, key, what));
+    FLOE_ASSIGN_OR_RAISE(int64_t id, json::AsInt64(x, key, what));
     out.push_back(id);
   }
   return out;
@@ -46,81 +46,81 @@ Result<std::vector<int>> IntList(const Json& obj, const char* key, const char* w
   std::vector<int> out;
   for (int64_t x : wide) {
     if (x < INT32_MIN || x > INT32_MAX)
-      return internal::WrongType(key, what, "32-bit integers");
+      return json::WrongType(key, what, "32-bit integers");
     out.push_back(static_cast<int>(x));
   }
   return out;
 }
 
 Result<int64_t> StatisticsSnapshotId(const Json& stats, const char* what) {
-  FLOE_RETURN_NOT_OK(internal::CheckObject(stats, what));
-  return internal::GetInt64(stats, "snapshot-id", what);
+  FLOE_RETURN_NOT_OK(json::CheckObject(stats, what));
+  return json::GetInt64(stats, "snapshot-id", what);
 }
 
 Result<TableUpdate> ParseUpdate(const Json& j) {
-  FLOE_RETURN_NOT_OK(internal::CheckObject(j, "table update"));
+  FLOE_RETURN_NOT_OK(json::CheckObject(j, "table update"));
   FLOE_ASSIGN_OR_RAISE(std::string action,
-                       internal::GetString(j, "action", "table update"));
+                       json::GetString(j, "action", "table update"));
   const std::string what_s = "table update " + action;
   const char* what = what_s.c_str();
   if (action == "assign-uuid") {
     update::AssignUuid u;
-    FLOE_ASSIGN_OR_RAISE(u.uuid, internal::GetString(j, "uuid", what));
+    FLOE_ASSIGN_OR_RAISE(u.uuid, json::GetString(j, "uuid", what));
     return u;
   }
   if (action == "upgrade-format-version") {
     update::UpgradeFormatVersion u;
-    FLOE_ASSIGN_OR_RAISE(u.format_version, internal::GetInt(j, "format-version", what));
+    FLOE_ASSIGN_OR_RAISE(u.format_version, json::GetInt(j, "format-version", what));
     return u;
   }
   if (action == "add-schema") {
     update::AddSchema u;
-    const Json* s = internal::Find(j, "schema");
-    if (!s) return internal::Missing("schema", what);
+    const Json* s = json::Find(j, "schema");
+    if (!s) return json::Missing("schema", what);
     FLOE_ASSIGN_OR_RAISE(u.schema, SchemaFromJson(*s));
     FLOE_ASSIGN_OR_RAISE(u.last_column_id,
-                         internal::GetOptInt(j, "last-column-id", what));
+                         json::GetOptInt(j, "last-column-id", what));
     return u;
   }
   if (action == "set-current-schema") {
     update::SetCurrentSchema u;
-    FLOE_ASSIGN_OR_RAISE(u.schema_id, internal::GetInt(j, "schema-id", what));
+    FLOE_ASSIGN_OR_RAISE(u.schema_id, json::GetInt(j, "schema-id", what));
     return u;
   }
   if (action == "add-spec") {
     update::AddPartitionSpec u;
-    const Json* s = internal::Find(j, "spec");
-    if (!s) return internal::Missing("spec", what);
+    const Json* s = json::Find(j, "spec");
+    if (!s) return json::Missing("spec", what);
     FLOE_ASSIGN_OR_RAISE(u.spec, PartitionSpecFromJson(*s));
     return u;
   }
   if (action == "set-default-spec") {
     update::SetDefaultSpec u;
-    FLOE_ASSIGN_OR_RAISE(u.spec_id, internal::GetInt(j, "spec-id", what));
+    FLOE_ASSIGN_OR_RAISE(u.spec_id, json::GetInt(j, "spec-id", what));
     return u;
   }
   if (action == "add-sort-order") {
     update::AddSortOrder u;
-    const Json* s = internal::Find(j, "sort-order");
-    if (!s) return internal::Missing("sort-order", what);
+    const Json* s = json::Find(j, "sort-order");
+    if (!s) return json::Missing("sort-order", what);
     FLOE_ASSIGN_OR_RAISE(u.sort_order, SortOrderFromJson(*s));
     return u;
   }
   if (action == "set-default-sort-order") {
     update::SetDefaultSortOrder u;
-    FLOE_ASSIGN_OR_RAISE(u.sort_order_id, internal::GetInt(j, "sort-order-id", what));
+    FLOE_ASSIGN_OR_RAISE(u.sort_order_id, json::GetInt(j, "sort-order-id", what));
     return u;
   }
   if (action == "add-snapshot") {
     update::AddSnapshot u;
-    const Json* s = internal::Find(j, "snapshot");
-    if (!s) return internal::Missing("snapshot", what);
+    const Json* s = json::Find(j, "snapshot");
+    if (!s) return json::Missing("snapshot", what);
     FLOE_ASSIGN_OR_RAISE(u.snapshot, SnapshotFromJson(*s));
     return u;
   }
   if (action == "set-snapshot-ref") {
     update::SetSnapshotRef u;
-    FLOE_ASSIGN_OR_RAISE(u.ref_name, internal::GetString(j, "ref-name", what));
+    FLOE_ASSIGN_OR_RAISE(u.ref_name, json::GetString(j, "ref-name", what));
     FLOE_ASSIGN_OR_RAISE(u.ref, SnapshotRefFromJson(j));
     return u;
   }
@@ -131,62 +131,62 @@ Result<TableUpdate> ParseUpdate(const Json& j) {
   }
   if (action == "remove-snapshot-ref") {
     update::RemoveSnapshotRef u;
-    FLOE_ASSIGN_OR_RAISE(u.ref_name, internal::GetString(j, "ref-name", what));
+    FLOE_ASSIGN_OR_RAISE(u.ref_name, json::GetString(j, "ref-name", what));
     return u;
   }
   if (action == "set-location") {
     update::SetLocation u;
-    FLOE_ASSIGN_OR_RAISE(u.location, internal::GetString(j, "location", what));
+    FLOE_ASSIGN_OR_RAISE(u.location, json::GetString(j, "location", what));
     return u;
   }
   if (action == "set-properties") {
     update::SetProperties u;
-    const Json* m = internal::Find(j, "updates");
-    if (!m) return internal::Missing("updates", what);
-    if (!m->is_object()) return internal::WrongType("updates", what, "a JSON object");
+    const Json* m = json::Find(j, "updates");
+    if (!m) return json::Missing("updates", what);
+    if (!m->is_object()) return json::WrongType("updates", what, "a JSON object");
     for (auto it = m->begin(); it != m->end(); ++it) {
       if (!it->is_string())
-        return internal::WrongType("updates", what, "a map of strings");
+        return json::WrongType("updates", what, "a map of strings");
       u.updates[it.key()] = it->get<std::string>();
     }
     return u;
   }
   if (action == "remove-properties") {
     update::RemoveProperties u;
-    const Json* r = internal::Find(j, "removals");
-    if (!r) return internal::Missing("removals", what);
-    if (!r->is_array()) return internal::WrongType("removals", what, "a list of strings");
+    const Json* r = json::Find(j, "removals");
+    if (!r) return json::Missing("removals", what);
+    if (!r->is_array()) return json::WrongType("removals", what, "a list of strings");
     for (const auto& x : *r) {
       if (!x.is_string())
-        return internal::WrongType("removals", what, "a list of strings");
+        return json::WrongType("removals", what, "a list of strings");
       u.removals.push_back(x.get<std::string>());
     }
     return u;
   }
   if (action == "set-statistics") {
     update::SetStatistics u;
-    const Json* s = internal::Find(j, "statistics");
-    if (!s) return internal::Missing("statistics", what);
+    const Json* s = json::Find(j, "statistics");
+    if (!s) return json::Missing("statistics", what);
     FLOE_ASSIGN_OR_RAISE(u.snapshot_id, StatisticsSnapshotId(*s, "statistics"));
     u.statistics_json = internal::Dump(*s);
     return u;
   }
   if (action == "remove-statistics") {
     update::RemoveStatistics u;
-    FLOE_ASSIGN_OR_RAISE(u.snapshot_id, internal::GetInt64(j, "snapshot-id", what));
+    FLOE_ASSIGN_OR_RAISE(u.snapshot_id, json::GetInt64(j, "snapshot-id", what));
     return u;
   }
   if (action == "set-partition-statistics") {
     update::SetPartitionStatistics u;
-    const Json* s = internal::Find(j, "partition-statistics");
-    if (!s) return internal::Missing("partition-statistics", what);
+    const Json* s = json::Find(j, "partition-statistics");
+    if (!s) return json::Missing("partition-statistics", what);
     FLOE_ASSIGN_OR_RAISE(u.snapshot_id, StatisticsSnapshotId(*s, "partition-statistics"));
     u.partition_statistics_json = internal::Dump(*s);
     return u;
   }
   if (action == "remove-partition-statistics") {
     update::RemovePartitionStatistics u;
-    FLOE_ASSIGN_OR_RAISE(u.snapshot_id, internal::GetInt64(j, "snapshot-id", what));
+    FLOE_ASSIGN_OR_RAISE(u.snapshot_id, json::GetInt64(j, "snapshot-id", what));
     return u;
   }
   if (action == "remove-partition-specs") {
@@ -203,52 +203,52 @@ Result<TableUpdate> ParseUpdate(const Json& j) {
 }
 
 Result<TableRequirement> ParseRequirement(const Json& j) {
-  FLOE_RETURN_NOT_OK(internal::CheckObject(j, "table requirement"));
+  FLOE_RETURN_NOT_OK(json::CheckObject(j, "table requirement"));
   FLOE_ASSIGN_OR_RAISE(std::string type,
-                       internal::GetString(j, "type", "table requirement"));
+                       json::GetString(j, "type", "table requirement"));
   const std::string what_s = "table requirement " + type;
   const char* what = what_s.c_str();
   if (type == "assert-create") return requirement::AssertCreate{};
   if (type == "assert-table-uuid") {
     requirement::AssertTableUuid r;
-    FLOE_ASSIGN_OR_RAISE(r.uuid, internal::GetString(j, "uuid", what));
+    FLOE_ASSIGN_OR_RAISE(r.uuid, json::GetString(j, "uuid", what));
     return r;
   }
   if (type == "assert-ref-snapshot-id") {
     requirement::AssertRefSnapshotId r;
-    FLOE_ASSIGN_OR_RAISE(r.ref, internal::GetString(j, "ref", what));
+    FLOE_ASSIGN_OR_RAISE(r.ref, json::GetString(j, "ref", what));
     // Required but nullable: null means "the ref must not exist".
-    if (!j.contains("snapshot-id")) return internal::Missing("snapshot-id", what);
-    FLOE_ASSIGN_OR_RAISE(r.snapshot_id, internal::GetOptInt64(j, "snapshot-id", what));
+    if (!j.contains("snapshot-id")) return json::Missing("snapshot-id", what);
+    FLOE_ASSIGN_OR_RAISE(r.snapshot_id, json::GetOptInt64(j, "snapshot-id", what));
     return r;
   }
   if (type == "assert-last-assigned-field-id") {
     requirement::AssertLastAssignedFieldId r;
     FLOE_ASSIGN_OR_RAISE(r.last_assigned_field_id,
-                         internal::GetInt(j, "last-assigned-field-id", what));
+                         json::GetInt(j, "last-assigned-field-id", what));
     return r;
   }
   if (type == "assert-current-schema-id") {
     requirement::AssertCurrentSchemaId r;
     FLOE_ASSIGN_OR_RAISE(r.current_schema_id,
-                         internal::GetInt(j, "current-schema-id", what));
+                         json::GetInt(j, "current-schema-id", what));
     return r;
   }
   if (type == "assert-last-assigned-partition-id") {
     requirement::AssertLastAssignedPartitionId r;
     FLOE_ASSIGN_OR_RAISE(r.last_assigned_partition_id,
-                         internal::GetInt(j, "last-assigned-partition-id", what));
+                         json::GetInt(j, "last-assigned-partition-id", what));
     return r;
   }
   if (type == "assert-default-spec-id") {
     requirement::AssertDefaultSpecId r;
-    FLOE_ASSIGN_OR_RAISE(r.default_spec_id, internal::GetInt(j, "default-spec-id", what));
+    FLOE_ASSIGN_OR_RAISE(r.default_spec_id, json::GetInt(j, "default-spec-id", what));
     return r;
   }
   if (type == "assert-default-sort-order-id") {
     requirement::AssertDefaultSortOrderId r;
     FLOE_ASSIGN_OR_RAISE(r.default_sort_order_id,
-                         internal::GetInt(j, "default-sort-order-id", what));
+                         json::GetInt(j, "default-sort-order-id", what));
     return r;
   }
   return InvalidInput("unknown table requirement type '" + type + "'");

@@ -145,7 +145,7 @@ TEST(TableUpdateJson, UnknownOrMalformedIsBadRequest) {
   for (const char* text : bad_updates) {
     auto r = TableUpdateFromJson(json::parse(text));
     ASSERT_FALSE(r.ok()) << text;
-    EXPECT_EQ(KindOf(r.status()), ErrorKind::kInvalidRecord) << text;
+    EXPECT_EQ(KindOf(r.status()), ErrorKind::kInvalidInput) << text;
   }
   auto unknown = TableUpdateFromJson(json::parse(R"({"action": "explode"})"));
   EXPECT_NE(unknown.status().message().find("explode"), std::string::npos);
@@ -158,7 +158,7 @@ TEST(TableUpdateJson, UnknownOrMalformedIsBadRequest) {
   for (const char* text : bad_reqs) {
     auto r = TableRequirementFromJson(json::parse(text));
     ASSERT_FALSE(r.ok()) << text;
-    EXPECT_EQ(KindOf(r.status()), ErrorKind::kInvalidRecord) << text;
+    EXPECT_EQ(KindOf(r.status()), ErrorKind::kInvalidInput) << text;
   }
   EXPECT_FALSE(TableUpdatesFromJson(json::object()).ok());
 }
@@ -229,7 +229,7 @@ TEST(ApplyUpdates, AppendSetsSequenceRefsAndLogs) {
   // Sequence number not above last-sequence-number: rejected (not a conflict).
   auto stale = ApplyUpdates(&m2, Append(7, 6, 2, 4000), 4000);
   ASSERT_FALSE(stale.ok());
-  EXPECT_EQ(KindOf(stale.status()), ErrorKind::kInvalidRecord);
+  EXPECT_EQ(KindOf(stale.status()), ErrorKind::kInvalidInput);
   // Duplicate snapshot id and refs to unknown snapshots are rejected.
   EXPECT_FALSE(ApplyUpdates(&m2, Append(6, 5, 3, 4000), 4000).ok());
   EXPECT_FALSE(

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "floe/common/utf8.h"
+
 namespace floe::parquet {
 
 namespace {
@@ -68,65 +70,6 @@ int CompareTwosComplement(std::string_view a, std::string_view b) {
   ea.append(a);
   eb.append(b);
   return CompareBytes(ea, eb);
-}
-
-// Strict UTF-8 decoding (no overlongs, no surrogates, <= U+10FFFF). Fills code points and
-// the byte offset where each starts; false on malformed input.
-bool DecodeUtf8(std::string_view s, std::vector<uint32_t>* cps,
-                std::vector<size_t>* starts) {
-  size_t i = 0;
-  while (i < s.size()) {
-    auto b0 = static_cast<uint8_t>(s[i]);
-    uint32_t cp;
-    size_t len;
-    if (b0 < 0x80) {
-      cp = b0;
-      len = 1;
-    } else if ((b0 & 0xE0) == 0xC0) {
-      cp = b0 & 0x1F;
-      len = 2;
-    } else if ((b0 & 0xF0) == 0xE0) {
-      cp = b0 & 0x0F;
-      len = 3;
-    } else if ((b0 & 0xF8) == 0xF0) {
-      cp = b0 & 0x07;
-      len = 4;
-    } else {
-      return false;
-    }
-    if (i + len > s.size()) return false;
-    for (size_t k = 1; k < len; ++k) {
-      auto b = static_cast<uint8_t>(s[i + k]);
-      if ((b & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (b & 0x3F);
-    }
-    static constexpr uint32_t kMinForLength[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMinForLength[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
-    cps->push_back(cp);
-    starts->push_back(i);
-    i += len;
-  }
-  return true;
-}
-
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 }  // namespace
@@ -198,26 +141,24 @@ int CompareBounds(iceberg::TypeId type, std::string_view a, std::string_view b) 
 
 std::string TruncateStringLower(std::string_view utf8, int max_code_points) {
   if (max_code_points <= 0) return "";
-  std::vector<uint32_t> cps;
-  std::vector<size_t> starts;
-  if (!DecodeUtf8(utf8, &cps, &starts)) return TruncateBinaryLower(utf8, max_code_points);
-  if (cps.size() <= static_cast<size_t>(max_code_points)) return std::string(utf8);
-  return std::string(utf8.substr(0, starts[max_code_points]));
+  auto cps = DecodeUtf8(utf8);
+  if (!cps) return TruncateBinaryLower(utf8, max_code_points);
+  if (cps->size() <= static_cast<size_t>(max_code_points)) return std::string(utf8);
+  return std::string(utf8.substr(0, (*cps)[max_code_points].offset));
 }
 
 std::optional<std::string> TruncateStringUpper(std::string_view utf8,
                                                int max_code_points) {
-  std::vector<uint32_t> cps;
-  std::vector<size_t> starts;
-  if (!DecodeUtf8(utf8, &cps, &starts)) return TruncateBinaryUpper(utf8, max_code_points);
-  if (cps.size() <= static_cast<size_t>(std::max(max_code_points, 0))) {
+  auto cps = DecodeUtf8(utf8);
+  if (!cps) return TruncateBinaryUpper(utf8, max_code_points);
+  if (cps->size() <= static_cast<size_t>(std::max(max_code_points, 0))) {
     return std::string(utf8);
   }
   for (int j = max_code_points - 1; j >= 0; --j) {
-    uint32_t next = cps[j] + 1;
+    uint32_t next = (*cps)[j].value + 1;
     if (next == 0xD800) next = 0xE000;  // surrogates are not scalar values
     if (next > 0x10FFFF) continue;      // cannot increment U+10FFFF: drop it
-    std::string out(utf8.substr(0, starts[j]));
+    std::string out(utf8.substr(0, (*cps)[j].offset));
     AppendUtf8(next, &out);
     return out;
   }

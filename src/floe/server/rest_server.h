@@ -1,13 +1,13 @@
-// RestServer: Floe's built-in Iceberg REST Catalog (apache/iceberg
-// open-api/rest-catalog-open-api.yaml; the served subset is docs/rest-openapi.yaml) over
-// a catalog::Catalog. It translates HTTP to Catalog calls and Catalog errors to HTTP
-// codes; every catalog decision (requirements, locations, who may change what) stays in
-// Catalog.
+// RestServer: Floe's HTTP server. It listens, authenticates, checks framing, reads bodies
+// under a size limit, routes to the route sets it was started with and turns their
+// errors into HTTP codes (http.h). Floe serves the Iceberg REST Catalog
+// (iceberg_routes.h); admin and metrics endpoints join as further route sets without
+// touching it.
 //
-// Ownership and threading: the server borrows the Catalog, which must outlive it (Stop()
-// returns only after every worker has finished). Each connection is served on its own
-// worker thread (see RestOptions::threads), plus one accept thread; Start, port and Stop
-// may be called from any thread.
+// Ownership and threading: the server owns its route sets; what they borrow (the Catalog)
+// must outlive the server (Stop() returns only after every worker has finished). Each
+// connection is served on its own worker thread (see RestOptions::threads), plus one
+// accept thread; Start, port and Stop may be called from any thread.
 #pragma once
 
 #include <atomic>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "floe/common/status.h"
+#include "floe/server/http.h"
 
 namespace floe::catalog {
 class Catalog;
@@ -42,8 +43,13 @@ struct RestOptions {
 
 class RestServer {
  public:
-  // Binds host:port and serves on background threads. kInvalidConfig when the options are
-  // invalid or the address cannot be bound (in use, not local, no permission).
+  // Binds host:port and serves `route_sets` on background threads; a request goes to the
+  // first route, in the order given, whose method and path match. kInvalidConfig when the
+  // options are invalid or the address cannot be bound (in use, not local, no
+  // permission).
+  static Result<std::unique_ptr<RestServer>> Start(
+      std::vector<std::unique_ptr<RouteSet>> route_sets, RestOptions options);
+  // The Iceberg REST Catalog over `catalog` alone (MakeIcebergRoutes).
   static Result<std::unique_ptr<RestServer>> Start(catalog::Catalog* catalog,
                                                    RestOptions options);
 

@@ -17,7 +17,9 @@
 
 #include "floe/catalog/catalog.h"
 #include "floe/catalog/pointer_store.h"
+#include "floe/server/iceberg_routes.h"
 #include "floe/storage/file_io.h"
+#include "floe/storage/file_io_test_util.h"
 
 namespace floe::server {
 namespace {
@@ -63,6 +65,33 @@ int RawStatus(int port, const std::string& data) {
   return std::atoi(response.c_str() + 9);
 }
 
+// An extra route set, as admin or metrics endpoints will be: GET /v1/floe/ping, and
+// GET /v1/floe/fail/{kind}, which fails with a status of that kind.
+class PingRoutes : public RouteSet {
+ public:
+  std::vector<Route> Routes() override {
+    return {{"GET", "/v1/floe/ping",
+             [](const HttpRequest&, HttpResponse* res) {
+               res->SendJson(200, R"({"pong":true})");
+               return Status::OK();
+             }},
+            {"GET", "/v1/floe/fail/{kind}",
+             [](const HttpRequest& req, HttpResponse*) -> Status {
+               const std::string& kind = req.Capture("kind");
+               if (kind == "retriable") return Retriable("broker unreachable");
+               if (kind == "state-unknown") return StateUnknown("commit outcome unknown");
+               if (kind == "invalid-input") return InvalidInput("bad request");
+               if (kind == "invalid-record") return InvalidRecord("a bad Kafka record");
+               if (kind == "not-found") return NotFound("nothing here");
+               if (kind == "conflict") return Conflict("lost a race");
+               if (kind == "forbidden") return Forbidden("not for you");
+               if (kind == "arrow-io") return Status::IOError("disk gone");
+               if (kind == "arrow-invalid") return Status::Invalid("bad value");
+               return Internal("a bug");
+             }}};
+  }
+};
+
 int64_t NowMillis() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -82,7 +111,10 @@ class RestServerTest : public ::testing::Test {
     auto store = catalog::OpenSqliteStore(dir_ + "/catalog.db", "floe");
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(*store);
-    io_ = storage::MakeLocalFileIO(warehouse_uri_);
+    auto faulty =
+        std::make_unique<storage::FaultyFileIO>(storage::MakeLocalFileIO(warehouse_uri_));
+    faulty_ = faulty.get();
+    io_ = std::move(faulty);
     catalog_ =
         std::make_unique<catalog::Catalog>(store_.get(), io_.get(), warehouse_uri_);
     StartServer(RestOptions{});
@@ -98,12 +130,16 @@ class RestServerTest : public ::testing::Test {
     fs::remove_all(dir_, ec);
   }
 
-  void StartServer(RestOptions options) {
+  void StartServer(RestOptions options,
+                   std::vector<std::unique_ptr<RouteSet>> extra_route_sets = {}) {
     client_.reset();
     server_.reset();
     options.port = 0;
     options.threads = 4;
-    auto server = RestServer::Start(catalog_.get(), std::move(options));
+    std::vector<std::unique_ptr<RouteSet>> route_sets;
+    route_sets.push_back(MakeIcebergRoutes(catalog_.get()));
+    for (auto& set : extra_route_sets) route_sets.push_back(std::move(set));
+    auto server = RestServer::Start(std::move(route_sets), std::move(options));
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(*server);
     ASSERT_GT(server_->port(), 0);
@@ -195,6 +231,7 @@ class RestServerTest : public ::testing::Test {
   std::string warehouse_uri_;
   std::unique_ptr<catalog::PointerStore> store_;
   std::unique_ptr<storage::FileIO> io_;
+  storage::FaultyFileIO* faulty_ = nullptr;  // io_
   std::unique_ptr<catalog::Catalog> catalog_;
   std::unique_ptr<RestServer> server_;
   std::unique_ptr<httplib::Client> client_;
@@ -626,6 +663,69 @@ TEST_F(RestServerTest, UnknownRoutesAndMethods) {
   EXPECT_EQ(r->get_header_value("Allow"), "GET, POST");
   ExpectError(Delete("/v1/config"), 405, "UnsupportedOperationException");
   EXPECT_EQ(Head("/v1/config")->status, 200);  // HEAD of a GET resource
+  ExpectAlive();
+}
+
+TEST_F(RestServerTest, ServerFaultsAre5xxAndBadRequests400) {
+  CreateNamespace({"db"});
+  CreateTable("db", "t");
+  // A storage outage reading the table's metadata: 503, which clients retry.
+  faulty_->FailReads(Retriable("object store timed out"));
+  ExpectError(Get("/v1/namespaces/db/tables/t"), 503, "ServiceUnavailableException");
+  // An unexpected failure is the server's, not the client's.
+  faulty_->FailReads(Internal("unexpected library error"));
+  ExpectError(Get("/v1/namespaces/db/tables/t"), 500, "ServiceFailureException");
+  // So is a table whose metadata file is gone (a broken table, not a missing one).
+  faulty_->FailReads(NotFound("no such file"));
+  ExpectError(Get("/v1/namespaces/db/tables/t"), 500, "ServiceFailureException");
+  faulty_->FailReads(Status::OK());
+  EXPECT_EQ(Get("/v1/namespaces/db/tables/t")->status, 200);
+  // A malformed body is the client's fault.
+  ExpectError(Post("/v1/namespaces/db/tables/t", std::string("{\"updates\": [}")), 400,
+              "BadRequestException");
+  ExpectError(Post("/v1/namespaces/db/tables/t",
+                   Json{{"updates", Json::array({{{"action", "no-such-update"}}})}}),
+              400, "BadRequestException");
+}
+
+TEST_F(RestServerTest, ExtraRouteSetsAreServedBesideIceberg) {
+  std::vector<std::unique_ptr<RouteSet>> extra;
+  extra.push_back(std::make_unique<PingRoutes>());
+  StartServer(RestOptions{}, std::move(extra));
+  auto r = Get("/v1/floe/ping");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(BodyOf(r)["pong"], true);
+  EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+  EXPECT_EQ(Head("/v1/floe/ping")->status, 200);
+  auto post = Post("/v1/floe/ping", std::string("{}"));
+  ExpectError(post, 405, "UnsupportedOperationException");
+  EXPECT_EQ(post->get_header_value("Allow"), "GET");
+  // The Iceberg routes are unchanged, and do not advertise the others.
+  ExpectAlive();
+  CreateNamespace({"db"});
+  for (const auto& e : BodyOf(Get("/v1/config"))["endpoints"]) {
+    EXPECT_EQ(e.get<std::string>().find("floe"), std::string::npos) << e;
+  }
+
+  // Every route set's errors map by kind (server/README.md).
+  const std::pair<const char*, std::pair<int, const char*>> kCases[] = {
+      {"retriable", {503, "ServiceUnavailableException"}},
+      {"arrow-io", {503, "ServiceUnavailableException"}},
+      {"state-unknown", {500, "CommitStateUnknownException"}},
+      {"internal", {500, "ServiceFailureException"}},
+      {"invalid-record", {500, "ServiceFailureException"}},
+      {"invalid-input", {400, "BadRequestException"}},
+      {"arrow-invalid", {400, "BadRequestException"}},
+      {"not-found", {404, "NotFoundException"}},
+      {"conflict", {409, "AlreadyExistsException"}},
+      {"forbidden", {403, "ForbiddenException"}},
+  };
+  for (const auto& [kind, expected] : kCases) {
+    SCOPED_TRACE(kind);
+    ExpectError(Get(std::string("/v1/floe/fail/") + kind), expected.first,
+                expected.second);
+  }
   ExpectAlive();
 }
 

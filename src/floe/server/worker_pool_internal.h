@@ -1,0 +1,46 @@
+// The worker pool of RestServer. Private to floe/server.
+//
+// httplib 0.11 serves each connection on one worker for its whole life (keep-alive, slow
+// uploads, read timeouts), so a fixed pool of N lets N slow clients stall every other
+// one. This pool keeps `min_threads` and starts more on demand, one per connection, up to
+// `max_threads`; beyond that connections wait in the queue. Threads started on demand
+// stay until shutdown.
+//
+// Threading: enqueue and shutdown may be called from any thread; the destructor shuts
+// down (runs what is queued, joins every thread).
+#pragma once
+
+#include <httplib.h>
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace floe::server {
+
+class ElasticPool : public httplib::TaskQueue {
+ public:
+  ElasticPool(size_t min_threads, size_t max_threads);
+  ~ElasticPool() override;
+
+  void enqueue(std::function<void()> fn) override;
+  // Runs what is queued, then joins every thread.
+  void shutdown() override;
+
+ private:
+  void Work();
+
+  const size_t max_threads_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  std::vector<std::thread> threads_;
+  size_t idle_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace floe::server
