@@ -187,50 +187,7 @@ Result<std::shared_ptr<const registry::RegisteredSchema>> FakeRegistry::BySubjec
   return ById(it->second[version - 1]);
 }
 
-// --- FaultyFileIO / FaultyStore ----------------------------------------------------------
-
-void FaultyFileIO::FailNext(const std::string& op, const std::string& needle, int n,
-                            Status st) {
-  rules_.push_back({op, needle, n, std::move(st)});
-}
-
-int FaultyFileIO::failures_left() const {
-  int n = 0;
-  for (const auto& r : rules_) n += r.n;
-  return n;
-}
-
-Status FaultyFileIO::Check(const std::string& op, const std::string& uri) {
-  for (auto& r : rules_) {
-    if (r.n > 0 && r.op == op && uri.find(r.needle) != std::string::npos) {
-      r.n--;
-      return r.st;
-    }
-  }
-  return Status::OK();
-}
-
-Result<std::shared_ptr<::arrow::io::OutputStream>> FaultyFileIO::OpenOutputStream(
-    const std::string& uri) {
-  FLOE_RETURN_NOT_OK(Check("OpenOutputStream", uri));
-  return inner_->OpenOutputStream(uri);
-}
-
-Result<std::shared_ptr<::arrow::io::RandomAccessFile>> FaultyFileIO::OpenInputFile(
-    const std::string& uri) {
-  FLOE_RETURN_NOT_OK(Check("OpenInputFile", uri));
-  return inner_->OpenInputFile(uri);
-}
-
-Status FaultyFileIO::WriteNew(const std::string& uri, std::string_view bytes) {
-  FLOE_RETURN_NOT_OK(Check("WriteNew", uri));
-  return inner_->WriteNew(uri, bytes);
-}
-
-Result<std::string> FaultyFileIO::Read(const std::string& uri) {
-  FLOE_RETURN_NOT_OK(Check("Read", uri));
-  return inner_->Read(uri);
-}
+// --- FaultyStore ----------------------------------------------------------
 
 Status FaultyStore::Swap(const catalog::TableIdent& ident, const std::string& expected,
                          const std::string& desired) {

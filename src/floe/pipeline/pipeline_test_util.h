@@ -19,6 +19,7 @@
 #include "floe/pipeline/positions.h"
 #include "floe/registry/client.h"
 #include "floe/storage/file_io.h"
+#include "floe/storage/file_io_test_util.h"
 
 namespace floe::pipeline::testing {
 
@@ -108,39 +109,6 @@ class FakeRegistry : public registry::SchemaSource {
   int fail_count_ = 0;
   Status fail_status_;
   int lookups_ = 0;
-};
-
-// A FileIO that forwards to another and fails chosen operations: the next `n` calls of
-// `op` ("WriteNew", "OpenOutputStream", "Read", "OpenInputFile") whose URI contains
-// `needle` fail with `st`.
-class FaultyFileIO : public storage::FileIO {
- public:
-  explicit FaultyFileIO(storage::FileIO* inner) : inner_(inner) {}
-  void FailNext(const std::string& op, const std::string& needle, int n, Status st);
-  int failures_left() const;
-
-  Result<std::shared_ptr<::arrow::io::OutputStream>> OpenOutputStream(
-      const std::string& uri) override;
-  Result<std::shared_ptr<::arrow::io::RandomAccessFile>> OpenInputFile(
-      const std::string& uri) override;
-  Status WriteNew(const std::string& uri, std::string_view bytes) override;
-  Result<std::string> Read(const std::string& uri) override;
-  Result<int64_t> Size(const std::string& uri) override { return inner_->Size(uri); }
-  Result<bool> Exists(const std::string& uri) override { return inner_->Exists(uri); }
-  Status Delete(const std::string& uri) override { return inner_->Delete(uri); }
-  Result<std::vector<storage::FileInfo>> List(const std::string& prefix_uri) override {
-    return inner_->List(prefix_uri);
-  }
-
- private:
-  struct Rule {
-    std::string op, needle;
-    int n;
-    Status st;
-  };
-  Status Check(const std::string& op, const std::string& uri);
-  storage::FileIO* inner_;
-  std::vector<Rule> rules_;
 };
 
 // A PointerStore that forwards to another; the next `n` swaps fail with `st`, applied to
@@ -242,7 +210,7 @@ class Harness {
   ScriptedSource kafka;
   FakeRegistry registry;
   std::unique_ptr<storage::FileIO> memory_io;
-  FaultyFileIO io{nullptr};
+  storage::FaultyFileIO io;  // over memory_io
   std::unique_ptr<catalog::PointerStore> memory_store;
   FaultyStore store{nullptr};
   std::unique_ptr<catalog::Catalog> catalog;

@@ -1,6 +1,8 @@
 // Test fakes around FileIO (header-only; for unit tests of the modules above storage).
 #pragma once
 
+#include <arrow/io/interfaces.h>
+
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -13,43 +15,82 @@
 
 namespace floe::storage {
 
-// Delegates to another FileIO and, while a read fault is set, fails every Read with it
-// (a storage outage, a vanished or corrupt file, an unexpected library error), so tests
-// can check how a fault's kind travels up. Thread-safe, like the FileIO it wraps.
+// Delegates to another FileIO and fails chosen operations, so tests can check how a
+// fault's kind travels up (a storage outage, a vanished or corrupt file, a library error):
+//  - FailReads(st): every Read and OpenInputFile fails with `st` until FailReads(OK);
+//  - FailNext(op, needle, n, st): the next `n` calls of `op` ("WriteNew",
+//    "OpenOutputStream", "Read", "OpenInputFile") whose URI contains `needle` fail.
+// Thread-safe, like the FileIO it wraps.
 class FaultyFileIO : public FileIO {
  public:
-  explicit FaultyFileIO(std::unique_ptr<FileIO> inner) : inner_(std::move(inner)) {}
+  explicit FaultyFileIO(std::unique_ptr<FileIO> inner)
+      : owned_(std::move(inner)), inner_(owned_.get()) {}
+  explicit FaultyFileIO(FileIO* inner) : inner_(inner) {}
 
-  // OK clears the fault.
   void FailReads(Status fault) {
     std::lock_guard lock(mu_);
     read_fault_ = std::move(fault);
   }
+  void FailNext(std::string op, std::string needle, int n, Status st) {
+    std::lock_guard lock(mu_);
+    rules_.push_back({std::move(op), std::move(needle), n, std::move(st)});
+  }
+  // Injected failures not used yet (FailNext).
+  int failures_left() const {
+    std::lock_guard lock(mu_);
+    int n = 0;
+    for (const auto& r : rules_) n += r.n;
+    return n;
+  }
 
-  Result<std::string> Read(const std::string& uri) override {
-    {
-      std::lock_guard lock(mu_);
-      if (!read_fault_.ok()) return read_fault_;
-    }
-    return inner_->Read(uri);
+  Result<std::shared_ptr<::arrow::io::OutputStream>> OpenOutputStream(
+      const std::string& uri) override {
+    FLOE_RETURN_NOT_OK(Check("OpenOutputStream", uri));
+    return inner_->OpenOutputStream(uri);
+  }
+  Result<std::shared_ptr<::arrow::io::RandomAccessFile>> OpenInputFile(
+      const std::string& uri) override {
+    FLOE_RETURN_NOT_OK(Check("OpenInputFile", uri));
+    return inner_->OpenInputFile(uri);
   }
   Status WriteNew(const std::string& uri, std::string_view bytes) override {
+    FLOE_RETURN_NOT_OK(Check("WriteNew", uri));
     return inner_->WriteNew(uri, bytes);
+  }
+  Result<std::string> Read(const std::string& uri) override {
+    FLOE_RETURN_NOT_OK(Check("Read", uri));
+    return inner_->Read(uri);
   }
   Result<int64_t> Size(const std::string& uri) override { return inner_->Size(uri); }
   Result<bool> Exists(const std::string& uri) override { return inner_->Exists(uri); }
   Status Delete(const std::string& uri) override { return inner_->Delete(uri); }
-  Result<std::string> LocalPath(const std::string& uri) override {
-    return inner_->LocalPath(uri);
-  }
   Result<std::vector<FileInfo>> List(const std::string& prefix_uri) override {
     return inner_->List(prefix_uri);
   }
 
  private:
-  std::unique_ptr<FileIO> inner_;
-  std::mutex mu_;
+  struct Rule {
+    std::string op, needle;
+    int n;
+    Status st;
+  };
+  Status Check(const std::string& op, const std::string& uri) {
+    std::lock_guard lock(mu_);
+    if (!read_fault_.ok() && (op == "Read" || op == "OpenInputFile")) return read_fault_;
+    for (auto& r : rules_) {
+      if (r.n > 0 && r.op == op && uri.find(r.needle) != std::string::npos) {
+        r.n--;
+        return r.st;
+      }
+    }
+    return Status::OK();
+  }
+
+  std::unique_ptr<FileIO> owned_;
+  FileIO* inner_;
+  mutable std::mutex mu_;
   Status read_fault_;
+  std::vector<Rule> rules_;
 };
 
 }  // namespace floe::storage
