@@ -13,6 +13,7 @@
 #include <system_error>
 #include <utility>
 
+#include "floe/config/config_internal.h"
 #include "floe/config/interpolate.h"
 #include "floe/config/keys.h"
 
@@ -20,6 +21,8 @@ namespace floe::config {
 namespace {
 
 namespace fs = std::filesystem;
+using internal::IsTableChar;
+using internal::kMaxTableNameLength;
 
 // ---- enum names (the registry's choices map onto these; keys_test checks both agree)
 // ----
@@ -64,12 +67,7 @@ std::string_view NameOf(const Named<E> (&names)[N], E v) {
 // ---- small helpers
 // ---------------------------------------------------------------------
 
-constexpr size_t kMaxTableNameLength = 128;
 constexpr size_t kMaxTopicNameLength = 249;  // Kafka's limit
-
-bool IsTableChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-}
 
 bool IsTableIdentifier(std::string_view s) {
   if (s.empty()) return false;
@@ -944,85 +942,6 @@ Result<Config> LoadConfig(const std::string& path) {
 
 Result<Config> ParseConfig(const std::string& yaml_text, const std::string& base_dir) {
   return ParseWithSource(yaml_text, base_dir, "");
-}
-
-bool IsInternalTopic(std::string_view topic) {
-  return topic.starts_with("__") || topic.starts_with("_schemas");
-}
-
-uint64_t Fnv1a64(std::string_view bytes) {
-  uint64_t hash = 14695981039346656037ULL;
-  for (unsigned char c : bytes) {
-    hash ^= c;
-    hash *= 1099511628211ULL;
-  }
-  return hash;
-}
-
-std::string DefaultTableName(std::string_view topic) {
-  std::string mapped;
-  mapped.reserve(topic.size());
-  for (char c : topic) {
-    char lower = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    mapped += IsTableChar(lower) ? lower : '_';
-  }
-  if (mapped == topic && mapped.size() <= kMaxTableNameLength && !mapped.empty()) {
-    return mapped;
-  }
-  const std::string suffix = fmt::format("_{:016x}", Fnv1a64(topic)).substr(0, 9);
-  if (mapped.size() > kMaxTableNameLength - suffix.size()) {
-    mapped.resize(kMaxTableNameLength - suffix.size());
-  }
-  return mapped + suffix;
-}
-
-std::optional<TopicSettings> ResolveTopic(const Config& config,
-                                          const std::string& topic) {
-  for (const TopicEntry& entry : config.topics) {
-    bool match = false;
-    if (!entry.name.empty()) {
-      match = entry.name == topic;
-    } else if (entry.regex && !IsInternalTopic(topic)) {
-      match = std::regex_match(topic, *entry.regex);
-    }
-    if (!match) continue;
-    TopicSettings s = config.defaults;
-    const TopicOverrides& o = entry.overrides;
-    if (o.table_namespace) s.table_namespace = *o.table_namespace;
-    if (o.formats) s.formats = *o.formats;
-    if (o.commit_interval_ms) s.commit_interval_ms = *o.commit_interval_ms;
-    if (o.target_file_size_bytes) s.target_file_size_bytes = *o.target_file_size_bytes;
-    if (o.zstd_level) s.zstd_level = *o.zstd_level;
-    if (o.dictionary_page_size_bytes) {
-      s.dictionary_page_size_bytes = *o.dictionary_page_size_bytes;
-    }
-    if (o.on_invalid_record) s.on_invalid_record = *o.on_invalid_record;
-    if (o.key_format) s.key_format = *o.key_format;
-    if (o.value_format) s.value_format = *o.value_format;
-    s.topic = topic;
-    s.table = entry.table ? *entry.table : DefaultTableName(topic);
-    s.value_subject = entry.value_subject ? *entry.value_subject : topic + "-value";
-    return s;
-  }
-  return std::nullopt;
-}
-
-Status CheckTableCollisions(const Config& config,
-                            const std::vector<std::string>& topics) {
-  std::map<std::string, std::string> owner;  // namespace.table -> topic
-  for (const std::string& topic : topics) {
-    std::optional<TopicSettings> s = ResolveTopic(config, topic);
-    if (!s) continue;
-    auto [it, inserted] = owner.emplace(s->QualifiedTable(), topic);
-    if (!inserted && it->second != topic) {
-      return InvalidConfig(
-          fmt::format("topics '{}' and '{}' both map to table {}; give one of them its "
-                      "own 'table' (a "
-                      "topics entry with its name) or another 'namespace'",
-                      it->second, topic, it->first));
-    }
-  }
-  return Status::OK();
 }
 
 }  // namespace floe::config
