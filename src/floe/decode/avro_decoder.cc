@@ -14,7 +14,7 @@
 // of invalid records does not pay that copy each time. Checking while appending saves
 // the second walk over the bytes that validating first costs (measured on the sample
 // record: 1.27 µs → 0.84 µs per record). Recursion depth is bounded by the schema depth
-// (kMaxAvroSchemaDepth, types are never recursive).
+// (avro::kMaxSchemaDepth, registry schemas are never recursive).
 #include "floe/decode/avro_decoder.h"
 
 #include <arrow/array/builder_binary.h>
@@ -32,6 +32,7 @@
 #include <limits>
 #include <string_view>
 
+#include "floe/avro/encoding.h"
 #include "floe/decode/builders_internal.h"
 #include "floe/schema/avro_to_iceberg.h"
 
@@ -41,9 +42,9 @@ using iceberg::NestedField;
 using iceberg::Type;
 using iceberg::TypeId;
 using internal::Link;
-using schema::AvroLogicalType;
-using schema::AvroNode;
-using schema::AvroType;
+using AvroLogicalType = avro::LogicalType;
+using AvroNode = avro::Node;
+using AvroType = avro::Type;
 
 namespace {
 
@@ -141,10 +142,6 @@ struct ErrorInfo {
 // bounded separately: at most this many per record.
 constexpr int64_t kMaxZeroSizeItemsPerRecord = 1 << 16;
 
-inline int64_t ZigZag(uint64_t v) {
-  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
-}
-
 inline uint64_t LoadBigEndian64(const uint8_t* p) {
   uint64_t v = 0;
   for (int i = 0; i < 8; ++i) v = (v << 8) | p[i];
@@ -228,7 +225,7 @@ bool SameShape(const Type& a, const Type& b) {
 std::string UnionListing(const AvroNode& u) {
   std::string out = "[";
   for (size_t i = 0; i < u.branches.size(); ++i) {
-    out += (i == 0 ? "" : ", ") + schema::AvroTypeName(*u.branches[i]);
+    out += (i == 0 ? "" : ", ") + avro::DescribeType(*u.branches[i]);
   }
   return out + "]";
 }
@@ -261,7 +258,7 @@ class Compiler {
               const AvroDecoderOptions& options) {
     if (writer.type != AvroType::kRecord) {
       return Status::Invalid("the Avro value schema must be a record, not ",
-                             schema::AvroTypeName(writer));
+                             avro::DescribeType(writer));
     }
     p_->ops.emplace_back();
     p_->paths.emplace_back("");
@@ -304,13 +301,13 @@ class Compiler {
  private:
   Status Mismatch(uint32_t op, const AvroNode& w, const Type& t) {
     return Status::Invalid(
-        "Avro field '", p_->paths[op], "' of type ", schema::AvroTypeName(w),
+        "Avro field '", p_->paths[op], "' of type ", avro::DescribeType(w),
         " cannot be decoded into the table column of type ", TableTypeName(t));
   }
 
   Status CheckDepth(uint32_t op, int depth) {
     // Each schema level can take two ops (an optional and its value).
-    if (depth > 2 * schema::kMaxAvroSchemaDepth + 2) {
+    if (depth > 2 * avro::kMaxSchemaDepth + 2) {
       return Status::Invalid("Avro field '", p_->paths[op], "': nesting too deep");
     }
     return Status::OK();
@@ -684,7 +681,7 @@ class Reader {
       v |= static_cast<uint64_t>(b & 0x7f) << shift;
       if (b < 0x80) {
         if (shift == 63 && b > 1) return Fail(start, op, Reason::kVarintOverflow);
-        *out = ZigZag(v);
+        *out = avro::ZigZagDecode(v);
         return true;
       }
     }
@@ -1162,7 +1159,7 @@ AvroDecoder::~AvroDecoder() = default;
 size_t AvroDecoder::program_size() const { return program_->ops.size(); }
 
 Result<std::unique_ptr<AvroDecoder>> AvroDecoder::Make(
-    const schema::AvroSchema& writer, const iceberg::Schema& table,
+    const avro::Schema& writer, const iceberg::Schema& table,
     const AvroDecoderOptions& options) {
   ::arrow::util::InitializeUTF8();
   auto program = std::make_unique<Program>();

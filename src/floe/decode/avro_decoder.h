@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "floe/avro/schema.h"
 #include "floe/common/status.h"
 #include "floe/iceberg/schema.h"
-#include "floe/schema/avro_schema.h"
 
 namespace floe::decode {
 
@@ -47,7 +47,7 @@ class AvroDecoder {
   //    values in the wrong member). Anything else fails with Status::Invalid naming the
   //    field and both types.
   static Result<std::unique_ptr<AvroDecoder>> Make(
-      const schema::AvroSchema& writer, const iceberg::Schema& table,
+      const avro::Schema& writer, const iceberg::Schema& table,
       const AvroDecoderOptions& options = {});
 
   ~AvroDecoder();

@@ -11,10 +11,10 @@
 
 namespace floe::iceberg {
 
-using avro::Datum;
 using avro::Encoder;
-using avro::Kind;
 using avro::Node;
+using avro_file::Datum;
+using AvroType = avro::Type;
 using internal::Json;
 
 namespace {
@@ -208,36 +208,36 @@ Status EncodePartitionValue(const Type& t, const std::string& field, std::string
 Result<std::optional<std::string>> PartitionValueFromDatum(const Node* node,
                                                            const Datum& d) {
   if (d.is_null()) return std::optional<std::string>();
-  if (node->kind == Kind::kUnion && d.branch >= 0) node = node->branches[d.branch];
+  if (node->type == AvroType::kUnion && d.branch >= 0) node = node->branches[d.branch];
   switch (d.kind) {
-    case Kind::kBoolean:
+    case AvroType::kBoolean:
       return std::optional<std::string>(std::string(1, d.boolean ? '\1' : '\0'));
-    case Kind::kInt:
+    case AvroType::kInt:
       return std::optional<std::string>(StoreLE(static_cast<uint64_t>(d.integer), 4));
-    case Kind::kLong:
+    case AvroType::kLong:
       return std::optional<std::string>(StoreLE(static_cast<uint64_t>(d.integer), 8));
-    case Kind::kFloat: {
+    case AvroType::kFloat: {
       float f = static_cast<float>(d.real);
       uint32_t bits;
       std::memcpy(&bits, &f, 4);
       return std::optional<std::string>(StoreLE(bits, 4));
     }
-    case Kind::kDouble: {
+    case AvroType::kDouble: {
       uint64_t bits;
       std::memcpy(&bits, &d.real, 8);
       return std::optional<std::string>(StoreLE(bits, 8));
     }
-    case Kind::kString:
-    case Kind::kBytes:
+    case AvroType::kString:
+    case AvroType::kBytes:
       return std::optional<std::string>(d.bytes);
-    case Kind::kFixed:
-      if (node->logical_type == "decimal")
+    case AvroType::kFixed:
+      if (node->logical_type == avro::LogicalType::kDecimal)
         return std::optional<std::string>(MinimalBE(d.bytes));
       return std::optional<std::string>(d.bytes);
     default:
       return InvalidInput(
           std::string("manifest: unsupported partition value of Avro type ") +
-          avro::KindName(d.kind));
+          avro::TypeName(d.kind));
   }
 }
 
@@ -553,7 +553,7 @@ Result<std::vector<TypePtr>> PartitionTypes(const PartitionSpec& spec,
 // Decoding helpers
 
 const Node* Resolve(const Node* n, const Datum& d) {
-  if (n && n->kind == Kind::kUnion && d.branch >= 0 &&
+  if (n && n->type == AvroType::kUnion && d.branch >= 0 &&
       d.branch < static_cast<int>(n->branches.size())) {
     return n->branches[d.branch];
   }
@@ -573,7 +573,12 @@ const Datum* Get(const Datum& rec, int idx) {
 }
 
 bool IsIntegral(const Datum* d) {
-  return d && (d->kind == Kind::kInt || d->kind == Kind::kLong);
+  return d && (d->kind == AvroType::kInt || d->kind == AvroType::kLong);
+}
+
+bool IsBinary(const Datum& d) {
+  return d.kind == AvroType::kBytes || d.kind == AvroType::kString ||
+         d.kind == AvroType::kFixed;
 }
 
 Status BadField(const char* what, const char* field) {
@@ -597,17 +602,14 @@ std::optional<int64_t> OptionalInt(const Datum& rec, int idx) {
 Result<std::string> RequiredString(const Datum& rec, int idx, const char* what,
                                    const char* field) {
   const Datum* d = Get(rec, idx);
-  if (!d || (d->kind != Kind::kString && d->kind != Kind::kBytes))
+  if (!d || (d->kind != AvroType::kString && d->kind != AvroType::kBytes))
     return BadField(what, field);
   return d->bytes;
 }
 
 std::optional<std::string> OptionalBytes(const Datum& rec, int idx) {
   const Datum* d = Get(rec, idx);
-  if (!d ||
-      (d->kind != Kind::kString && d->kind != Kind::kBytes && d->kind != Kind::kFixed)) {
-    return std::nullopt;
-  }
+  if (!d || !IsBinary(*d)) return std::nullopt;
   return d->bytes;
 }
 
@@ -618,8 +620,8 @@ Status ReadIntMap(const Node& rec_node, const Datum& rec, int idx, std::map<int,
   const Datum* d = Get(rec, idx);
   if (!d) return Status::OK();
   const Node* n = Resolve(rec_node.fields[idx].type, *d);
-  if (d->kind == Kind::kArray && n->kind == Kind::kArray &&
-      n->items->kind == Kind::kRecord) {
+  if (d->kind == AvroType::kArray && n->type == AvroType::kArray &&
+      n->items->type == AvroType::kRecord) {
     const Node& kv = *n->items;
     int ki = kv.FieldIndex("key"), vi = kv.FieldIndex("value");
     if (ki < 0 || vi < 0)
@@ -635,7 +637,7 @@ Status ReadIntMap(const Node& rec_node, const Datum& rec, int idx, std::map<int,
     }
     return Status::OK();
   }
-  if (d->kind == Kind::kMap) {
+  if (d->kind == AvroType::kMap) {
     for (size_t i = 0; i < d->items.size(); ++i) {
       V value;
       if (!conv(d->items[i], &value))
@@ -658,8 +660,7 @@ bool ToLong(const Datum& d, int64_t* out) {
 }
 
 bool ToBytes(const Datum& d, std::string* out) {
-  if (d.kind != Kind::kBytes && d.kind != Kind::kString && d.kind != Kind::kFixed)
-    return false;
+  if (!IsBinary(d)) return false;
   *out = d.bytes;
   return true;
 }
@@ -667,13 +668,13 @@ bool ToBytes(const Datum& d, std::string* out) {
 template <typename T>
 void ReadList(const Datum& rec, int idx, std::vector<T>* out) {
   const Datum* d = Get(rec, idx);
-  if (!d || d->kind != Kind::kArray) return;
+  if (!d || d->kind != AvroType::kArray) return;
   for (const auto& item : d->items) {
     if (IsIntegral(&item)) out->push_back(static_cast<T>(item.integer));
   }
 }
 
-Result<int> HeaderInt(const avro::Reader& r, const char* key, int fallback) {
+Result<int> HeaderInt(const avro_file::Reader& r, const char* key, int fallback) {
   const std::string* v = r.FindMetadata(key);
   if (!v) return fallback;
   try {
@@ -730,7 +731,7 @@ Result<std::string> EncodeManifest(const Schema& schema, const PartitionSpec& sp
       {"format-version", "2"},
       {"content", content == ManifestContent::kData ? "data" : "deletes"},
   };
-  FLOE_ASSIGN_OR_RAISE(auto writer, avro::Writer::Make(avro_schema, meta));
+  FLOE_ASSIGN_OR_RAISE(auto writer, avro_file::Writer::Make(avro_schema, meta));
   for (const auto& entry : entries) {
     FLOE_RETURN_NOT_OK(EncodeEntry(entry, spec, types, &writer->encoder()));
     writer->EndRecord();
@@ -739,7 +740,7 @@ Result<std::string> EncodeManifest(const Schema& schema, const PartitionSpec& sp
 }
 
 Result<Manifest> DecodeManifest(std::string_view bytes) {
-  FLOE_ASSIGN_OR_RAISE(auto reader, avro::Reader::Open(std::string(bytes)));
+  FLOE_ASSIGN_OR_RAISE(auto reader, avro_file::Reader::Open(std::string(bytes)));
   Manifest m;
   if (const auto* s = reader->FindMetadata("schema")) m.schema_json = *s;
   if (const auto* s = reader->FindMetadata("partition-spec")) m.partition_spec_json = *s;
@@ -751,7 +752,7 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
   }
   const char* what = "manifest entry";
   const Node& root = reader->schema().root();
-  if (root.kind != Kind::kRecord)
+  if (root.type != AvroType::kRecord)
     return InvalidInput("manifest: entry schema is not a record");
   const int i_status = FindField(root, 0, "status");
   const int i_snapshot = FindField(root, 1, "snapshot_id");
@@ -761,7 +762,7 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
   if (i_status < 0 || i_df < 0)
     return InvalidInput("manifest: entry schema lacks status or data_file");
   const Node* df = root.fields[i_df].type;
-  if (df->kind != Kind::kRecord)
+  if (df->type != AvroType::kRecord)
     return InvalidInput("manifest: data_file is not a record");
   const int f_content = FindField(*df, 134, "content");
   const int f_path = FindField(*df, 100, "file_path");
@@ -781,7 +782,7 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
   const int f_sort = FindField(*df, 140, "sort_order_id");
   const int f_ref = FindField(*df, 143, "referenced_data_file");
   const Node* partition_node = f_partition >= 0 ? df->fields[f_partition].type : nullptr;
-  if (partition_node && partition_node->kind != Kind::kRecord) {
+  if (partition_node && partition_node->type != AvroType::kRecord) {
     return InvalidInput("manifest: partition is not a record");
   }
 
@@ -798,7 +799,7 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
     e.sequence_number = OptionalInt(d, i_seq);
     e.file_sequence_number = OptionalInt(d, i_file_seq);
     const Datum* fd = Get(d, i_df);
-    if (!fd || fd->kind != Kind::kRecord) return BadField(what, "data_file");
+    if (!fd || fd->kind != AvroType::kRecord) return BadField(what, "data_file");
     DataFile& f = e.data_file;
     f.content = static_cast<int>(OptionalInt(*fd, f_content).value_or(0));
     FLOE_ASSIGN_OR_RAISE(f.file_path, RequiredString(*fd, f_path, what, "file_path"));
@@ -920,7 +921,7 @@ Result<std::string> EncodeManifestList(int64_t snapshot_id,
       {"sequence-number", std::to_string(sequence_number)},
       {"format-version", "2"},
   };
-  FLOE_ASSIGN_OR_RAISE(auto writer, avro::Writer::Make(ManifestListSchema(), meta));
+  FLOE_ASSIGN_OR_RAISE(auto writer, avro_file::Writer::Make(ManifestListSchema(), meta));
   for (const auto& m : manifests) {
     if (m.has_unknown_counts()) {
       return InvalidInput("manifest " + m.manifest_path +
@@ -965,11 +966,11 @@ Result<std::string> EncodeManifestList(int64_t snapshot_id,
 }
 
 Result<std::vector<ManifestFile>> DecodeManifestList(std::string_view bytes) {
-  FLOE_ASSIGN_OR_RAISE(auto reader, avro::Reader::Open(std::string(bytes)));
+  FLOE_ASSIGN_OR_RAISE(auto reader, avro_file::Reader::Open(std::string(bytes)));
   FLOE_ASSIGN_OR_RAISE(int format_version, HeaderInt(*reader, "format-version", 1));
   const char* what = "manifest list entry";
   const Node& root = reader->schema().root();
-  if (root.kind != Kind::kRecord)
+  if (root.type != AvroType::kRecord)
     return InvalidInput("manifest list: schema is not a record");
   const int i_path = FindField(root, 500, "manifest_path");
   const int i_length = FindField(root, 501, "manifest_length");
@@ -1018,10 +1019,11 @@ Result<std::vector<ManifestFile>> DecodeManifestList(std::string_view bytes) {
     m.added_rows_count = OptionalInt(d, i_added_rows).value_or(-1);
     m.existing_rows_count = OptionalInt(d, i_existing_rows).value_or(-1);
     m.deleted_rows_count = OptionalInt(d, i_deleted_rows).value_or(-1);
-    if (const Datum* parts = Get(d, i_partitions); parts && parts->kind == Kind::kArray) {
+    const Datum* parts = Get(d, i_partitions);
+    if (parts && parts->kind == AvroType::kArray) {
       const Node* list = Resolve(root.fields[i_partitions].type, *parts);
       const Node* rec = list->items;
-      if (rec->kind != Kind::kRecord)
+      if (rec->type != AvroType::kRecord)
         return InvalidInput("manifest list: partitions of unexpected type");
       const int p_null = FindField(*rec, 509, "contains_null");
       const int p_nan = FindField(*rec, 518, "contains_nan");
@@ -1030,8 +1032,8 @@ Result<std::vector<ManifestFile>> DecodeManifestList(std::string_view bytes) {
       for (const auto& p : parts->items) {
         PartitionFieldSummary s;
         const Datum* cn = Get(p, p_null);
-        s.contains_null = cn && cn->kind == Kind::kBoolean && cn->boolean;
-        if (const Datum* nan = Get(p, p_nan); nan && nan->kind == Kind::kBoolean)
+        s.contains_null = cn && cn->kind == AvroType::kBoolean && cn->boolean;
+        if (const Datum* nan = Get(p, p_nan); nan && nan->kind == AvroType::kBoolean)
           s.contains_nan = nan->boolean;
         s.lower_bound = OptionalBytes(p, p_lower);
         s.upper_bound = OptionalBytes(p, p_upper);
