@@ -17,8 +17,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "floe/avro/schema.h"
 #include "floe/decode/avro_decoder.h"
-#include "floe/schema/avro_schema.h"
 #include "floe/schema/avro_to_iceberg.h"
 #include "fuzz/fuzz_util.h"
 
@@ -103,7 +103,7 @@ struct Target {
   Columns columns;
   std::unique_ptr<decode::AvroDecoder> decoder;
 
-  Target(const schema::AvroSchema& writer, const iceberg::Schema& t)
+  Target(const avro::Schema& writer, const iceberg::Schema& t)
       : table(t),
         columns(table),
         decoder(OrDie(decode::AvroDecoder::Make(writer, table, EveryFailureRollsBack()),
@@ -123,16 +123,16 @@ struct Target {
 };
 
 struct Fixture {
-  schema::AvroSchema writer;
+  avro::Schema writer;
   Target same;
   Target evolved;
 
   Fixture()
-      : writer(OrDie(schema::AvroSchema::Parse(kWriter), "AvroSchema::Parse")),
+      : writer(OrDie(avro::Schema::Parse(kWriter), "avro::Schema::Parse")),
         same(writer, TableFrom(OrDie(schema::AvroToIcebergFields(writer), "fields"))),
         evolved(writer, TableFrom(OrDie(schema::AvroToIcebergFields(
-                                            OrDie(schema::AvroSchema::Parse(kEvolved),
-                                                  "AvroSchema::Parse")),
+                                            OrDie(avro::Schema::Parse(kEvolved),
+                                                  "avro::Schema::Parse")),
                                         "fields"))) {}
 };
 

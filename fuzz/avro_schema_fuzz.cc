@@ -1,5 +1,5 @@
-// Fuzz target: the Avro schema parser and mapping (floe/schema/avro_schema.h,
-// avro_to_iceberg.h), then the decoder compiled from whatever schema parsed.
+// Fuzz target: the Avro schema parser and mapping (floe/avro/schema.h,
+// schema/avro_to_iceberg.h), then the decoder compiled from whatever schema parsed.
 //
 // Input: schema JSON text, optionally followed by a NUL byte and one Avro binary record.
 // When the schema parses and maps to Iceberg fields, a fresh table from those fields must
@@ -11,8 +11,8 @@
 #include <memory>
 #include <string_view>
 
+#include "floe/avro/schema.h"
 #include "floe/decode/avro_decoder.h"
-#include "floe/schema/avro_schema.h"
 #include "floe/schema/avro_to_iceberg.h"
 #include "fuzz/fuzz_util.h"
 
@@ -22,10 +22,10 @@ namespace {
 void Run(const uint8_t* data, size_t size) {
   const auto* nul = static_cast<const uint8_t*>(std::memchr(data, 0, size));
   const size_t text_len = nul != nullptr ? static_cast<size_t>(nul - data) : size;
-  auto writer = schema::AvroSchema::Parse(
+  auto writer = avro::Schema::Parse(
       std::string_view(reinterpret_cast<const char*>(data), text_len));
   if (!writer.ok()) return;
-  (void)schema::AvroTypeName(writer->root());
+  (void)avro::DescribeType(writer->root());
   auto fields = schema::AvroToIcebergFields(*writer);
   if (!fields.ok()) return;
   const iceberg::Schema table = TableFrom(*fields);

@@ -14,7 +14,7 @@
 // of invalid records does not pay that copy each time. Checking while appending saves
 // the second walk over the bytes that validating first costs (measured on the sample
 // record: 1.27 µs → 0.84 µs per record). Recursion depth is bounded by the schema depth
-// (kMaxAvroSchemaDepth, types are never recursive).
+// (avro::kMaxSchemaDepth, registry schemas are never recursive).
 #include "floe/decode/avro_decoder.h"
 
 #include <arrow/array/builder_binary.h>
@@ -32,7 +32,9 @@
 #include <limits>
 #include <string_view>
 
-#include "floe/decode/builders_internal.h"
+#include "floe/avro/encoding.h"
+#include "floe/decode/binary_internal.h"
+#include "floe/decode/compiled_decoder_internal.h"
 #include "floe/schema/avro_to_iceberg.h"
 
 namespace floe::decode {
@@ -41,9 +43,10 @@ using iceberg::NestedField;
 using iceberg::Type;
 using iceberg::TypeId;
 using internal::Link;
-using schema::AvroLogicalType;
-using schema::AvroNode;
-using schema::AvroType;
+using internal::Reason;
+using AvroLogicalType = avro::LogicalType;
+using AvroNode = avro::Node;
+using AvroType = avro::Type;
 
 namespace {
 
@@ -108,42 +111,14 @@ struct Op {
   uint32_t first_symbol = 0;  // kEnum: index into Program::symbols
 };
 
-enum class Reason : uint8_t {
-  kTruncated,
-  kVarintTooLong,
-  kVarintOverflow,
-  kIntRange,
-  kNegativeLength,
-  kLengthBeyondEnd,
-  kBadBoolean,
-  kUnionIndex,
-  kEnumIndex,
-  kDecimalTooLong,
-  kDecimalPrecision,
-  kTimestampOverflow,
-  kUtf8,
-  kBlockCount,
-  kBlockTooBig,
-  kBlockSize,
-  kTooManyItems,
-  kTrailing,
-};
-
-struct ErrorInfo {
-  const uint8_t* at = nullptr;
-  uint32_t op = 0;
-  Reason reason = Reason::kTruncated;
-  int64_t a = 0;
-  int64_t b = 0;
-};
-
 // Zero-byte items (null, fixed(0), records of those) cost no input, so their count is
 // bounded separately: at most this many per record.
 constexpr int64_t kMaxZeroSizeItemsPerRecord = 1 << 16;
 
-inline int64_t ZigZag(uint64_t v) {
-  return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
-}
+// Make's messages; each schema level can take two ops (an optional and its value).
+constexpr internal::CompilerTerms kCompilerTerms = {
+    "Avro field", "the Avro writer schema has no such field",
+    2 * avro::kMaxSchemaDepth + 2};
 
 inline uint64_t LoadBigEndian64(const uint8_t* p) {
   uint64_t v = 0;
@@ -228,7 +203,7 @@ bool SameShape(const Type& a, const Type& b) {
 std::string UnionListing(const AvroNode& u) {
   std::string out = "[";
   for (size_t i = 0; i < u.branches.size(); ++i) {
-    out += (i == 0 ? "" : ", ") + schema::AvroTypeName(*u.branches[i]);
+    out += (i == 0 ? "" : ", ") + avro::DescribeType(*u.branches[i]);
   }
   return out + "]";
 }
@@ -237,7 +212,7 @@ std::string UnionListing(const AvroNode& u) {
 
 // Ops, paths and the column check: builders_internal.h (the Avro decoder uses neither
 // its per-op builders nor its counters: it appends in one pass).
-struct AvroDecoder::Program : internal::ProgramBase<Op> {
+struct internal::AvroProgram : internal::ProgramBase<Op> {
   std::vector<std::string> symbols;  // enum symbols of all enum ops
   int64_t zero_size_items = 0;       // per-record scratch
   int64_t validate_after_invalid = 0;  // AvroDecoderOptions
@@ -246,27 +221,29 @@ struct AvroDecoder::Program : internal::ProgramBase<Op> {
 
 namespace {
 
-using Program = AvroDecoder::Program;
+using Program = internal::AvroProgram;
 
 // ---------------------------------------------------------------------------------------
 // Compilation
 
-class Compiler {
+class Compiler : public internal::CompilerBase<Compiler, Program> {
  public:
-  explicit Compiler(Program* p) : p_(p) {}
+  using CompilerBase::CompilerBase;
 
-  uint32_t Alloc(uint32_t parent, uint32_t n) { return p_->AllocChildren(parent, n); }
+  // CompilerBase's hooks. An absent struct's field ops are never visited by the append:
+  // Arrow appends their empty values.
+  void MarkAbsent(uint32_t op, const NestedField&) { p_->ops[op].wire = Wire::kAbsent; }
+  void MarkStringKey(uint32_t op) { p_->ops[op].wire = Wire::kString; }
 
   Status Root(const AvroNode& writer, const iceberg::Schema& table,
               const AvroDecoderOptions& options) {
     if (writer.type != AvroType::kRecord) {
       return Status::Invalid("the Avro value schema must be a record, not ",
-                             schema::AvroTypeName(writer));
+                             avro::DescribeType(writer));
     }
-    p_->ops.emplace_back();
-    p_->paths.emplace_back("");
-    p_->ops[0].wire = Wire::kRecord;
-    p_->ops[0].sink = Sink::kRoot;
+    Op& root = AddRoot();
+    root.wire = Wire::kRecord;
+    root.sink = Sink::kRoot;
     const auto match = internal::MatchFields(
         writer.fields.size(),
         [&](size_t w) -> const std::string& { return writer.fields[w].name; },
@@ -303,17 +280,7 @@ class Compiler {
 
  private:
   Status Mismatch(uint32_t op, const AvroNode& w, const Type& t) {
-    return Status::Invalid(
-        "Avro field '", p_->paths[op], "' of type ", schema::AvroTypeName(w),
-        " cannot be decoded into the table column of type ", TableTypeName(t));
-  }
-
-  Status CheckDepth(uint32_t op, int depth) {
-    // Each schema level can take two ops (an optional and its value).
-    if (depth > 2 * schema::kMaxAvroSchemaDepth + 2) {
-      return Status::Invalid("Avro field '", p_->paths[op], "': nesting too deep");
-    }
-    return Status::OK();
+    return TypeMismatch(op, avro::DescribeType(w), TableTypeName(t));
   }
 
   // A writer value decoded into table field `tf` (whose builder is this op's).
@@ -545,26 +512,10 @@ class Compiler {
     return Status::OK();
   }
 
-  // A table field that receives a null on every record. (AbsentField also gives a struct
-  // child ops for its fields, which the append never visits: Arrow appends their empty
-  // values.)
-  Status Absent(uint32_t op, const NestedField& tf, bool check_required, int depth) {
-    auto mark = [this](uint32_t o, const NestedField&, int d) -> Status {
-      FLOE_RETURN_NOT_OK(CheckDepth(o, d));
-      p_->ops[o].wire = Wire::kAbsent;
-      p_->ops[o].sink = Sink::kNull;
-      return Status::OK();
-    };
-    return p_->AbsentField(op, tf, check_required, depth,
-                           "the Avro writer schema has no such field", mark);
-  }
-
   // Writer data with no table field: walked and validated structurally, never appended.
   Status Skip(uint32_t op, const AvroNode& w, int depth) {
     FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
-    Op& o = p_->ops[op];
-    o.sink = Sink::kNone;
-    o.link = Link::kNone;
+    Op& o = Unlinked(op);
     switch (w.type) {
       case AvroType::kNull: o.wire = Wire::kNull; return Status::OK();
       case AvroType::kBoolean: o.wire = Wire::kBoolean; return Status::OK();
@@ -592,16 +543,11 @@ class Compiler {
         }
         return Status::OK();
       }
-      case AvroType::kArray: {
-        o.wire = Wire::kArray;
-        const uint32_t item = p_->AllocListElement(op, /*linked=*/false);
-        return Skip(item, *w.items, depth + 1);
-      }
+      case AvroType::kArray:
       case AvroType::kMap: {
-        o.wire = Wire::kMap;
-        const uint32_t key = p_->AllocMapEntry(op, /*linked=*/false);
-        p_->ops[key].wire = Wire::kString;
-        return Skip(key + 1, *w.values, depth + 1);
+        const bool map = w.type == AvroType::kMap;
+        o.wire = map ? Wire::kMap : Wire::kArray;
+        return Skip(UnlinkedItem(op, map), map ? *w.values : *w.items, depth + 1);
       }
       case AvroType::kUnion: {
         // One child per branch, in branch order.
@@ -647,8 +593,6 @@ class Compiler {
       }
     }
   }
-
-  Program* p_;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -659,11 +603,11 @@ class Reader {
   Reader(Program* p, const uint8_t* data, size_t size)
       : p_(*p), ops_(p->ops.data()), pos_(data), end_(data + size) {}
 
-  const ErrorInfo& error() const { return err_; }
+  const internal::ErrorInfo& error() const { return err_; }
 
  protected:
   bool Fail(const uint8_t* at, uint32_t op, Reason r, int64_t a = 0, int64_t b = 0) {
-    err_ = ErrorInfo{at, op, r, a, b};
+    err_ = internal::ErrorInfo{at, op, r, a, b};
     return false;
   }
 
@@ -676,19 +620,13 @@ class Reader {
 
   template <bool kCheckEnd>
   bool ReadVarint(uint32_t op, int64_t* out) {
-    const uint8_t* start = pos_;
-    uint64_t v = 0;
-    for (int shift = 0; shift < 70; shift += 7) {
-      if (kCheckEnd && pos_ == end_) return Fail(start, op, Reason::kTruncated, 1, 0);
-      const uint8_t b = *pos_++;
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (b < 0x80) {
-        if (shift == 63 && b > 1) return Fail(start, op, Reason::kVarintOverflow);
-        *out = ZigZag(v);
-        return true;
-      }
-    }
-    return Fail(start, op, Reason::kVarintTooLong);
+    uint64_t v;
+    auto fail = [&](const uint8_t* at, Reason r, int64_t a) {
+      return Fail(at, op, r, a);
+    };
+    if (!internal::ReadVarint<kCheckEnd>(pos_, end_, &v, fail)) return false;
+    *out = avro::ZigZagDecode(v);
+    return true;
   }
 
   bool Need(uint32_t op, int64_t n) {
@@ -839,7 +777,7 @@ class Reader {
   const Op* ops_;
   const uint8_t* pos_;
   const uint8_t* end_;
-  ErrorInfo err_;
+  internal::ErrorInfo err_;
 };
 
 // Validation alone: checks every value and appends nothing. Validate() runs it, and
@@ -921,44 +859,6 @@ class Validator : public Reader {
     return true;
   }
 };
-
-std::string ReasonText(const Program& p, const ErrorInfo& e) {
-  const std::string a = std::to_string(e.a);
-  const std::string b = std::to_string(e.b);
-  switch (e.reason) {
-    case Reason::kTruncated:
-      return "truncated: the value needs " + a + " more byte(s), " + b + " remain";
-    case Reason::kVarintTooLong: return "varint longer than 10 bytes";
-    case Reason::kVarintOverflow: return "varint overflows 64 bits";
-    case Reason::kIntRange: return "int value " + a + " is outside the 32-bit range";
-    case Reason::kNegativeLength: return "negative length " + a;
-    case Reason::kLengthBeyondEnd:
-      return "length " + a + " exceeds the " + b + " remaining bytes";
-    case Reason::kBadBoolean: return "boolean byte " + a + " is neither 0 nor 1";
-    case Reason::kUnionIndex:
-      return "union branch index " + a + " is outside the " + b + " branches (0 to " +
-             std::to_string(e.b - 1) + ")";
-    case Reason::kEnumIndex:
-      return "enum index " + a + " is outside the " + b + " symbols";
-    case Reason::kDecimalTooLong:
-      return "decimal of " + a + " bytes does not fit 16 bytes (128 bits)";
-    case Reason::kDecimalPrecision:
-      return "decimal value has more digits than its precision " + a;
-    case Reason::kTimestampOverflow:
-      return "millisecond value " + a + " overflows int64 microseconds";
-    case Reason::kUtf8: return "string is not valid UTF-8";
-    case Reason::kBlockCount: return "invalid block count " + a;
-    case Reason::kBlockTooBig:
-      return "block of " + a + " items cannot fit in the " + b + " remaining bytes";
-    case Reason::kBlockSize:
-      return "block byte size " + a + " does not match its items (" + b + " bytes)";
-    case Reason::kTooManyItems:
-      return "more than " + a + " zero-byte items in one record";
-    case Reason::kTrailing: return a + " trailing byte(s) after the record";
-  }
-  (void)p;
-  return "invalid";
-}
 
 // ---------------------------------------------------------------------------------------
 // Decoding: one pass that checks each value, then appends it
@@ -1155,24 +1055,6 @@ class Appender : public Validator {
 
 }  // namespace
 
-AvroDecoder::AvroDecoder(std::unique_ptr<Program> program)
-    : program_(std::move(program)) {}
-AvroDecoder::~AvroDecoder() = default;
-
-size_t AvroDecoder::program_size() const { return program_->ops.size(); }
-
-Result<std::unique_ptr<AvroDecoder>> AvroDecoder::Make(
-    const schema::AvroSchema& writer, const iceberg::Schema& table,
-    const AvroDecoderOptions& options) {
-  ::arrow::util::InitializeUTF8();
-  auto program = std::make_unique<Program>();
-  FLOE_RETURN_NOT_OK(program->columns.Init(table));
-  program->validate_after_invalid = std::max<int64_t>(0, options.validate_after_invalid);
-  Compiler compiler(program.get());
-  FLOE_RETURN_NOT_OK(compiler.Root(writer.root(), table, options));
-  return std::unique_ptr<AvroDecoder>(new AvroDecoder(std::move(program)));
-}
-
 namespace {
 
 // Records of more bytes than int64 can count are refused before any pointer arithmetic;
@@ -1187,31 +1069,29 @@ Status CheckSize(const uint8_t** data, size_t size) {
   return Status::OK();
 }
 
-Status InvalidAt(const Program& p, const ErrorInfo& e, const uint8_t* data) {
-  const std::string& path = p.paths[e.op];
-  return InvalidRecord(
-      (path.empty() ? std::string("Avro record") : "Avro field '" + path + "'") +
-      " at byte " + std::to_string(e.at - data) + ": " + ReasonText(p, e));
+}  // namespace
+
+// CompiledDecoder's per-format functions (compiled_decoder_internal.h).
+namespace internal {
+
+Status CompileProgram(AvroProgram* p, const avro::Schema& writer,
+                      const iceberg::Schema& table, const AvroDecoderOptions& options) {
+  p->validate_after_invalid = std::max<int64_t>(0, options.validate_after_invalid);
+  return Compiler(p, kCompilerTerms).Root(writer.root(), table, options);
 }
 
-Status ValidateRecord(Program& p, const uint8_t* data, size_t size) {
+Status ValidateRecord(AvroProgram& p, const uint8_t* data, size_t size) {
   FLOE_RETURN_NOT_OK(CheckSize(&data, size));
   p.zero_size_items = 0;
   Validator v(&p, data, size);
-  if (!v.Run()) return InvalidAt(p, v.error(), data);
+  if (!v.Run()) return InvalidAt("Avro", p.paths[v.error().op], v.error(), data);
   return Status::OK();
 }
 
-}  // namespace
-
-Status AvroDecoder::Validate(const uint8_t* data, size_t size) {
-  return ValidateRecord(*program_, data, size);
-}
-
-Status AvroDecoder::Decode(const uint8_t* data, size_t size,
-                           ::arrow::ArrayBuilder* const* columns) {
-  Program& p = *program_;
-  FLOE_RETURN_NOT_OK(p.columns.Check("AvroDecoder", columns));
+[[gnu::always_inline]] inline Status DecodeRecord(AvroProgram& p, const uint8_t* data,
+                                                  size_t size,
+                                                  ::arrow::ArrayBuilder* const* cols) {
+  FLOE_RETURN_NOT_OK(p.columns.Check("AvroDecoder", cols));
   if (p.guarded > 0) {
     // Recently a record failed part way: validate first, so that a run of invalid
     // records does not rebuild the columns for each of them.
@@ -1220,11 +1100,11 @@ Status AvroDecoder::Decode(const uint8_t* data, size_t size,
   }
   FLOE_RETURN_NOT_OK(CheckSize(&data, size));
   p.zero_size_items = 0;
-  p.columns.Mark(columns);
+  p.columns.Mark(cols);
   Appender a(&p, data, size);
-  if (ARROW_PREDICT_TRUE(a.Run(columns))) return Status::OK();
+  if (ARROW_PREDICT_TRUE(a.Run(cols))) return Status::OK();
   // Part of the record is in the builders: take it out again.
-  Status undo = p.columns.Rollback(columns);
+  Status undo = p.columns.Rollback(cols);
   if (!undo.ok()) {
     return undo.WithMessage(
         "Avro decoder: removing a partly appended record failed (the builders may now "
@@ -1233,7 +1113,12 @@ Status AvroDecoder::Decode(const uint8_t* data, size_t size,
   }
   if (!a.status().ok()) return a.status();
   p.guarded = p.validate_after_invalid;
-  return InvalidAt(p, a.error(), data);
+  return InvalidAt("Avro", p.paths[a.error().op], a.error(), data);
 }
+
+}  // namespace internal
+
+template class CompiledDecoder<AvroDecoder, avro::Schema, AvroDecoderOptions,
+                               internal::AvroProgram>;
 
 }  // namespace floe::decode

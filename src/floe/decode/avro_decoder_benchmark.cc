@@ -16,7 +16,7 @@ namespace floe::decode {
 namespace {
 
 void BM_DecodeSampleRecord(benchmark::State& state) {
-  auto writer = schema::AvroSchema::Parse(testing::SampleSchemaJson()).ValueOrDie();
+  auto writer = avro::Schema::Parse(testing::SampleSchemaJson()).ValueOrDie();
   auto fields = schema::AvroToIcebergFields(writer).ValueOrDie();
   int last = 0;
   auto table = schema::BuildTableSchema(fields, nullptr, &last).ValueOrDie();
@@ -56,7 +56,7 @@ void BM_DecodeSampleRecord(benchmark::State& state) {
 BENCHMARK(BM_DecodeSampleRecord);
 
 void BM_ValidateSampleRecord(benchmark::State& state) {
-  auto writer = schema::AvroSchema::Parse(testing::SampleSchemaJson()).ValueOrDie();
+  auto writer = avro::Schema::Parse(testing::SampleSchemaJson()).ValueOrDie();
   auto fields = schema::AvroToIcebergFields(writer).ValueOrDie();
   int last = 0;
   auto table = schema::BuildTableSchema(fields, nullptr, &last).ValueOrDie();

@@ -15,7 +15,7 @@
 namespace floe::decode {
 namespace {
 
-using schema::AvroSchema;
+using AvroSchema = avro::Schema;
 using testing::AvroEncoder;
 using testing::ExpectColumn;
 using testing::ExpectInvalid;

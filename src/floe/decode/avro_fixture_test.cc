@@ -28,7 +28,7 @@ std::string ReadFile(const std::string& name) {
 // Decodes <name>.records.bin with the schema <name>.avsc into the table a new topic with
 // that schema gets, and compares every column with <name>.expected.json.
 void CheckFixture(const std::string& name, int expected_records) {
-  auto writer = schema::AvroSchema::Parse(ReadFile(name + ".avsc"));
+  auto writer = avro::Schema::Parse(ReadFile(name + ".avsc"));
   ASSERT_TRUE(writer.ok()) << writer.status().ToString();
   auto fields = schema::AvroToIcebergFields(*writer);
   ASSERT_TRUE(fields.ok()) << fields.status().ToString();

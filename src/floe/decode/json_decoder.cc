@@ -28,7 +28,7 @@
 #include <limits>
 #include <string_view>
 
-#include "floe/decode/builders_internal.h"
+#include "floe/decode/compiled_decoder_internal.h"
 
 namespace floe::decode {
 
@@ -99,6 +99,11 @@ struct Op {
 constexpr int64_t kMaxExactDouble = int64_t{1} << 53;
 constexpr int64_t kMicrosPerSecond = 1000000;
 constexpr int64_t kMicrosPerDay = 86400 * kMicrosPerSecond;
+
+// Make's messages and nesting bound.
+constexpr internal::CompilerTerms kCompilerTerms = {
+    "JSON property", "the JSON schema has no such property",
+    schema::kMaxJsonSchemaDepth + 1};
 
 // ---------------------------------------------------------------------------------------
 // RFC 3339 strings (strict: fixed widths, ranges checked, no leap second)
@@ -269,7 +274,7 @@ inline bool IntegralDouble(double d) {
 
 // Ops (ops[0] is the root), paths (for Make errors: "a.b[]"), builders, counters (per op)
 // and the column check: builders_internal.h.
-struct JsonDecoder::Program : internal::ProgramBase<Op> {
+struct internal::JsonProgram : internal::ProgramBase<Op> {
   std::vector<std::string> names;  // per op: the property name (children of objects)
   std::vector<uint32_t> fill;      // Op::fill_begin/fill_count index this
   // Per-record scratch, sized at Make time (or grown, never shrunk).
@@ -286,16 +291,21 @@ struct JsonDecoder::Program : internal::ProgramBase<Op> {
 
 namespace {
 
-using Program = JsonDecoder::Program;
+using Program = internal::JsonProgram;
 
 // ---------------------------------------------------------------------------------------
 // Compilation
 
-class Compiler {
+class Compiler : public internal::CompilerBase<Compiler, Program> {
  public:
-  explicit Compiler(Program* p) : p_(p) {}
+  using CompilerBase::CompilerBase;
 
-  uint32_t Alloc(uint32_t parent, uint32_t n) { return p_->AllocChildren(parent, n); }
+  // CompilerBase's hooks.
+  void MarkAbsent(uint32_t op, const NestedField& field) {
+    p_->ops[op].kind = Kind::kAbsent;
+    p_->ops[op].struct_builder = field.type->id == TypeId::kStruct;
+  }
+  void MarkStringKey(uint32_t op) { p_->ops[op].kind = Kind::kString; }
 
   Status Root(const JsonSchemaNode& writer, const iceberg::Schema& table,
               const JsonDecoderOptions& options) {
@@ -303,11 +313,10 @@ class Compiler {
       return Status::Invalid("the JSON value schema must be a non-nullable object, not ",
                              schema::JsonSchemaTypeName(writer));
     }
-    p_->ops.emplace_back();
-    p_->paths.emplace_back("");
+    Op& root = AddRoot();
     p_->names.emplace_back("");
-    p_->ops[0].kind = Kind::kObject;
-    p_->ops[0].sink = Sink::kRoot;
+    root.kind = Kind::kObject;
+    root.sink = Sink::kRoot;
     FLOE_RETURN_NOT_OK(Properties(0, writer,
                                   internal::DecodedColumns(table, options.skip_columns),
                                   /*root=*/true, 1));
@@ -315,17 +324,8 @@ class Compiler {
     return Status::OK();
   }
 
- private:
-  Status CheckDepth(uint32_t op, int depth) {
-    if (depth > schema::kMaxJsonSchemaDepth + 1) {
-      return Status::Invalid("JSON property '", p_->paths[op], "': nesting too deep");
-    }
-    return Status::OK();
-  }
 
-  std::string Child(uint32_t op, const std::string& seg) {
-    return p_->ChildPath(op, seg);
-  }
+ private:
 
   // The children of an object op: the writer's properties (matched by name to the table
   // fields; a null entry in `fields` is a column to leave alone), then the table fields
@@ -371,10 +371,8 @@ class Compiler {
   }
 
   Status Mismatch(uint32_t op, const JsonSchemaNode& w, const Type& t) {
-    return Status::Invalid("JSON property '", p_->paths[op], "' of type ",
-                           schema::JsonSchemaTypeName(w),
-                           " cannot be decoded into the table column of type ",
-                           iceberg::PrimitiveTypeString(t));
+    return TypeMismatch(op, schema::JsonSchemaTypeName(w),
+                        iceberg::PrimitiveTypeString(t));
   }
 
   Status Value(uint32_t op, const JsonSchemaNode& w, const NestedField& tf, int depth) {
@@ -454,25 +452,11 @@ class Compiler {
     return Mismatch(op, w, t);
   }
 
-  Status Absent(uint32_t op, const NestedField& tf, bool check_required, int depth) {
-    auto mark = [this](uint32_t o, const NestedField& f, int d) -> Status {
-      FLOE_RETURN_NOT_OK(CheckDepth(o, d));
-      p_->ops[o].kind = Kind::kAbsent;
-      p_->ops[o].sink = Sink::kNull;
-      p_->ops[o].struct_builder = f.type->id == TypeId::kStruct;
-      return Status::OK();
-    };
-    return p_->AbsentField(op, tf, check_required, depth,
-                           "the JSON schema has no such property", mark);
-  }
-
   // A property the table does not have: validated, never appended.
   Status Skip(uint32_t op, const JsonSchemaNode& w, int depth) {
     FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
-    Op& o = p_->ops[op];
+    Op& o = Unlinked(op);
     o.nullable = w.nullable;
-    o.sink = Sink::kNone;
-    o.link = Link::kNone;
     switch (w.type) {
       case JsonSchemaType::kBoolean: o.kind = Kind::kBoolean; return Status::OK();
       case JsonSchemaType::kInteger: o.kind = Kind::kInteger; return Status::OK();
@@ -500,16 +484,11 @@ class Compiler {
         }
         return Status::OK();
       }
-      case JsonSchemaType::kMap: {
-        o.kind = Kind::kMap;
-        const uint32_t key = p_->AllocMapEntry(op, /*linked=*/false);
-        p_->ops[key].kind = Kind::kString;
-        return Skip(key + 1, *w.items, depth + 1);
-      }
+      case JsonSchemaType::kMap:
       case JsonSchemaType::kArray: {
-        o.kind = Kind::kArray;
-        const uint32_t item = p_->AllocListElement(op, /*linked=*/false);
-        return Skip(item, *w.items, depth + 1);
+        const bool map = w.type == JsonSchemaType::kMap;
+        o.kind = map ? Kind::kMap : Kind::kArray;
+        return Skip(UnlinkedItem(op, map), *w.items, depth + 1);
       }
     }
     return Status::Invalid("JSON property '", p_->paths[op], "': unsupported type");
@@ -562,7 +541,6 @@ class Compiler {
     }
   }
 
-  Program* p_;
 };
 
 // Finds the property child of object op `o` named `key`, or -1. Keys usually come in
@@ -925,29 +903,10 @@ class Appender {
 
 }  // namespace
 
-JsonDecoder::JsonDecoder(std::unique_ptr<Program> program)
-    : program_(std::move(program)) {}
-JsonDecoder::~JsonDecoder() = default;
-
-size_t JsonDecoder::program_size() const { return program_->ops.size(); }
-
-Result<std::unique_ptr<JsonDecoder>> JsonDecoder::Make(const schema::JsonSchema& writer,
-                                                       const iceberg::Schema& table,
-                                                       const JsonDecoderOptions& options) {
-  auto program = std::make_unique<Program>();
-  FLOE_RETURN_NOT_OK(program->columns.Init(table));
-  Compiler compiler(program.get());
-  FLOE_RETURN_NOT_OK(compiler.Root(writer.root(), table, options));
-  if (program->parser.allocate(64 * 1024, kMaxJsonDocumentDepth) != ::simdjson::SUCCESS) {
-    return Status::OutOfMemory("JsonDecoder: cannot allocate the JSON parser");
-  }
-  return std::unique_ptr<JsonDecoder>(new JsonDecoder(std::move(program)));
-}
-
 namespace {
 
 // Copies `data` into the program's padded buffer (simdjson reads past the end).
-const uint8_t* CopyPadded(JsonDecoder::Program& p, const uint8_t* data, size_t size) {
+const uint8_t* CopyPadded(Program& p, const uint8_t* data, size_t size) {
   if (!p.padded || size > p.padded_capacity) {  // a fresh decoder has no buffer yet
     const size_t cap = std::max(size, 2 * p.padded_capacity);
     p.padded.reset(new uint8_t[cap + JsonDecoder::kPadding]);
@@ -959,7 +918,7 @@ const uint8_t* CopyPadded(JsonDecoder::Program& p, const uint8_t* data, size_t s
 }
 
 // Phase 1: parses the padded document and checks it against the schema.
-Status ParseAndValidate(JsonDecoder::Program& p, const uint8_t* data, size_t size,
+Status ParseAndValidate(Program& p, const uint8_t* data, size_t size,
                         dom::element* root) {
   if (size > p.parser.capacity()) {
     // Grow geometrically so that slowly growing records do not reallocate every time.
@@ -997,21 +956,28 @@ Status ParseAndValidate(JsonDecoder::Program& p, const uint8_t* data, size_t siz
 
 }  // namespace
 
-Status JsonDecoder::Decode(const uint8_t* data, size_t size,
-                           ::arrow::ArrayBuilder* const* columns) {
-  return DecodePadded(CopyPadded(*program_, data, size), size, columns);
+// CompiledDecoder's per-format functions (compiled_decoder_internal.h), and the body of
+// JsonDecoder::DecodePadded.
+namespace internal {
+
+Status CompileProgram(JsonProgram* p, const schema::JsonSchema& writer,
+                      const iceberg::Schema& table, const JsonDecoderOptions& options) {
+  FLOE_RETURN_NOT_OK(Compiler(p, kCompilerTerms).Root(writer.root(), table, options));
+  if (p->parser.allocate(64 * 1024, kMaxJsonDocumentDepth) != ::simdjson::SUCCESS) {
+    return Status::OutOfMemory("JsonDecoder: cannot allocate the JSON parser");
+  }
+  return Status::OK();
 }
 
-Status JsonDecoder::Validate(const uint8_t* data, size_t size) {
-  program_->ResetCounts();
+Status ValidateRecord(JsonProgram& p, const uint8_t* data, size_t size) {
+  p.ResetCounts();
   dom::element root;
-  return ParseAndValidate(*program_, CopyPadded(*program_, data, size), size, &root);
+  return ParseAndValidate(p, CopyPadded(p, data, size), size, &root);
 }
 
-Status JsonDecoder::DecodePadded(const uint8_t* data, size_t size,
-                                 ::arrow::ArrayBuilder* const* columns) {
-  Program& p = *program_;
-  FLOE_RETURN_NOT_OK(p.Start("JsonDecoder", columns));
+Status DecodePaddedRecord(JsonProgram& p, const uint8_t* data, size_t size,
+                          ::arrow::ArrayBuilder* const* cols) {
+  FLOE_RETURN_NOT_OK(p.Start("JsonDecoder", cols));
   dom::element root;
   FLOE_RETURN_NOT_OK(ParseAndValidate(p, data, size, &root));
   FLOE_RETURN_NOT_OK(p.Reserve());
@@ -1024,5 +990,21 @@ Status JsonDecoder::DecodePadded(const uint8_t* data, size_t size,
   }
   return Status::OK();
 }
+
+[[gnu::always_inline]] inline Status DecodeRecord(JsonProgram& p, const uint8_t* data,
+                                                  size_t size,
+                                                  ::arrow::ArrayBuilder* const* cols) {
+  return DecodePaddedRecord(p, CopyPadded(p, data, size), size, cols);
+}
+
+}  // namespace internal
+
+Status JsonDecoder::DecodePadded(const uint8_t* data, size_t size,
+                                 ::arrow::ArrayBuilder* const* columns) {
+  return internal::DecodePaddedRecord(program(), data, size, columns);
+}
+
+template class CompiledDecoder<JsonDecoder, schema::JsonSchema, JsonDecoderOptions,
+                               internal::JsonProgram>;
 
 }  // namespace floe::decode

@@ -39,7 +39,8 @@
 #include <limits>
 #include <string_view>
 
-#include "floe/decode/builders_internal.h"
+#include "floe/decode/binary_internal.h"
+#include "floe/decode/compiled_decoder_internal.h"
 #include "floe/schema/protobuf_schema.h"
 
 namespace floe::decode {
@@ -48,7 +49,9 @@ namespace pb = ::google::protobuf;
 using iceberg::NestedField;
 using iceberg::Type;
 using iceberg::TypeId;
+using internal::ErrorInfo;
 using internal::Link;
+using internal::Reason;
 using internal::Reservation;
 using schema::ProtobufPresence;
 
@@ -151,38 +154,12 @@ struct KeyView {
   uint64_t value = 0;
 };
 
-enum class Reason : uint8_t {
-  kTruncated,
-  kVarintTooLong,
-  kVarintOverflow,
-  kTagRange,
-  kFieldZero,
-  kBadWireType,
-  kWireMismatch,
-  kGroupForField,
-  kEndGroup,
-  kGroupDepth,
-  kGroupUnterminated,
-  kLengthBeyondEnd,
-  kIntRange,
-  kUIntRange,
-  kPackedFixed,
-  kUtf8,
-  kRequired,
-  kSecondsRange,
-  kNanosRange,
-};
-
-struct ErrorInfo {
-  const uint8_t* at = nullptr;
-  uint32_t op = 0;
-  Reason reason = Reason::kTruncated;
-  int64_t a = 0;
-  int64_t b = 0;
-};
-
 constexpr uint32_t kMaxDenseFieldNumber = 4096;
 constexpr int kMaxGroupDepth = 64;
+// Make's messages and nesting bound.
+constexpr internal::CompilerTerms kCompilerTerms = {
+    "Protobuf field", "the Protobuf message has no such field",
+    3 * schema::kMaxProtobufDepth + 3};
 // google.protobuf.Timestamp range: 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59Z.
 constexpr int64_t kMinSeconds = -62135596800;
 constexpr int64_t kMaxSeconds = 253402300799;
@@ -223,23 +200,11 @@ inline int64_t ZigZag(uint64_t v) {
   return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
 }
 
-const char* WireName(int w) {
-  switch (w) {
-    case kVarint: return "varint";
-    case kFixed64Wire: return "fixed64";
-    case kLen: return "length-delimited";
-    case kStartGroup: return "start-group";
-    case kEndGroup: return "end-group";
-    case kFixed32Wire: return "fixed32";
-    default: return "invalid";
-  }
-}
-
 }  // namespace
 
 // Ops (ops[0] is the root message), paths, builders, counters (per owner op) and the
 // column check: builders_internal.h.
-struct ProtobufDecoder::Program : internal::ProgramBase<Op> {
+struct internal::ProtobufProgram : internal::ProgramBase<Op> {
   std::vector<std::string> strings;        // defaults and enum names
   std::vector<std::pair<int32_t, uint32_t>> enums;  // (number, string), sorted per op
   std::vector<uint32_t> dense;             // per message op: number → op (0 = unknown)
@@ -255,7 +220,7 @@ struct ProtobufDecoder::Program : internal::ProgramBase<Op> {
 
 namespace {
 
-using Program = ProtobufDecoder::Program;
+using Program = internal::ProtobufProgram;
 
 // ---------------------------------------------------------------------------------------
 // Compilation
@@ -277,40 +242,31 @@ std::string TableTypeName(const Type& t) {
   }
 }
 
-class Compiler {
+class Compiler : public internal::CompilerBase<Compiler, Program> {
  public:
-  explicit Compiler(Program* p) : p_(p) {}
+  using CompilerBase::CompilerBase;
+
+  // CompilerBase's hook: a table field that receives a null on every record. A struct
+  // gets child ops for its fields so that the empty values Arrow appends to them are
+  // counted (reserve phase).
+  void MarkAbsent(uint32_t op, const NestedField& field) {
+    p_->ops[op].table_struct = field.type->id == TypeId::kStruct;
+    p_->ops[op].kind = Kind::kAbsent;
+  }
 
   Status Root(const pb::Descriptor& writer, const iceberg::Schema& table,
               const ProtobufDecoderOptions& options) {
-    p_->ops.emplace_back();
-    p_->paths.emplace_back("");
-    p_->ops[0].kind = Kind::kMessage;
+    AddRoot().kind = Kind::kMessage;
     FLOE_RETURN_NOT_OK(
         Message(0, writer, internal::DecodedColumns(table, options.skip_columns), 1));
     Finish();
     return Status::OK();
   }
 
+
  private:
-  uint32_t Alloc(uint32_t parent, uint32_t n) { return p_->AllocChildren(parent, n); }
-
-  std::string Child(uint32_t op, const std::string& name) {
-    return p_->ChildPath(op, name);
-  }
-
   Status Mismatch(uint32_t op, const pb::FieldDescriptor& f, const Type& t) {
-    return Status::Invalid("Protobuf field '", p_->paths[op], "' of type ",
-                           WriterTypeName(f),
-                           " cannot be decoded into the table column of type ",
-                           TableTypeName(t));
-  }
-
-  Status CheckDepth(uint32_t op, int depth) {
-    if (depth > 3 * schema::kMaxProtobufDepth + 3) {
-      return Status::Invalid("Protobuf field '", p_->paths[op], "': nesting too deep");
-    }
-    return Status::OK();
+    return TypeMismatch(op, WriterTypeName(f), TableTypeName(t));
   }
 
   // The fields of message `d` decoded into table fields `columns` (whose builders are
@@ -591,20 +547,6 @@ class Compiler {
     return Mismatch(op, f, t);
   }
 
-  // A table field that receives a null on every record. A struct gets child ops for its
-  // fields so that the empty values Arrow appends to them are counted (reserve phase).
-  Status Absent(uint32_t op, const NestedField& tf, bool check_required, int depth) {
-    auto mark = [this](uint32_t o, const NestedField& f, int d) -> Status {
-      FLOE_RETURN_NOT_OK(CheckDepth(o, d));
-      p_->ops[o].kind = Kind::kAbsent;
-      p_->ops[o].sink = Sink::kNull;
-      p_->ops[o].table_struct = f.type->id == TypeId::kStruct;
-      return Status::OK();
-    };
-    return p_->AbsentField(op, tf, check_required, depth,
-                           "the Protobuf message has no such field", mark);
-  }
-
   uint32_t AddString(const std::string& s) {
     p_->strings.push_back(s);
     return static_cast<uint32_t>(p_->strings.size() - 1);
@@ -637,7 +579,6 @@ class Compiler {
     }
   }
 
-  Program* p_;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -675,19 +616,10 @@ class Pass {
       *out = VarintUnchecked(p);
       return true;
     } else {
-      const uint8_t* start = p;
-      uint64_t v = 0;
-      for (int shift = 0; shift < 70; shift += 7) {
-        if (p == end) return Fail(start, op, Reason::kTruncated, 1, 0);
-        const uint8_t b = *p++;
-        v |= static_cast<uint64_t>(b & 0x7f) << shift;
-        if (b < 0x80) {
-          if (shift == 63 && b > 1) return Fail(start, op, Reason::kVarintOverflow);
-          *out = v;
-          return true;
-        }
-      }
-      return Fail(start, op, Reason::kVarintTooLong);
+      auto fail = [&](const uint8_t* at, Reason r, int64_t a) {
+        return Fail(at, op, r, a);
+      };
+      return internal::ReadVarint</*kCheckEnd=*/true>(p, end, out, fail);
     }
   }
 
@@ -1165,7 +1097,7 @@ class Pass {
         if constexpr (!kAppend) {
           if (iv < std::numeric_limits<int32_t>::min() ||
               iv > std::numeric_limits<int32_t>::max()) {
-            return Fail(at, i, Reason::kIntRange, iv);
+            return Fail(at, i, Reason::kInt32Range, iv);
           }
         }
         if (op.kind == Kind::kEnum) return AppendEnum(i, static_cast<int32_t>(iv));
@@ -1184,7 +1116,7 @@ class Pass {
         uv = VarintUnchecked(q);
         if constexpr (!kAppend) {
           if (uv > std::numeric_limits<uint32_t>::max()) {
-            return Fail(at, i, Reason::kIntRange, ZigZag(uv));
+            return Fail(at, i, Reason::kInt32Range, ZigZag(uv));
           }
         }
         iv = ZigZag(uv);
@@ -1290,62 +1222,12 @@ class Pass {
   ErrorInfo err_;
 };
 
-std::string ReasonText(const ErrorInfo& e) {
-  const std::string a = std::to_string(e.a);
-  const std::string b = std::to_string(e.b);
-  switch (e.reason) {
-    case Reason::kTruncated:
-      return "truncated: the value needs " + a + " more byte(s), " + b + " remain";
-    case Reason::kVarintTooLong: return "varint longer than 10 bytes";
-    case Reason::kVarintOverflow: return "varint overflows 64 bits";
-    case Reason::kTagRange: return "tag " + a + " does not fit 32 bits";
-    case Reason::kFieldZero: return "field number 0 is invalid";
-    case Reason::kBadWireType: return "invalid wire type " + a + " (field " + b + ")";
-    case Reason::kWireMismatch:
-      return std::string("wire type ") + WireName(static_cast<int>(e.a)) +
-             " does not match the field's type (" + WireName(static_cast<int>(e.b)) + ")";
-    case Reason::kGroupForField: return "a group where the schema declares a non-group field";
-    case Reason::kEndGroup: return "unexpected end-group tag (field " + a + ")";
-    case Reason::kGroupDepth: return "groups nested deeper than " + a;
-    case Reason::kGroupUnterminated: return "group of field " + a + " has no end tag";
-    case Reason::kLengthBeyondEnd:
-      return "length " + a + " exceeds the " + b + " remaining bytes";
-    case Reason::kIntRange: return "value " + a + " is outside the 32-bit range";
-    case Reason::kUIntRange: return "value does not fit an unsigned 32-bit number";
-    case Reason::kPackedFixed:
-      return "packed run of " + a + " bytes is not a multiple of " + b;
-    case Reason::kUtf8: return "string is not valid UTF-8";
-    case Reason::kRequired: return "required field is missing";
-    case Reason::kSecondsRange:
-      return "Timestamp seconds " + a + " outside 0001-01-01..9999-12-31";
-    case Reason::kNanosRange: return "Timestamp nanos " + a + " outside 0..999999999";
-  }
-  return "invalid";
-}
-
 }  // namespace
-
-ProtobufDecoder::ProtobufDecoder(std::unique_ptr<Program> program)
-    : program_(std::move(program)) {}
-ProtobufDecoder::~ProtobufDecoder() = default;
-
-size_t ProtobufDecoder::program_size() const { return program_->ops.size(); }
-
-Result<std::unique_ptr<ProtobufDecoder>> ProtobufDecoder::Make(
-    const pb::Descriptor& writer, const iceberg::Schema& table,
-    const ProtobufDecoderOptions& options) {
-  ::arrow::util::InitializeUTF8();
-  auto program = std::make_unique<Program>();
-  FLOE_RETURN_NOT_OK(program->columns.Init(table));
-  Compiler compiler(program.get());
-  FLOE_RETURN_NOT_OK(compiler.Root(writer, table, options));
-  return std::unique_ptr<ProtobufDecoder>(new ProtobufDecoder(std::move(program)));
-}
 
 namespace {
 
 // Phase 1 (the counts must be zero).
-Status ValidateMessage(ProtobufDecoder::Program& p, const uint8_t* data, size_t size) {
+Status ValidateMessage(Program& p, const uint8_t* data, size_t size) {
   if (size > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     return InvalidRecord("Protobuf record of " + std::to_string(size) +
                          " bytes is too large");
@@ -1355,26 +1237,31 @@ Status ValidateMessage(ProtobufDecoder::Program& p, const uint8_t* data, size_t 
   Pass<false> validate(&p, data, size);
   if (!validate.Run()) {
     const ErrorInfo& e = validate.error();
-    const std::string& path = p.paths[e.op];
-    std::string where =
-        path.empty() ? std::string("Protobuf record") : "Protobuf field '" + path + "'";
-    if (e.at != nullptr) where += " at byte " + std::to_string(e.at - data);
-    return InvalidRecord(where + ": " + ReasonText(e));
+    return internal::InvalidAt("Protobuf", p.paths[e.op], e, data);
   }
   return Status::OK();
 }
 
 }  // namespace
 
-Status ProtobufDecoder::Validate(const uint8_t* data, size_t size) {
-  program_->ResetCounts();
-  return ValidateMessage(*program_, data, size);
+// CompiledDecoder's per-format functions (compiled_decoder_internal.h).
+namespace internal {
+
+Status CompileProgram(ProtobufProgram* p, const pb::Descriptor& writer,
+                      const iceberg::Schema& table,
+                      const ProtobufDecoderOptions& options) {
+  return Compiler(p, kCompilerTerms).Root(writer, table, options);
 }
 
-Status ProtobufDecoder::Decode(const uint8_t* data, size_t size,
-                               ::arrow::ArrayBuilder* const* columns) {
-  Program& p = *program_;
-  FLOE_RETURN_NOT_OK(p.Start("ProtobufDecoder", columns));
+Status ValidateRecord(ProtobufProgram& p, const uint8_t* data, size_t size) {
+  p.ResetCounts();
+  return ValidateMessage(p, data, size);
+}
+
+[[gnu::always_inline]] inline Status DecodeRecord(ProtobufProgram& p,
+                                                  const uint8_t* data, size_t size,
+                                                  ::arrow::ArrayBuilder* const* cols) {
+  FLOE_RETURN_NOT_OK(p.Start("ProtobufDecoder", cols));
   FLOE_RETURN_NOT_OK(ValidateMessage(p, data, size));
   static const uint8_t kEmpty = 0;
   if (data == nullptr) data = &kEmpty;  // size is 0 then
@@ -1387,5 +1274,10 @@ Status ProtobufDecoder::Decode(const uint8_t* data, size_t size,
   }
   return Status::OK();
 }
+
+}  // namespace internal
+
+template class CompiledDecoder<ProtobufDecoder, pb::Descriptor, ProtobufDecoderOptions,
+                               internal::ProtobufProgram>;
 
 }  // namespace floe::decode

@@ -1,314 +1,26 @@
 #include "floe/iceberg/manifest.h"
 
-#include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <set>
 
 #include "floe/iceberg/avro_file.h"
 #include "floe/iceberg/json_internal.h"
+#include "floe/iceberg/partition_values_internal.h"
 #include "floe/iceberg/schema_json.h"
 
 namespace floe::iceberg {
 
-using avro::Datum;
 using avro::Encoder;
-using avro::Kind;
 using avro::Node;
+using avro_file::Datum;
+using AvroType = avro::Type;
+using internal::AvroName;
+using internal::EncodePartitionValue;
 using internal::Json;
+using internal::PartitionAvroType;
+using internal::PartitionValueFromDatum;
+using internal::Summarize;
 
 namespace {
-
-// ---------------------------------------------------------------------------------------
-// Partition types and values
-
-// Avro names allow [A-Za-z_][A-Za-z0-9_]*; other characters become "_x<HEX>" (the Iceberg
-// convention, so readers that map names back get the same result).
-std::string AvroName(const std::string& name) {
-  std::string out;
-  for (size_t i = 0; i < name.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(name[i]);
-    bool ok = std::isalpha(c) || c == '_' || (i > 0 && std::isdigit(c));
-    if (ok) {
-      out.push_back(static_cast<char>(c));
-    } else if (std::isdigit(c)) {
-      out += "_";
-      out.push_back(static_cast<char>(c));
-    } else {
-      char hex[8];
-      std::snprintf(hex, sizeof(hex), "_x%X", c);
-      out += hex;
-    }
-  }
-  return out.empty() ? std::string("_") : out;
-}
-
-int DecimalRequiredBytes(int precision) {
-  return static_cast<int>(std::ceil((std::log2(std::pow(10.0, precision) - 1) + 1) / 8));
-}
-
-Result<Json> PartitionAvroType(const Type& t, std::set<std::string>* named) {
-  auto named_fixed = [&](const std::string& name, int64_t size, Json extra) -> Json {
-    if (!named->insert(name).second) return name;  // already defined: reference by name
-    Json o = std::move(extra);
-    o["type"] = "fixed";
-    o["name"] = name;
-    o["size"] = size;
-    return o;
-  };
-  switch (t.id) {
-    case TypeId::kBoolean:
-      return Json("boolean");
-    case TypeId::kInt:
-      return Json("int");
-    case TypeId::kLong:
-      return Json("long");
-    case TypeId::kFloat:
-      return Json("float");
-    case TypeId::kDouble:
-      return Json("double");
-    case TypeId::kString:
-      return Json("string");
-    case TypeId::kBinary:
-      return Json("bytes");
-    case TypeId::kDate:
-      return Json{{"type", "int"}, {"logicalType", "date"}};
-    case TypeId::kTime:
-      return Json{{"type", "long"}, {"logicalType", "time-micros"}};
-    case TypeId::kTimestamp:
-      return Json{{"type", "long"},
-                  {"logicalType", "timestamp-micros"},
-                  {"adjust-to-utc", false}};
-    case TypeId::kTimestampTz:
-      return Json{
-          {"type", "long"}, {"logicalType", "timestamp-micros"}, {"adjust-to-utc", true}};
-    case TypeId::kUuid:
-      return named_fixed("uuid_fixed", 16, Json{{"logicalType", "uuid"}});
-    case TypeId::kFixed:
-      return named_fixed("fixed_" + std::to_string(t.length), t.length, Json::object());
-    case TypeId::kDecimal:
-      return named_fixed(
-          "decimal_" + std::to_string(t.precision) + "_" + std::to_string(t.scale),
-          DecimalRequiredBytes(t.precision),
-          Json{{"logicalType", "decimal"},
-               {"precision", t.precision},
-               {"scale", t.scale}});
-    default:
-      return InvalidInput("partition field of non-primitive type " +
-                          PrimitiveTypeString(t));
-  }
-}
-
-int64_t LoadLE(std::string_view v) {
-  uint64_t x = 0;
-  for (size_t i = 0; i < v.size(); ++i)
-    x |= static_cast<uint64_t>(static_cast<uint8_t>(v[i])) << (8 * i);
-  // sign-extend from v.size() bytes
-  if (!v.empty() && v.size() < 8 && (static_cast<uint8_t>(v.back()) & 0x80)) {
-    x |= ~uint64_t{0} << (8 * v.size());
-  }
-  return static_cast<int64_t>(x);
-}
-
-std::string StoreLE(uint64_t x, size_t n) {
-  std::string out(n, '\0');
-  for (size_t i = 0; i < n; ++i) out[i] = static_cast<char>((x >> (8 * i)) & 0xff);
-  return out;
-}
-
-double LoadFloating(std::string_view v) {
-  if (v.size() == 4) {
-    uint32_t bits = static_cast<uint32_t>(LoadLE(v));
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-  }
-  uint64_t bits = static_cast<uint64_t>(LoadLE(v));
-  double d;
-  std::memcpy(&d, &bits, 8);
-  return d;
-}
-
-std::string SignExtendBE(std::string_view v, size_t n) {
-  char fill = (!v.empty() && (static_cast<uint8_t>(v[0]) & 0x80)) ? '\xff' : '\0';
-  return std::string(n - v.size(), fill) + std::string(v);
-}
-
-std::string MinimalBE(std::string_view v) {
-  size_t i = 0;
-  while (i + 1 < v.size()) {
-    uint8_t b = static_cast<uint8_t>(v[i]);
-    uint8_t next = static_cast<uint8_t>(v[i + 1]);
-    if ((b == 0x00 && !(next & 0x80)) || (b == 0xff && (next & 0x80))) {
-      ++i;
-    } else {
-      break;
-    }
-  }
-  return std::string(v.substr(i));
-}
-
-Status EncodePartitionValue(const Type& t, const std::string& field, std::string_view v,
-                            Encoder* e) {
-  auto bad = [&](const char* expected) {
-    return InvalidInput("partition value of field '" + field + "' has " +
-                        std::to_string(v.size()) + " bytes, expected " + expected);
-  };
-  switch (t.id) {
-    case TypeId::kBoolean:
-      if (v.size() != 1) return bad("1");
-      e->WriteBoolean(v[0] != 0);
-      return Status::OK();
-    case TypeId::kInt:
-    case TypeId::kDate:
-      if (v.size() != 4) return bad("4");
-      e->WriteInt(static_cast<int32_t>(LoadLE(v)));
-      return Status::OK();
-    case TypeId::kLong:
-    case TypeId::kTime:
-    case TypeId::kTimestamp:
-    case TypeId::kTimestampTz:
-      if (v.size() != 8 && v.size() != 4) return bad("8");  // 4: an int promoted to long
-      e->WriteLong(LoadLE(v));
-      return Status::OK();
-    case TypeId::kFloat:
-      if (v.size() != 4) return bad("4");
-      e->WriteFloat(static_cast<float>(LoadFloating(v)));
-      return Status::OK();
-    case TypeId::kDouble:
-      if (v.size() != 8 && v.size() != 4)
-        return bad("8");  // 4: a float promoted to double
-      e->WriteDouble(LoadFloating(v));
-      return Status::OK();
-    case TypeId::kString:
-    case TypeId::kBinary:
-      e->WriteBytes(v);
-      return Status::OK();
-    case TypeId::kUuid:
-      if (v.size() != 16) return bad("16");
-      e->WriteFixed(v);
-      return Status::OK();
-    case TypeId::kFixed:
-      if (static_cast<int>(v.size()) != t.length)
-        return bad(std::to_string(t.length).c_str());
-      e->WriteFixed(v);
-      return Status::OK();
-    case TypeId::kDecimal: {
-      size_t n = static_cast<size_t>(DecimalRequiredBytes(t.precision));
-      if (v.empty() || v.size() > n) return bad(("at most " + std::to_string(n)).c_str());
-      e->WriteFixed(SignExtendBE(v, n));
-      return Status::OK();
-    }
-    default:
-      return InvalidInput("partition field '" + field + "' has a nested type");
-  }
-}
-
-// Single-value encoding of a partition value read from Avro (by the file's own schema).
-Result<std::optional<std::string>> PartitionValueFromDatum(const Node* node,
-                                                           const Datum& d) {
-  if (d.is_null()) return std::optional<std::string>();
-  if (node->kind == Kind::kUnion && d.branch >= 0) node = node->branches[d.branch];
-  switch (d.kind) {
-    case Kind::kBoolean:
-      return std::optional<std::string>(std::string(1, d.boolean ? '\1' : '\0'));
-    case Kind::kInt:
-      return std::optional<std::string>(StoreLE(static_cast<uint64_t>(d.integer), 4));
-    case Kind::kLong:
-      return std::optional<std::string>(StoreLE(static_cast<uint64_t>(d.integer), 8));
-    case Kind::kFloat: {
-      float f = static_cast<float>(d.real);
-      uint32_t bits;
-      std::memcpy(&bits, &f, 4);
-      return std::optional<std::string>(StoreLE(bits, 4));
-    }
-    case Kind::kDouble: {
-      uint64_t bits;
-      std::memcpy(&bits, &d.real, 8);
-      return std::optional<std::string>(StoreLE(bits, 8));
-    }
-    case Kind::kString:
-    case Kind::kBytes:
-      return std::optional<std::string>(d.bytes);
-    case Kind::kFixed:
-      if (node->logical_type == "decimal")
-        return std::optional<std::string>(MinimalBE(d.bytes));
-      return std::optional<std::string>(d.bytes);
-    default:
-      return InvalidInput(
-          std::string("manifest: unsupported partition value of Avro type ") +
-          avro::KindName(d.kind));
-  }
-}
-
-// Order of two non-null single-value encodings of type `t` (negative, 0, positive).
-int CompareValues(const Type& t, std::string_view a, std::string_view b) {
-  switch (t.id) {
-    case TypeId::kBoolean:
-    case TypeId::kInt:
-    case TypeId::kDate:
-    case TypeId::kLong:
-    case TypeId::kTime:
-    case TypeId::kTimestamp:
-    case TypeId::kTimestampTz: {
-      int64_t x = LoadLE(a), y = LoadLE(b);
-      return x < y ? -1 : (x > y ? 1 : 0);
-    }
-    case TypeId::kFloat:
-    case TypeId::kDouble: {
-      double x = LoadFloating(a), y = LoadFloating(b);
-      if (x < y) return -1;
-      if (x > y) return 1;
-      // -0.0 sorts before +0.0 (spec "Manifest Lists" note 2).
-      return static_cast<int>(std::signbit(y)) - static_cast<int>(std::signbit(x));
-    }
-    case TypeId::kDecimal: {
-      size_t n = std::max(a.size(), b.size());
-      std::string x = SignExtendBE(a, n), y = SignExtendBE(b, n);
-      if (n == 0) return 0;
-      int8_t hx = static_cast<int8_t>(x[0]), hy = static_cast<int8_t>(y[0]);
-      if (hx != hy) return hx < hy ? -1 : 1;
-      return std::memcmp(x.data() + 1, y.data() + 1, n - 1);
-    }
-    default: {
-      // Strings (UTF-8 byte order is code point order), binary, fixed, uuid: unsigned
-      // bytes.
-      int c = std::memcmp(a.data(), b.data(), std::min(a.size(), b.size()));
-      if (c != 0) return c;
-      return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
-    }
-  }
-}
-
-bool IsNaN(const Type& t, std::string_view v) {
-  if (t.id != TypeId::kFloat && t.id != TypeId::kDouble) return false;
-  return std::isnan(LoadFloating(v));
-}
-
-std::vector<PartitionFieldSummary> Summarize(const std::vector<TypePtr>& types,
-                                             const std::vector<ManifestEntry>& entries) {
-  std::vector<PartitionFieldSummary> out(types.size());
-  for (size_t i = 0; i < types.size(); ++i) {
-    auto& s = out[i];
-    s.contains_nan = false;
-    for (const auto& e : entries) {
-      const auto& v = e.data_file.partition[i];
-      if (!v) {
-        s.contains_null = true;
-        continue;
-      }
-      if (IsNaN(*types[i], *v)) {
-        s.contains_nan = true;
-        continue;
-      }
-      if (!s.lower_bound || CompareValues(*types[i], *v, *s.lower_bound) < 0)
-        s.lower_bound = *v;
-      if (!s.upper_bound || CompareValues(*types[i], *v, *s.upper_bound) > 0)
-        s.upper_bound = *v;
-    }
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------
 // Avro schemas of manifest_entry and manifest_file
@@ -553,7 +265,7 @@ Result<std::vector<TypePtr>> PartitionTypes(const PartitionSpec& spec,
 // Decoding helpers
 
 const Node* Resolve(const Node* n, const Datum& d) {
-  if (n && n->kind == Kind::kUnion && d.branch >= 0 &&
+  if (n && n->type == AvroType::kUnion && d.branch >= 0 &&
       d.branch < static_cast<int>(n->branches.size())) {
     return n->branches[d.branch];
   }
@@ -573,7 +285,12 @@ const Datum* Get(const Datum& rec, int idx) {
 }
 
 bool IsIntegral(const Datum* d) {
-  return d && (d->kind == Kind::kInt || d->kind == Kind::kLong);
+  return d && (d->kind == AvroType::kInt || d->kind == AvroType::kLong);
+}
+
+bool IsBinary(const Datum& d) {
+  return d.kind == AvroType::kBytes || d.kind == AvroType::kString ||
+         d.kind == AvroType::kFixed;
 }
 
 Status BadField(const char* what, const char* field) {
@@ -597,17 +314,14 @@ std::optional<int64_t> OptionalInt(const Datum& rec, int idx) {
 Result<std::string> RequiredString(const Datum& rec, int idx, const char* what,
                                    const char* field) {
   const Datum* d = Get(rec, idx);
-  if (!d || (d->kind != Kind::kString && d->kind != Kind::kBytes))
+  if (!d || (d->kind != AvroType::kString && d->kind != AvroType::kBytes))
     return BadField(what, field);
   return d->bytes;
 }
 
 std::optional<std::string> OptionalBytes(const Datum& rec, int idx) {
   const Datum* d = Get(rec, idx);
-  if (!d ||
-      (d->kind != Kind::kString && d->kind != Kind::kBytes && d->kind != Kind::kFixed)) {
-    return std::nullopt;
-  }
+  if (!d || !IsBinary(*d)) return std::nullopt;
   return d->bytes;
 }
 
@@ -618,8 +332,8 @@ Status ReadIntMap(const Node& rec_node, const Datum& rec, int idx, std::map<int,
   const Datum* d = Get(rec, idx);
   if (!d) return Status::OK();
   const Node* n = Resolve(rec_node.fields[idx].type, *d);
-  if (d->kind == Kind::kArray && n->kind == Kind::kArray &&
-      n->items->kind == Kind::kRecord) {
+  if (d->kind == AvroType::kArray && n->type == AvroType::kArray &&
+      n->items->type == AvroType::kRecord) {
     const Node& kv = *n->items;
     int ki = kv.FieldIndex("key"), vi = kv.FieldIndex("value");
     if (ki < 0 || vi < 0)
@@ -635,7 +349,7 @@ Status ReadIntMap(const Node& rec_node, const Datum& rec, int idx, std::map<int,
     }
     return Status::OK();
   }
-  if (d->kind == Kind::kMap) {
+  if (d->kind == AvroType::kMap) {
     for (size_t i = 0; i < d->items.size(); ++i) {
       V value;
       if (!conv(d->items[i], &value))
@@ -658,8 +372,7 @@ bool ToLong(const Datum& d, int64_t* out) {
 }
 
 bool ToBytes(const Datum& d, std::string* out) {
-  if (d.kind != Kind::kBytes && d.kind != Kind::kString && d.kind != Kind::kFixed)
-    return false;
+  if (!IsBinary(d)) return false;
   *out = d.bytes;
   return true;
 }
@@ -667,13 +380,13 @@ bool ToBytes(const Datum& d, std::string* out) {
 template <typename T>
 void ReadList(const Datum& rec, int idx, std::vector<T>* out) {
   const Datum* d = Get(rec, idx);
-  if (!d || d->kind != Kind::kArray) return;
+  if (!d || d->kind != AvroType::kArray) return;
   for (const auto& item : d->items) {
     if (IsIntegral(&item)) out->push_back(static_cast<T>(item.integer));
   }
 }
 
-Result<int> HeaderInt(const avro::Reader& r, const char* key, int fallback) {
+Result<int> HeaderInt(const avro_file::Reader& r, const char* key, int fallback) {
   const std::string* v = r.FindMetadata(key);
   if (!v) return fallback;
   try {
@@ -730,7 +443,7 @@ Result<std::string> EncodeManifest(const Schema& schema, const PartitionSpec& sp
       {"format-version", "2"},
       {"content", content == ManifestContent::kData ? "data" : "deletes"},
   };
-  FLOE_ASSIGN_OR_RAISE(auto writer, avro::Writer::Make(avro_schema, meta));
+  FLOE_ASSIGN_OR_RAISE(auto writer, avro_file::Writer::Make(avro_schema, meta));
   for (const auto& entry : entries) {
     FLOE_RETURN_NOT_OK(EncodeEntry(entry, spec, types, &writer->encoder()));
     writer->EndRecord();
@@ -739,7 +452,7 @@ Result<std::string> EncodeManifest(const Schema& schema, const PartitionSpec& sp
 }
 
 Result<Manifest> DecodeManifest(std::string_view bytes) {
-  FLOE_ASSIGN_OR_RAISE(auto reader, avro::Reader::Open(std::string(bytes)));
+  FLOE_ASSIGN_OR_RAISE(auto reader, avro_file::Reader::Open(std::string(bytes)));
   Manifest m;
   if (const auto* s = reader->FindMetadata("schema")) m.schema_json = *s;
   if (const auto* s = reader->FindMetadata("partition-spec")) m.partition_spec_json = *s;
@@ -751,7 +464,7 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
   }
   const char* what = "manifest entry";
   const Node& root = reader->schema().root();
-  if (root.kind != Kind::kRecord)
+  if (root.type != AvroType::kRecord)
     return InvalidInput("manifest: entry schema is not a record");
   const int i_status = FindField(root, 0, "status");
   const int i_snapshot = FindField(root, 1, "snapshot_id");
@@ -761,7 +474,7 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
   if (i_status < 0 || i_df < 0)
     return InvalidInput("manifest: entry schema lacks status or data_file");
   const Node* df = root.fields[i_df].type;
-  if (df->kind != Kind::kRecord)
+  if (df->type != AvroType::kRecord)
     return InvalidInput("manifest: data_file is not a record");
   const int f_content = FindField(*df, 134, "content");
   const int f_path = FindField(*df, 100, "file_path");
@@ -781,7 +494,7 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
   const int f_sort = FindField(*df, 140, "sort_order_id");
   const int f_ref = FindField(*df, 143, "referenced_data_file");
   const Node* partition_node = f_partition >= 0 ? df->fields[f_partition].type : nullptr;
-  if (partition_node && partition_node->kind != Kind::kRecord) {
+  if (partition_node && partition_node->type != AvroType::kRecord) {
     return InvalidInput("manifest: partition is not a record");
   }
 
@@ -798,7 +511,7 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
     e.sequence_number = OptionalInt(d, i_seq);
     e.file_sequence_number = OptionalInt(d, i_file_seq);
     const Datum* fd = Get(d, i_df);
-    if (!fd || fd->kind != Kind::kRecord) return BadField(what, "data_file");
+    if (!fd || fd->kind != AvroType::kRecord) return BadField(what, "data_file");
     DataFile& f = e.data_file;
     f.content = static_cast<int>(OptionalInt(*fd, f_content).value_or(0));
     FLOE_ASSIGN_OR_RAISE(f.file_path, RequiredString(*fd, f_path, what, "file_path"));
@@ -920,7 +633,7 @@ Result<std::string> EncodeManifestList(int64_t snapshot_id,
       {"sequence-number", std::to_string(sequence_number)},
       {"format-version", "2"},
   };
-  FLOE_ASSIGN_OR_RAISE(auto writer, avro::Writer::Make(ManifestListSchema(), meta));
+  FLOE_ASSIGN_OR_RAISE(auto writer, avro_file::Writer::Make(ManifestListSchema(), meta));
   for (const auto& m : manifests) {
     if (m.has_unknown_counts()) {
       return InvalidInput("manifest " + m.manifest_path +
@@ -965,11 +678,11 @@ Result<std::string> EncodeManifestList(int64_t snapshot_id,
 }
 
 Result<std::vector<ManifestFile>> DecodeManifestList(std::string_view bytes) {
-  FLOE_ASSIGN_OR_RAISE(auto reader, avro::Reader::Open(std::string(bytes)));
+  FLOE_ASSIGN_OR_RAISE(auto reader, avro_file::Reader::Open(std::string(bytes)));
   FLOE_ASSIGN_OR_RAISE(int format_version, HeaderInt(*reader, "format-version", 1));
   const char* what = "manifest list entry";
   const Node& root = reader->schema().root();
-  if (root.kind != Kind::kRecord)
+  if (root.type != AvroType::kRecord)
     return InvalidInput("manifest list: schema is not a record");
   const int i_path = FindField(root, 500, "manifest_path");
   const int i_length = FindField(root, 501, "manifest_length");
@@ -1018,10 +731,11 @@ Result<std::vector<ManifestFile>> DecodeManifestList(std::string_view bytes) {
     m.added_rows_count = OptionalInt(d, i_added_rows).value_or(-1);
     m.existing_rows_count = OptionalInt(d, i_existing_rows).value_or(-1);
     m.deleted_rows_count = OptionalInt(d, i_deleted_rows).value_or(-1);
-    if (const Datum* parts = Get(d, i_partitions); parts && parts->kind == Kind::kArray) {
+    const Datum* parts = Get(d, i_partitions);
+    if (parts && parts->kind == AvroType::kArray) {
       const Node* list = Resolve(root.fields[i_partitions].type, *parts);
       const Node* rec = list->items;
-      if (rec->kind != Kind::kRecord)
+      if (rec->type != AvroType::kRecord)
         return InvalidInput("manifest list: partitions of unexpected type");
       const int p_null = FindField(*rec, 509, "contains_null");
       const int p_nan = FindField(*rec, 518, "contains_nan");
@@ -1030,8 +744,8 @@ Result<std::vector<ManifestFile>> DecodeManifestList(std::string_view bytes) {
       for (const auto& p : parts->items) {
         PartitionFieldSummary s;
         const Datum* cn = Get(p, p_null);
-        s.contains_null = cn && cn->kind == Kind::kBoolean && cn->boolean;
-        if (const Datum* nan = Get(p, p_nan); nan && nan->kind == Kind::kBoolean)
+        s.contains_null = cn && cn->kind == AvroType::kBoolean && cn->boolean;
+        if (const Datum* nan = Get(p, p_nan); nan && nan->kind == AvroType::kBoolean)
           s.contains_nan = nan->boolean;
         s.lower_bound = OptionalBytes(p, p_lower);
         s.upper_bound = OptionalBytes(p, p_upper);

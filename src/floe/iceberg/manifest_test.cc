@@ -129,7 +129,7 @@ TEST(Manifest, AvroSchemaCarriesIcebergIdsAndNames) {
   Schema schema = testing::SampleSchema();
   ASSERT_OK_AND_ASSIGN(std::string bytes, EncodeManifest(schema, PartitionSpec{},
                                                          ManifestContent::kData, {}));
-  ASSERT_OK_AND_ASSIGN(auto reader, avro::Reader::Open(bytes));
+  ASSERT_OK_AND_ASSIGN(auto reader, avro_file::Reader::Open(bytes));
   for (const char* key : {"schema", "schema-id", "partition-spec", "partition-spec-id",
                           "format-version", "content"}) {
     EXPECT_NE(reader->FindMetadata(key), nullptr) << key;
@@ -257,15 +257,15 @@ TEST(Manifest, PartitionedValuesAndSummaries) {
   for (size_t i = 0; i < 3; ++i)
     EXPECT_EQ(m.entries[i].data_file.partition, entries[i].data_file.partition) << i;
   // The Avro partition record: sanitized names, partition field ids, typed values.
-  ASSERT_OK_AND_ASSIGN(auto reader, avro::Reader::Open(bytes));
+  ASSERT_OK_AND_ASSIGN(auto reader, avro_file::Reader::Open(bytes));
   const avro::Node& df = *reader->schema().root().fields[4].type;
   const avro::Node& part = *df.fields[3].type;
-  EXPECT_EQ(part.name, "r102");
+  EXPECT_EQ(part.full_name, "r102");
   ASSERT_EQ(part.fields.size(), 5u);
   EXPECT_EQ(part.fields[2].name, "id_x2Dbucket");
   EXPECT_EQ(part.fields[1].field_id, 1001);
-  EXPECT_EQ(part.fields[1].type->branches[1]->logical_type, "date");
-  EXPECT_EQ(part.fields[3].type->branches[1]->kind, avro::Kind::kFixed);
+  EXPECT_EQ(part.fields[1].type->branches[1]->logical_type, avro::LogicalType::kDate);
+  EXPECT_EQ(part.fields[3].type->branches[1]->type, avro::Type::kFixed);
   EXPECT_EQ(part.fields[3].type->branches[1]->size, 5);  // decimal(10,2) needs 5 bytes
 
   // Wrong partition arity is refused.
@@ -337,7 +337,7 @@ TEST(ManifestList, RoundTripAssignsSequenceNumbers) {
   list.push_back(deletes);
 
   ASSERT_OK_AND_ASSIGN(std::string bytes, EncodeManifestList(9, 5, 6, list));
-  ASSERT_OK_AND_ASSIGN(auto reader, avro::Reader::Open(bytes));
+  ASSERT_OK_AND_ASSIGN(auto reader, avro_file::Reader::Open(bytes));
   EXPECT_EQ(*reader->FindMetadata("snapshot-id"), "9");
   EXPECT_EQ(*reader->FindMetadata("parent-snapshot-id"), "5");
   EXPECT_EQ(*reader->FindMetadata("sequence-number"), "6");
@@ -371,7 +371,7 @@ TEST(ManifestList, RoundTripAssignsSequenceNumbers) {
   EXPECT_EQ(back[2].content, ManifestContent::kDeletes);
 
   ASSERT_OK_AND_ASSIGN(std::string root, EncodeManifestList(1, std::nullopt, 1, {}));
-  ASSERT_OK_AND_ASSIGN(auto r2, avro::Reader::Open(root));
+  ASSERT_OK_AND_ASSIGN(auto r2, avro_file::Reader::Open(root));
   EXPECT_EQ(*r2->FindMetadata("parent-snapshot-id"), "null");
   ManifestFile unknown = fresh;
   unknown.existing_rows_count = -1;
@@ -386,10 +386,10 @@ TEST(ManifestList, ReadsV1ListsWithDefaults) {
     {"name":"partition_spec_id","type":"int","field-id":502},
     {"name":"added_snapshot_id","type":["null","long"],"field-id":503},
     {"name":"added_data_files_count","type":["null","int"],"field-id":504}]})";
-  auto w = avro::Writer::Make(schema, {}).ValueOrDie();
-  ASSERT_OK(w->Append(avro::Datum::Record({avro::Datum::String("file:///m.avro"),
-                                           avro::Datum::Long(10), avro::Datum::Int(0),
-                                           avro::Datum::Long(3), avro::Datum::Null()})));
+  auto w = avro_file::Writer::Make(schema, {}).ValueOrDie();
+  using avro_file::Datum;
+  ASSERT_OK(w->Append(Datum::Record({Datum::String("file:///m.avro"), Datum::Long(10),
+                                     Datum::Int(0), Datum::Long(3), Datum::Null()})));
   ASSERT_OK_AND_ASSIGN(auto list, DecodeManifestList(w->Finish()));
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(list[0].sequence_number, 0);
@@ -403,10 +403,10 @@ TEST(ManifestList, ReadsV1ListsWithDefaults) {
 TEST(Manifest, DecodeRejectsGarbage) {
   EXPECT_FALSE(DecodeManifest("not avro").ok());
   EXPECT_FALSE(DecodeManifestList("").ok());
-  auto w = avro::Writer::Make(
+  auto w = avro_file::Writer::Make(
                R"({"type":"record","name":"x","fields":[{"name":"a","type":"int"}]})", {})
                .ValueOrDie();
-  ASSERT_OK(w->Append(avro::Datum::Record({avro::Datum::Int(1)})));
+  ASSERT_OK(w->Append(avro_file::Datum::Record({avro_file::Datum::Int(1)})));
   std::string other = w->Finish();
   EXPECT_FALSE(DecodeManifest(other).ok());
   EXPECT_FALSE(DecodeManifestList(other).ok());

@@ -5,12 +5,12 @@
 
 #include <algorithm>
 
+#include "floe/avro/schema.h"
 #include "floe/common/log.h"
 #include "floe/decode/raw_decoder.h"
 #include "floe/kafka/consumer.h"
 #include "floe/pipeline/table_setup.h"
 #include "floe/pipeline/topic_state.h"
-#include "floe/schema/avro_schema.h"
 #include "floe/schema/avro_to_iceberg.h"
 #include "floe/schema/json_schema.h"
 #include "floe/schema/protobuf_schema.h"
@@ -27,8 +27,8 @@ bool SamePath(const registry::MessageIndexes& a, const registry::MessageIndexes&
 
 // An Avro key that is not a record (a string, a long, ...) is read as a record with one
 // field `key`: its binary encoding is the same bytes.
-Result<schema::AvroSchema> WrapAvroKey(const std::string& text, const std::string& what) {
-  auto wrapped = schema::AvroSchema::Parse(
+Result<avro::Schema> WrapAvroKey(const std::string& text, const std::string& what) {
+  auto wrapped = avro::Schema::Parse(
       R"({"type":"record","name":"floe_key","fields":[{"name":"key","type":)" + text + "}]}");
   if (!wrapped.ok()) return InvalidRecord(what + ": " + wrapped.status().message());
   return std::move(*wrapped);
@@ -222,19 +222,19 @@ Result<CompiledSchema*> SchemaResolver::Compile(TopicState& ts, int id,
   const std::string what = (role == Role::kKey ? "key schema " : "schema ") + std::to_string(id);
   CompiledSchema cs;
   if (s.type == registry::SchemaType::kAvro) {
-    auto avro = schema::AvroSchema::Parse(s.schema);
-    if (!avro.ok()) return InvalidRecord(what + ": " + avro.status().message());
+    auto parsed = avro::Schema::Parse(s.schema);
+    if (!parsed.ok()) return InvalidRecord(what + ": " + parsed.status().message());
     if (role == Role::kValue) {
-      auto fields = schema::AvroToIcebergFields(*avro);
+      auto fields = schema::AvroToIcebergFields(*parsed);
       if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
       FLOE_RETURN_NOT_OK(tables_->PrepareTable(ts, what, std::move(*fields)));
-    } else if (avro->root().type != schema::AvroType::kRecord) {
-      FLOE_ASSIGN_OR_RAISE(avro, WrapAvroKey(s.schema, what));
+    } else if (parsed->root().type != avro::Type::kRecord) {
+      FLOE_ASSIGN_OR_RAISE(parsed, WrapAvroKey(s.schema, what));
     }
     decode::AvroDecoderOptions options;
     options.skip_columns = SkipColumns(ts, role);
     FLOE_ASSIGN_OR_RAISE(auto target, DecodeTarget(ts, role));
-    auto decoder = decode::AvroDecoder::Make(*avro, target, options);
+    auto decoder = decode::AvroDecoder::Make(*parsed, target, options);
     if (decoder.ok()) {
       cs.avro = std::move(*decoder);
     } else {
@@ -426,13 +426,13 @@ Result<iceberg::NestedField> SchemaResolver::KeyFieldOf(const registry::Register
   std::vector<iceberg::NestedField> fields;
   bool wrapped = false;
   if (s.type == registry::SchemaType::kAvro) {
-    auto avro = schema::AvroSchema::Parse(s.schema);
-    if (!avro.ok()) return InvalidRecord(what + ": " + avro.status().message());
-    if (avro->root().type != schema::AvroType::kRecord) {
-      FLOE_ASSIGN_OR_RAISE(avro, WrapAvroKey(s.schema, what));
+    auto parsed = avro::Schema::Parse(s.schema);
+    if (!parsed.ok()) return InvalidRecord(what + ": " + parsed.status().message());
+    if (parsed->root().type != avro::Type::kRecord) {
+      FLOE_ASSIGN_OR_RAISE(parsed, WrapAvroKey(s.schema, what));
       wrapped = true;
     }
-    auto mapped = schema::AvroToIcebergFields(*avro);
+    auto mapped = schema::AvroToIcebergFields(*parsed);
     if (!mapped.ok()) return InvalidRecord(what + ": " + mapped.status().message());
     fields = std::move(*mapped);
   } else if (s.type == registry::SchemaType::kJson) {

@@ -23,9 +23,9 @@ struct Mapped {
   std::string doc;  // added by the mapping (time columns)
 };
 
-Result<Mapped> MapType(const AvroNode& node, const std::string& path, int depth);
+Result<Mapped> MapType(const avro::Node& node, const std::string& path, int depth);
 
-Result<std::vector<NestedField>> MapRecord(const AvroNode& record,
+Result<std::vector<NestedField>> MapRecord(const avro::Node& record,
                                            const std::string& path, int depth) {
   if (record.fields.empty()) {
     return Error(path.empty() ? record.full_name : path,
@@ -63,24 +63,24 @@ TypePtr MapOf(Mapped value) {
   return t;
 }
 
-Result<Mapped> MapType(const AvroNode& node, const std::string& path, int depth) {
-  if (depth > kMaxAvroSchemaDepth) {
-    return Error(path, "nesting is deeper than " + std::to_string(kMaxAvroSchemaDepth));
+Result<Mapped> MapType(const avro::Node& node, const std::string& path, int depth) {
+  if (depth > avro::kMaxSchemaDepth) {
+    return Error(path, "nesting is deeper than " + std::to_string(avro::kMaxSchemaDepth));
   }
   auto prim = [](TypeId id, std::string doc = {}) {
     return Mapped{Type::Primitive(id), true, std::move(doc)};
   };
   switch (node.logical_type) {
-    case AvroLogicalType::kNone: break;
-    case AvroLogicalType::kDate: return prim(TypeId::kDate);
-    case AvroLogicalType::kTimeMillis:
-    case AvroLogicalType::kTimeMicros: return prim(TypeId::kLong, kTimeOfDayDoc);
-    case AvroLogicalType::kTimestampMillis:
-    case AvroLogicalType::kTimestampMicros: return prim(TypeId::kTimestampTz);
-    case AvroLogicalType::kLocalTimestampMillis:
-    case AvroLogicalType::kLocalTimestampMicros: return prim(TypeId::kTimestamp);
-    case AvroLogicalType::kUuid: return prim(TypeId::kString);
-    case AvroLogicalType::kDecimal:
+    case avro::LogicalType::kNone: break;
+    case avro::LogicalType::kDate: return prim(TypeId::kDate);
+    case avro::LogicalType::kTimeMillis:
+    case avro::LogicalType::kTimeMicros: return prim(TypeId::kLong, kTimeOfDayDoc);
+    case avro::LogicalType::kTimestampMillis:
+    case avro::LogicalType::kTimestampMicros: return prim(TypeId::kTimestampTz);
+    case avro::LogicalType::kLocalTimestampMillis:
+    case avro::LogicalType::kLocalTimestampMicros: return prim(TypeId::kTimestamp);
+    case avro::LogicalType::kUuid: return prim(TypeId::kString);
+    case avro::LogicalType::kDecimal:
       if (node.precision > kMaxDecimalPrecision) {
         return Error(path, "decimal precision " + std::to_string(node.precision) +
                                " is above Iceberg's maximum of " +
@@ -89,30 +89,30 @@ Result<Mapped> MapType(const AvroNode& node, const std::string& path, int depth)
       return Mapped{Type::Decimal(node.precision, node.scale), true, {}};
   }
   switch (node.type) {
-    case AvroType::kNull:
+    case avro::Type::kNull:
       return Error(path, "a field of type null has no Iceberg type; use [\"null\", T]");
-    case AvroType::kBoolean: return prim(TypeId::kBoolean);
-    case AvroType::kInt: return prim(TypeId::kInt);
-    case AvroType::kLong: return prim(TypeId::kLong);
-    case AvroType::kFloat: return prim(TypeId::kFloat);
-    case AvroType::kDouble: return prim(TypeId::kDouble);
-    case AvroType::kBytes: return prim(TypeId::kBinary);
-    case AvroType::kString: return prim(TypeId::kString);
-    case AvroType::kEnum: return prim(TypeId::kString);
-    case AvroType::kFixed: return prim(TypeId::kBinary);
-    case AvroType::kRecord: {
+    case avro::Type::kBoolean: return prim(TypeId::kBoolean);
+    case avro::Type::kInt: return prim(TypeId::kInt);
+    case avro::Type::kLong: return prim(TypeId::kLong);
+    case avro::Type::kFloat: return prim(TypeId::kFloat);
+    case avro::Type::kDouble: return prim(TypeId::kDouble);
+    case avro::Type::kBytes: return prim(TypeId::kBinary);
+    case avro::Type::kString: return prim(TypeId::kString);
+    case avro::Type::kEnum: return prim(TypeId::kString);
+    case avro::Type::kFixed: return prim(TypeId::kBinary);
+    case avro::Type::kRecord: {
       FLOE_ASSIGN_OR_RAISE(auto fields, MapRecord(node, path, depth));
       return Mapped{Type::Struct(std::move(fields)), true, {}};
     }
-    case AvroType::kArray: {
+    case avro::Type::kArray: {
       FLOE_ASSIGN_OR_RAISE(Mapped element, MapType(*node.items, path + "[]", depth + 1));
       return Mapped{ListOf(std::move(element)), true, {}};
     }
-    case AvroType::kMap: {
+    case avro::Type::kMap: {
       FLOE_ASSIGN_OR_RAISE(Mapped value, MapType(*node.values, path + "{}", depth + 1));
       return Mapped{MapOf(std::move(value)), true, {}};
     }
-    case AvroType::kUnion: {
+    case avro::Type::kUnion: {
       if (node.NullBranch() >= 0) {
         FLOE_ASSIGN_OR_RAISE(Mapped m, MapType(node.NonNullBranch(), path, depth + 1));
         m.required = false;
@@ -121,7 +121,7 @@ Result<Mapped> MapType(const AvroNode& node, const std::string& path, int depth)
       // General union: one optional member per non-null branch, in branch order.
       std::vector<NestedField> members;
       for (const auto& branch : node.branches) {
-        if (branch->type == AvroType::kNull) continue;
+        if (branch->type == avro::Type::kNull) continue;
         std::string name = AvroUnionMemberName(static_cast<int>(members.size()));
         FLOE_ASSIGN_OR_RAISE(Mapped m, MapType(*branch, path + "." + name, depth + 1));
         members.push_back(
@@ -143,20 +143,20 @@ std::string AvroUnionMemberName(int position) {
 }
 
 Result<NestedField> AvroTypeToIcebergField(const std::string& name,
-                                           const AvroNode& type) {
+                                           const avro::Node& type) {
   FLOE_ASSIGN_OR_RAISE(Mapped m, MapType(type, name, 1));
   return NestedField{0, name, m.required, std::move(m.type), std::move(m.doc)};
 }
 
-Result<std::vector<NestedField>> AvroRecordToIcebergFields(const AvroNode& record) {
-  if (record.type != AvroType::kRecord) {
+Result<std::vector<NestedField>> AvroRecordToIcebergFields(const avro::Node& record) {
+  if (record.type != avro::Type::kRecord) {
     return Status::Invalid("the Avro value schema must be a record, not ",
-                           AvroTypeName(record));
+                           avro::DescribeType(record));
   }
   return MapRecord(record, "", 1);
 }
 
-Result<std::vector<NestedField>> AvroToIcebergFields(const AvroSchema& schema) {
+Result<std::vector<NestedField>> AvroToIcebergFields(const avro::Schema& schema) {
   return AvroRecordToIcebergFields(schema.root());
 }
 

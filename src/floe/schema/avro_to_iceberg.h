@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "floe/avro/schema.h"
 #include "floe/common/status.h"
 #include "floe/iceberg/schema.h"
-#include "floe/schema/avro_schema.h"
 
 namespace floe::schema {
 
@@ -35,11 +35,12 @@ inline constexpr int kMaxDecimalPrecision = 38;
 // Avro field path, e.g. "Avro field 'order.lines[].price': decimal precision 40 ...":
 // a top-level type that is not a record, a field of type null, a record with no fields
 // (Parquet cannot store an empty struct), decimal precision above 38.
-Result<std::vector<iceberg::NestedField>> AvroToIcebergFields(const AvroSchema& schema);
+Result<std::vector<iceberg::NestedField>> AvroToIcebergFields(
+    const avro::Schema& schema);
 
 // The same for any record node.
 Result<std::vector<iceberg::NestedField>> AvroRecordToIcebergFields(
-    const AvroNode& record);
+    const avro::Node& record);
 
 // Name of the struct member of a general union's `position`-th non-null branch.
 std::string AvroUnionMemberName(int position);
@@ -48,6 +49,6 @@ std::string AvroUnionMemberName(int position);
 // whether it is required (false for [null, T] and for unions with a null branch) and
 // the doc the mapping adds (time columns). Ids are 0. Errors name `name` as the path.
 Result<iceberg::NestedField> AvroTypeToIcebergField(const std::string& name,
-                                                    const AvroNode& type);
+                                                    const avro::Node& type);
 
 }  // namespace floe::schema

@@ -11,7 +11,7 @@ using iceberg::NestedField;
 using iceberg::TypeId;
 
 std::vector<NestedField> MustMap(const std::string& json) {
-  auto s = AvroSchema::Parse(json);
+  auto s = avro::Schema::Parse(json);
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   if (!s.ok()) return {};
   auto r = AvroToIcebergFields(*s);
@@ -184,7 +184,7 @@ TEST(AvroToIcebergTest, ReferencedNamedTypesInCollectionsAndUnions) {
 }
 
 void ExpectMapError(const std::string& json, const std::string& fragment) {
-  auto s = AvroSchema::Parse(json);
+  auto s = avro::Schema::Parse(json);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   auto r = AvroToIcebergFields(*s);
   ASSERT_FALSE(r.ok()) << json;

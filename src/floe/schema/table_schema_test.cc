@@ -11,7 +11,7 @@ using iceberg::NestedField;
 using iceberg::TypeId;
 
 std::vector<NestedField> FromAvro(const std::string& fields_json) {
-  auto s = AvroSchema::Parse(R"({"type": "record", "name": "R", "fields": )" +
+  auto s = avro::Schema::Parse(R"({"type": "record", "name": "R", "fields": )" +
                              fields_json + "}");
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   auto r = AvroToIcebergFields(*s);

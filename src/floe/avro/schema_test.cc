@@ -1,21 +1,21 @@
-#include "floe/schema/avro_schema.h"
+#include "floe/avro/schema.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace floe::schema {
+namespace floe::avro {
 namespace {
 
-AvroSchema MustParse(const std::string& json) {
-  auto r = AvroSchema::Parse(json);
+Schema MustParse(const std::string& json) {
+  auto r = Schema::Parse(json);
   EXPECT_TRUE(r.ok()) << r.status().ToString() << "\n" << json;
-  return r.ok() ? *r : *AvroSchema::Parse("\"null\"");
+  return r.ok() ? *r : *Schema::Parse("\"null\"");
 }
 
 // Expects a parse error whose message contains every fragment.
 void ExpectError(const std::string& json, std::initializer_list<std::string> fragments) {
-  auto r = AvroSchema::Parse(json);
+  auto r = Schema::Parse(json);
   ASSERT_FALSE(r.ok()) << json;
   EXPECT_TRUE(r.status().IsInvalid()) << r.status().ToString();
   for (const auto& f : fragments) {
@@ -24,29 +24,29 @@ void ExpectError(const std::string& json, std::initializer_list<std::string> fra
   }
 }
 
-TEST(AvroSchemaTest, Primitives) {
+TEST(SchemaTest, Primitives) {
   struct Case {
     const char* json;
-    AvroType type;
+    Type type;
   } cases[] = {
-      {"\"null\"", AvroType::kNull},
-      {"\"boolean\"", AvroType::kBoolean},
-      {"\"int\"", AvroType::kInt},
-      {"\"long\"", AvroType::kLong},
-      {"\"float\"", AvroType::kFloat},
-      {"\"double\"", AvroType::kDouble},
-      {"\"bytes\"", AvroType::kBytes},
-      {"\"string\"", AvroType::kString},
-      {"{\"type\": \"long\"}", AvroType::kLong},
+      {"\"null\"", Type::kNull},
+      {"\"boolean\"", Type::kBoolean},
+      {"\"int\"", Type::kInt},
+      {"\"long\"", Type::kLong},
+      {"\"float\"", Type::kFloat},
+      {"\"double\"", Type::kDouble},
+      {"\"bytes\"", Type::kBytes},
+      {"\"string\"", Type::kString},
+      {"{\"type\": \"long\"}", Type::kLong},
   };
   for (const auto& c : cases) {
     auto s = MustParse(c.json);
     EXPECT_EQ(s.root().type, c.type) << c.json;
-    EXPECT_EQ(s.root().logical_type, AvroLogicalType::kNone);
+    EXPECT_EQ(s.root().logical_type, LogicalType::kNone);
   }
 }
 
-TEST(AvroSchemaTest, RecordWithAllKinds) {
+TEST(SchemaTest, RecordWithAllKinds) {
   auto s = MustParse(R"({
     "type": "record", "name": "Order", "namespace": "com.acme", "doc": "an order",
     "fields": [
@@ -61,27 +61,27 @@ TEST(AvroSchemaTest, RecordWithAllKinds) {
       {"name": "addr2", "type": "Addr"},
       {"name": "addr3", "type": "com.acme.Addr"}
     ]})");
-  const AvroNode& r = s.root();
-  ASSERT_EQ(r.type, AvroType::kRecord);
+  const Node& r = s.root();
+  ASSERT_EQ(r.type, Type::kRecord);
   EXPECT_EQ(r.full_name, "com.acme.Order");
   EXPECT_EQ(r.doc, "an order");
   ASSERT_EQ(r.fields.size(), 9u);
   EXPECT_EQ(r.fields[0].doc, "order id");
-  EXPECT_EQ(r.fields[1].type->type, AvroType::kUnion);
+  EXPECT_EQ(r.fields[1].type->type, Type::kUnion);
   EXPECT_EQ(r.fields[1].type->NullBranch(), 0);
-  EXPECT_EQ(r.fields[1].type->NonNullBranch().type, AvroType::kString);
+  EXPECT_EQ(r.fields[1].type->NonNullBranch().type, Type::kString);
   EXPECT_EQ(r.fields[2].type->full_name, "com.acme.Status");
   EXPECT_EQ(r.fields[2].type->symbols, (std::vector<std::string>{"NEW", "DONE"}));
-  EXPECT_EQ(r.fields[3].type->items->type, AvroType::kString);
+  EXPECT_EQ(r.fields[3].type->items->type, Type::kString);
   EXPECT_EQ(r.fields[4].type->values->NullBranch(), 1);
   EXPECT_EQ(r.fields[5].type->size, 16);
   EXPECT_EQ(r.fields[6].type->full_name, "com.acme.Addr");
   // References share the definition.
-  EXPECT_EQ(r.fields[7].type.get(), r.fields[6].type.get());
-  EXPECT_EQ(r.fields[8].type.get(), r.fields[6].type.get());
+  EXPECT_EQ(r.fields[7].type, r.fields[6].type);
+  EXPECT_EQ(r.fields[8].type, r.fields[6].type);
 }
 
-TEST(AvroSchemaTest, Namespaces) {
+TEST(SchemaTest, Namespaces) {
   auto s = MustParse(R"({
     "type": "record", "name": "a.b.Outer",
     "fields": [
@@ -92,14 +92,14 @@ TEST(AvroSchemaTest, Namespaces) {
          "fields": [{"name": "g", "type": "other.G"}, {"name": "f", "type": "a.b.F"},
                     {"name": "h", "type": "H"}]}}
     ]})");
-  const AvroNode& r = s.root();
+  const Node& r = s.root();
   EXPECT_EQ(r.full_name, "a.b.Outer");
   EXPECT_EQ(r.fields[0].type->full_name, "a.b.F");
   EXPECT_EQ(r.fields[1].type->full_name, "other.G");
   EXPECT_EQ(r.fields[2].type->full_name, "H");
-  const AvroNode& inner = *r.fields[3].type;
+  const Node& inner = *r.fields[3].type;
   EXPECT_EQ(inner.full_name, "n.Inner");
-  EXPECT_EQ(inner.fields[0].type.get(), r.fields[1].type.get());
+  EXPECT_EQ(inner.fields[0].type, r.fields[1].type);
   // "G" inside namespace n is not n.G and not defined in the null namespace: unknown.
   ExpectError(R"({"type": "record", "name": "a.R", "fields": [
       {"name": "y", "type": {"type": "fixed", "name": "G", "namespace": "other", "size": 2}},
@@ -107,38 +107,38 @@ TEST(AvroSchemaTest, Namespaces) {
               {"$.fields[1].type", "unknown type name 'G'"});
   // Null-namespace fallback (Java does the same).
   EXPECT_EQ(inner.fields[2].type->full_name, "H");
-  EXPECT_EQ(inner.fields[1].type.get(), r.fields[0].type.get());
+  EXPECT_EQ(inner.fields[1].type, r.fields[0].type);
 }
 
-TEST(AvroSchemaTest, LogicalTypes) {
+TEST(SchemaTest, LogicalTypes) {
   struct Case {
     const char* json;
-    AvroLogicalType logical;
+    LogicalType logical;
   } cases[] = {
-      {R"({"type": "int", "logicalType": "date"})", AvroLogicalType::kDate},
-      {R"({"type": "int", "logicalType": "time-millis"})", AvroLogicalType::kTimeMillis},
-      {R"({"type": "long", "logicalType": "time-micros"})", AvroLogicalType::kTimeMicros},
+      {R"({"type": "int", "logicalType": "date"})", LogicalType::kDate},
+      {R"({"type": "int", "logicalType": "time-millis"})", LogicalType::kTimeMillis},
+      {R"({"type": "long", "logicalType": "time-micros"})", LogicalType::kTimeMicros},
       {R"({"type": "long", "logicalType": "timestamp-millis"})",
-       AvroLogicalType::kTimestampMillis},
+       LogicalType::kTimestampMillis},
       {R"({"type": "long", "logicalType": "timestamp-micros"})",
-       AvroLogicalType::kTimestampMicros},
+       LogicalType::kTimestampMicros},
       {R"({"type": "long", "logicalType": "local-timestamp-millis"})",
-       AvroLogicalType::kLocalTimestampMillis},
+       LogicalType::kLocalTimestampMillis},
       {R"({"type": "long", "logicalType": "local-timestamp-micros"})",
-       AvroLogicalType::kLocalTimestampMicros},
-      {R"({"type": "string", "logicalType": "uuid"})", AvroLogicalType::kUuid},
+       LogicalType::kLocalTimestampMicros},
+      {R"({"type": "string", "logicalType": "uuid"})", LogicalType::kUuid},
       {R"({"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2})",
-       AvroLogicalType::kDecimal},
+       LogicalType::kDecimal},
       {R"({"type": "fixed", "name": "D", "size": 16, "logicalType": "decimal",
            "precision": 38, "scale": 0})",
-       AvroLogicalType::kDecimal},
+       LogicalType::kDecimal},
       // Spec: unknown logical types and logical types on the wrong type are ignored.
-      {R"({"type": "long", "logicalType": "date"})", AvroLogicalType::kNone},
-      {R"({"type": "int", "logicalType": "timestamp-millis"})", AvroLogicalType::kNone},
+      {R"({"type": "long", "logicalType": "date"})", LogicalType::kNone},
+      {R"({"type": "int", "logicalType": "timestamp-millis"})", LogicalType::kNone},
       {R"({"type": "string", "logicalType": "decimal", "precision": 3})",
-       AvroLogicalType::kNone},
-      {R"({"type": "long", "logicalType": "timestamp-nanos"})", AvroLogicalType::kNone},
-      {R"({"type": "string", "logicalType": "my-own"})", AvroLogicalType::kNone},
+       LogicalType::kNone},
+      {R"({"type": "long", "logicalType": "timestamp-nanos"})", LogicalType::kNone},
+      {R"({"type": "string", "logicalType": "my-own"})", LogicalType::kNone},
   };
   for (const auto& c : cases) {
     auto s = MustParse(c.json);
@@ -147,10 +147,10 @@ TEST(AvroSchemaTest, LogicalTypes) {
   auto d = MustParse(R"({"type": "bytes", "logicalType": "decimal", "precision": 10})");
   EXPECT_EQ(d.root().precision, 10);
   EXPECT_EQ(d.root().scale, 0);
-  EXPECT_EQ(AvroTypeName(d.root()), "decimal(10,0)");
+  EXPECT_EQ(DescribeType(d.root()), "decimal(10,0)");
 }
 
-TEST(AvroSchemaTest, DecimalValidation) {
+TEST(SchemaTest, DecimalValidation) {
   ExpectError(R"({"type": "bytes", "logicalType": "decimal"})", {"$", "precision"});
   ExpectError(R"({"type": "bytes", "logicalType": "decimal", "precision": 0})",
               {"precision 0"});
@@ -176,7 +176,7 @@ TEST(AvroSchemaTest, DecimalValidation) {
               {"$.fields[0].type"});
 }
 
-TEST(AvroSchemaTest, Recursion) {
+TEST(SchemaTest, Recursion) {
   ExpectError(R"({"type": "record", "name": "Node", "fields": [
                   {"name": "next", "type": ["null", "Node"]}]})",
               {"recursive type Node is not supported", "$.fields[0].type[1]"});
@@ -189,7 +189,7 @@ TEST(AvroSchemaTest, Recursion) {
               {"recursive type A is not supported"});
 }
 
-TEST(AvroSchemaTest, RecursionThroughGeneralUnionsAndReferences) {
+TEST(SchemaTest, RecursionThroughGeneralUnionsAndReferences) {
   // Through a general union, by short name, inside an array: the path ends at the
   // reference.
   ExpectError(R"({"type": "record", "name": "Expr", "namespace": "calc", "fields": [
@@ -210,7 +210,7 @@ TEST(AvroSchemaTest, RecursionThroughGeneralUnionsAndReferences) {
               {"recursive type N is not supported", "$.fields[0].type[2].type"});
 }
 
-TEST(AvroSchemaTest, NamedTypesReferencedEverywhere) {
+TEST(SchemaTest, NamedTypesReferencedEverywhere) {
   auto s = MustParse(R"({"type": "record", "name": "Outer", "namespace": "com.acme",
     "fields": [
       {"name": "p", "type": {"type": "record", "name": "Point", "fields": [
@@ -228,26 +228,26 @@ TEST(AvroSchemaTest, NamedTypesReferencedEverywhere) {
                                                                       "k.Kind"]}},
                      {"name": "g", "type": "com.acme.F2"}]}}
     ]})");
-  const AvroNode& r = s.root();
-  const AvroNode* point = r.fields[0].type.get();
-  const AvroNode* kind = r.fields[1].type.get();
-  const AvroNode* f2 = r.fields[2].type.get();
+  const Node& r = s.root();
+  const Node* point = r.fields[0].type;
+  const Node* kind = r.fields[1].type;
+  const Node* f2 = r.fields[2].type;
   EXPECT_EQ(point->full_name, "com.acme.Point");
   EXPECT_EQ(kind->full_name, "k.Kind");
-  EXPECT_EQ(r.fields[3].type->items.get(), point);
-  EXPECT_EQ(r.fields[4].type->values.get(), point);
-  EXPECT_EQ(r.fields[5].type->items.get(), kind);
+  EXPECT_EQ(r.fields[3].type->items, point);
+  EXPECT_EQ(r.fields[4].type->values, point);
+  EXPECT_EQ(r.fields[5].type->items, kind);
   EXPECT_EQ(&r.fields[6].type->NonNullBranch(), point);
-  const AvroNode& any = *r.fields[7].type;
+  const Node& any = *r.fields[7].type;
   ASSERT_TRUE(any.IsGeneralUnion());
   EXPECT_EQ(any.FindNullBranch(), 0);
-  EXPECT_EQ(any.branches[1].get(), f2);
-  EXPECT_EQ(any.branches[2].get(), kind);
-  EXPECT_EQ(any.branches[3].get(), point);
-  const AvroNode& inner = *r.fields[8].type;
-  EXPECT_EQ(inner.fields[0].type->values->branches[0].get(), point);
-  EXPECT_EQ(inner.fields[0].type->values->branches[1].get(), kind);
-  EXPECT_EQ(inner.fields[1].type.get(), f2);
+  EXPECT_EQ(any.branches[1], f2);
+  EXPECT_EQ(any.branches[2], kind);
+  EXPECT_EQ(any.branches[3], point);
+  const Node& inner = *r.fields[8].type;
+  EXPECT_EQ(inner.fields[0].type->values->branches[0], point);
+  EXPECT_EQ(inner.fields[0].type->values->branches[1], kind);
+  EXPECT_EQ(inner.fields[1].type, f2);
   // A short name resolves in the enclosing namespace only (n.Point does not exist, and
   // Point is not in the null namespace).
   ExpectError(R"({"type": "record", "name": "a.R", "fields": [
@@ -264,7 +264,7 @@ TEST(AvroSchemaTest, NamedTypesReferencedEverywhere) {
               {"$.fields[0].type[1]", "unknown type name 'P'"});
 }
 
-TEST(AvroSchemaTest, Unions) {
+TEST(SchemaTest, Unions) {
   auto s = MustParse(R"(["null", {"type": "array", "items": "int"}])");
   EXPECT_EQ(s.root().NullBranch(), 0);
   EXPECT_EQ(s.root().FindNullBranch(), 0);
@@ -280,7 +280,7 @@ TEST(AvroSchemaTest, Unions) {
   EXPECT_EQ(g.root().FindNullBranch(), 1);
   EXPECT_EQ(g.root().NullBranch(), -1);
   ASSERT_EQ(g.root().branches.size(), 6u);
-  EXPECT_EQ(g.root().branches[5]->items.get(), g.root().branches[3].get());
+  EXPECT_EQ(g.root().branches[5]->items, g.root().branches[3]);
   EXPECT_FALSE(MustParse(R"("int")").root().IsGeneralUnion());
 
   ExpectError(R"(["null"])", {"$", "union [null] has no non-null branch"});
@@ -299,7 +299,7 @@ TEST(AvroSchemaTest, Unions) {
               {"$.fields[0].type", "single type"});
 }
 
-TEST(AvroSchemaTest, MalformedSchemas) {
+TEST(SchemaTest, MalformedSchemas) {
   ExpectError("{", {"not valid JSON"});
   ExpectError("42", {"$", "expected a type name"});
   ExpectError("\"nope\"", {"unknown type name 'nope'"});
@@ -339,7 +339,7 @@ TEST(AvroSchemaTest, MalformedSchemas) {
   ExpectError(R"({"type": "record", "name": "R", "doc": 5, "fields": []})", {"\"doc\""});
 }
 
-TEST(AvroSchemaTest, DepthIsBounded) {
+TEST(SchemaTest, DepthIsBounded) {
   auto nest = [](int levels) {
     std::string s;
     for (int i = 0; i < levels; ++i) s += R"({"type": "array", "items": )";
@@ -347,11 +347,105 @@ TEST(AvroSchemaTest, DepthIsBounded) {
     s.append(static_cast<size_t>(levels), '}');
     return s;
   };
-  MustParse(nest(kMaxAvroSchemaDepth - 1));
-  ExpectError(nest(kMaxAvroSchemaDepth), {"deeper than 64"});
+  MustParse(nest(kMaxSchemaDepth - 1));
+  ExpectError(nest(kMaxSchemaDepth), {"deeper than 64"});
   // Far deeper JSON is rejected the same way, without exhausting the stack.
   ExpectError(nest(100000), {"deeper than 64"});
 }
 
+// Checks the parser makes on every schema, options or not (from the two parsers it
+// replaced: the registry's and the container files').
+TEST(SchemaTest, CheckedWithAnyOptions) {
+  for (const ParseOptions& options : {ParseOptions{}, ParseOptions::AnyValid()}) {
+    for (const char* bad : {
+             "", "{}", "\"nope\"", "[]", R"(["null",["int"]])", R"({"type":"array"})",
+             R"({"type":"record","fields":[]})",
+             R"({"type":"record","name":"r","fields":[{"name":"a","type":"missing"}]})",
+             R"({"type":"enum","name":"e","symbols":[]})",
+             R"({"type":"fixed","name":"f","size":-1})",
+             R"({"type":"fixed","name":"f","size":16777217})",
+             R"({"type":"record","name":"r","fields":[{"name":"a","type":
+                 {"type":"fixed","name":"r","size":1}}]})",
+             R"({"type":"record","name":"r","fields":[{"name":"a","type":"int",
+                 "field-id":-1}]})",
+             R"({"type":"array","items":"int","element-id":"x1"})",
+             R"({"type":"map","values":"int","key-id":true})",
+         }) {
+      auto r = Schema::Parse(bad, options);
+      ASSERT_FALSE(r.ok()) << bad;
+      EXPECT_TRUE(r.status().IsInvalid()) << r.status().ToString();
+    }
+    std::string deep = "\"int\"";
+    for (int i = 0; i < 100; ++i) deep = R"({"type":"array","items":)" + deep + "}";
+    EXPECT_FALSE(Schema::Parse(deep, options).ok());
+  }
+  ExpectError(R"({"type":"enum","name":"E","symbols":[]})", {"non-empty \"symbols\""});
+  ExpectError(R"({"type":"fixed","name":"F","size":16777217})", {"at most 16 MiB"});
+  ExpectError(R"({"type":"map","values":"int","value-id":"-3"})",
+              {"\"value-id\" must be an integer"});
+}
+
+// What Avro container files (Iceberg manifests, written by other tools) may use:
+// recursive types, single-branch unions, ignored invalid decimals; and the attributes
+// Iceberg adds.
+TEST(SchemaTest, AnyValidOptionsAndIcebergAttributes) {
+  const char* json = R"({
+    "type": "record", "name": "all", "namespace": "floe.test",
+    "fields": [
+      {"name": "i", "type": "int", "field-id": 1},
+      {"name": "l", "type": {"type": "long", "logicalType": "timestamp-micros"},
+       "field-id": "2"},
+      {"name": "arr", "type": {"type": "array", "items": "long", "element-id": 7}},
+      {"name": "m", "type": {"type": "map", "values": ["null", "string"], "key-id": 8,
+                             "value-id": 9}},
+      {"name": "only", "type": ["null"]},
+      {"name": "one", "type": ["int"]},
+      {"name": "dec", "type": {"type": "bytes", "logicalType": "decimal"}},
+      {"name": "rec", "type": {"type": "record", "name": "inner", "fields": [
+         {"name": "x", "type": "int"}, {"name": "next", "type": ["null", "inner"]}]}}
+    ]})";
+  EXPECT_FALSE(Schema::Parse(json).ok());
+  auto parsed = Schema::Parse(json, ParseOptions::AnyValid());
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const Node& root = parsed->root();
+  EXPECT_EQ(parsed->json(), json);
+  EXPECT_EQ(root.full_name, "floe.test.all");
+  ASSERT_EQ(root.fields.size(), 8u);
+  EXPECT_EQ(root.fields[0].field_id, 1);
+  EXPECT_EQ(root.fields[1].field_id, 2);
+  EXPECT_EQ(root.fields[2].field_id, -1);
+  EXPECT_EQ(root.fields[1].type->logical_type, LogicalType::kTimestampMicros);
+  EXPECT_EQ(root.fields[2].type->element_id, 7);
+  EXPECT_EQ(root.fields[3].type->key_id, 8);
+  EXPECT_EQ(root.fields[3].type->value_id, 9);
+  EXPECT_EQ(root.fields[4].type->branches.size(), 1u);
+  EXPECT_EQ(root.fields[5].type->branches.size(), 1u);
+  EXPECT_EQ(root.fields[6].type->logical_type, LogicalType::kNone);
+  const Node* inner = root.fields[7].type;
+  EXPECT_EQ(inner->full_name, "floe.test.inner");
+  EXPECT_EQ(inner->fields[1].type->branches[1], inner);  // recursive
+  EXPECT_EQ(root.FieldIndex("m"), 3);
+  EXPECT_EQ(root.FieldIndex("absent"), -1);
+  EXPECT_EQ(root.FieldIndexById(2), 1);
+  EXPECT_EQ(root.FieldIndexById(99), -1);
+}
+
+TEST(SchemaTest, MinBytes) {
+  auto s = MustParse(R"({"type": "record", "name": "R", "fields": [
+      {"name": "n", "type": "null"}, {"name": "f", "type": "float"},
+      {"name": "d", "type": "double"},
+      {"name": "x", "type": {"type": "fixed", "name": "X", "size": 5}},
+      {"name": "u", "type": ["null", "double"]}, {"name": "s", "type": "string"},
+      {"name": "a", "type": {"type": "array", "items": "double"}}]})");
+  EXPECT_EQ(s.root().fields[0].type->min_bytes, 0);
+  EXPECT_EQ(s.root().fields[4].type->min_bytes, 1);
+  EXPECT_EQ(s.root().min_bytes, 0 + 4 + 8 + 5 + 1 + 1 + 1);
+  auto r = Schema::Parse(R"({"type": "record", "name": "L", "fields": [
+      {"name": "v", "type": "double"}, {"name": "next", "type": ["null", "L"]}]})",
+                         ParseOptions::AnyValid());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->root().min_bytes, 9);
+}
+
 }  // namespace
-}  // namespace floe::schema
+}  // namespace floe::avro
