@@ -130,10 +130,10 @@ struct Fixture {
   Fixture()
       : writer(OrDie(avro::Schema::Parse(kWriter), "avro::Schema::Parse")),
         same(writer, TableFrom(OrDie(schema::AvroToIcebergFields(writer), "fields"))),
-        evolved(writer, TableFrom(OrDie(schema::AvroToIcebergFields(
-                                            OrDie(avro::Schema::Parse(kEvolved),
-                                                  "avro::Schema::Parse")),
-                                        "fields"))) {}
+        evolved(writer, TableFrom(OrDie(
+                            schema::AvroToIcebergFields(OrDie(
+                                avro::Schema::Parse(kEvolved), "avro::Schema::Parse")),
+                            "fields"))) {}
 };
 
 void Run(const uint8_t* data, size_t size) {

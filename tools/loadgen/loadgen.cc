@@ -78,8 +78,7 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::PositiveNumber);
   app.add_option("--seconds", seconds)->required()->check(CLI::PositiveNumber);
-  app.add_option("--pool", pool_path, "records: (uint32 LE length, bytes)*")
-      ->required();
+  app.add_option("--pool", pool_path, "records: (uint32 LE length, bytes)*")->required();
   app.add_option("--times", times_path, "output: (int64 ms, int64 count)* per burst")
       ->required();
   CLI11_PARSE(app, argc, argv);
@@ -124,12 +123,12 @@ int main(int argc, char** argv) {
     const int64_t before = sent;
     while (sent < due) {
       const std::string& v = pool[static_cast<size_t>(sent) % pool.size()];
-      const rd_kafka_resp_err_t e = rd_kafka_producev(
-          rk, RD_KAFKA_V_TOPIC(topic.c_str()),
-          RD_KAFKA_V_PARTITION(static_cast<int32_t>(sent % partitions)),
-          RD_KAFKA_V_VALUE(const_cast<char*>(v.data()), v.size()),
-          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(ts),
-          RD_KAFKA_V_END);
+      const rd_kafka_resp_err_t e =
+          rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic.c_str()),
+                            RD_KAFKA_V_PARTITION(static_cast<int32_t>(sent % partitions)),
+                            RD_KAFKA_V_VALUE(const_cast<char*>(v.data()), v.size()),
+                            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                            RD_KAFKA_V_TIMESTAMP(ts), RD_KAFKA_V_END);
       if (e == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
         rd_kafka_poll(rk, 10);
         continue;

@@ -1,5 +1,6 @@
-// Writes a zstd Parquet file whose struct, list and map columns (and their children) carry
-// PARQUET:field_id, so tests/integration/test_toolchain.py can assert the ids with pyarrow.
+// Writes a zstd Parquet file whose struct, list and map columns (and their children)
+// carry PARQUET:field_id, so tests/integration/test_toolchain.py can assert the ids with
+// pyarrow.
 #include <arrow/api.h>
 #include <arrow/io/file.h>
 #include <parquet/arrow/writer.h>
@@ -11,7 +12,8 @@
 namespace {
 
 std::shared_ptr<::arrow::Field> WithId(std::shared_ptr<::arrow::Field> f, int id) {
-  return f->WithMetadata(::arrow::key_value_metadata({"PARQUET:field_id"}, {std::to_string(id)}));
+  return f->WithMetadata(
+      ::arrow::key_value_metadata({"PARQUET:field_id"}, {std::to_string(id)}));
 }
 
 ::arrow::Status Run(const std::string& path) {
@@ -28,7 +30,8 @@ std::shared_ptr<::arrow::Field> WithId(std::shared_ptr<::arrow::Field> f, int id
   auto schema = ::arrow::schema({id_f, st_f, list_f, map_f});
 
   std::unique_ptr<::arrow::RecordBatchBuilder> builder;
-  ARROW_ASSIGN_OR_RAISE(builder, ::arrow::RecordBatchBuilder::Make(schema, ::arrow::default_memory_pool(), 3));
+  ARROW_ASSIGN_OR_RAISE(builder, ::arrow::RecordBatchBuilder::Make(
+                                     schema, ::arrow::default_memory_pool(), 3));
   auto* ids = builder->GetFieldAs<::arrow::Int64Builder>(0);
   auto* st = builder->GetFieldAs<::arrow::StructBuilder>(1);
   auto* sa = static_cast<::arrow::Int32Builder*>(st->field_builder(0));
@@ -53,8 +56,11 @@ std::shared_ptr<::arrow::Field> WithId(std::shared_ptr<::arrow::Field> f, int id
   ARROW_ASSIGN_OR_RAISE(batch, builder->Flush());
   ARROW_ASSIGN_OR_RAISE(auto table, ::arrow::Table::FromRecordBatches({batch}));
   ARROW_ASSIGN_OR_RAISE(auto out, ::arrow::io::FileOutputStream::Open(path));
-  auto props = ::parquet::WriterProperties::Builder().compression(::parquet::Compression::ZSTD)->build();
-  return ::parquet::arrow::WriteTable(*table, ::arrow::default_memory_pool(), out, 1024, props);
+  auto props = ::parquet::WriterProperties::Builder()
+                   .compression(::parquet::Compression::ZSTD)
+                   ->build();
+  return ::parquet::arrow::WriteTable(*table, ::arrow::default_memory_pool(), out, 1024,
+                                      props);
 }
 
 }  // namespace

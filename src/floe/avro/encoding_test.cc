@@ -13,10 +13,10 @@ namespace {
 // As Arrow's testing macro: the value of a Result, or the test stops.
 #define FLOE_AVRO_CONCAT_INNER(a, b) a##b
 #define FLOE_AVRO_CONCAT(a, b) FLOE_AVRO_CONCAT_INNER(a, b)
-#define ASSERT_OK_AND_ASSIGN(lhs, rexpr)                                          \
-  auto FLOE_AVRO_CONCAT(result_, __LINE__) = (rexpr);                            \
-  ASSERT_TRUE(FLOE_AVRO_CONCAT(result_, __LINE__).ok())                           \
-      << FLOE_AVRO_CONCAT(result_, __LINE__).status().ToString();                 \
+#define ASSERT_OK_AND_ASSIGN(lhs, rexpr)                          \
+  auto FLOE_AVRO_CONCAT(result_, __LINE__) = (rexpr);             \
+  ASSERT_TRUE(FLOE_AVRO_CONCAT(result_, __LINE__).ok())           \
+      << FLOE_AVRO_CONCAT(result_, __LINE__).status().ToString(); \
   lhs = std::move(FLOE_AVRO_CONCAT(result_, __LINE__)).ValueOrDie()
 
 std::string Hex(const std::string& s) {

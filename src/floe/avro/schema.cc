@@ -85,8 +85,8 @@ class Parser {
   Result<Node*> Parse(const Json& j, const std::string& path, const std::string& ns,
                       int depth) {
     if (depth > kMaxSchemaDepth) {
-      return Error(path, "nesting is deeper than " + std::to_string(kMaxSchemaDepth) +
-                             " levels");
+      return Error(
+          path, "nesting is deeper than " + std::to_string(kMaxSchemaDepth) + " levels");
     }
     if (j.is_string()) return ParseReference(j.get_ref<const std::string&>(), path, ns);
     if (j.is_array()) return ParseUnion(j, path, ns, depth);
@@ -495,20 +495,34 @@ class Parser {
 
 const char* TypeName(Type type) {
   switch (type) {
-    case Type::kNull: return "null";
-    case Type::kBoolean: return "boolean";
-    case Type::kInt: return "int";
-    case Type::kLong: return "long";
-    case Type::kFloat: return "float";
-    case Type::kDouble: return "double";
-    case Type::kBytes: return "bytes";
-    case Type::kString: return "string";
-    case Type::kRecord: return "record";
-    case Type::kEnum: return "enum";
-    case Type::kArray: return "array";
-    case Type::kMap: return "map";
-    case Type::kFixed: return "fixed";
-    case Type::kUnion: return "union";
+    case Type::kNull:
+      return "null";
+    case Type::kBoolean:
+      return "boolean";
+    case Type::kInt:
+      return "int";
+    case Type::kLong:
+      return "long";
+    case Type::kFloat:
+      return "float";
+    case Type::kDouble:
+      return "double";
+    case Type::kBytes:
+      return "bytes";
+    case Type::kString:
+      return "string";
+    case Type::kRecord:
+      return "record";
+    case Type::kEnum:
+      return "enum";
+    case Type::kArray:
+      return "array";
+    case Type::kMap:
+      return "map";
+    case Type::kFixed:
+      return "fixed";
+    case Type::kUnion:
+      return "union";
   }
   return "unknown";
 }
@@ -549,18 +563,27 @@ int Node::FieldIndexById(int id) const {
 
 std::string DescribeType(const Node& n) {
   switch (n.logical_type) {
-    case LogicalType::kNone: break;
-    case LogicalType::kDate: return "date";
-    case LogicalType::kTimeMillis: return "time-millis";
-    case LogicalType::kTimeMicros: return "time-micros";
-    case LogicalType::kTimestampMillis: return "timestamp-millis";
-    case LogicalType::kTimestampMicros: return "timestamp-micros";
-    case LogicalType::kLocalTimestampMillis: return "local-timestamp-millis";
-    case LogicalType::kLocalTimestampMicros: return "local-timestamp-micros";
+    case LogicalType::kNone:
+      break;
+    case LogicalType::kDate:
+      return "date";
+    case LogicalType::kTimeMillis:
+      return "time-millis";
+    case LogicalType::kTimeMicros:
+      return "time-micros";
+    case LogicalType::kTimestampMillis:
+      return "timestamp-millis";
+    case LogicalType::kTimestampMicros:
+      return "timestamp-micros";
+    case LogicalType::kLocalTimestampMillis:
+      return "local-timestamp-millis";
+    case LogicalType::kLocalTimestampMicros:
+      return "local-timestamp-micros";
     case LogicalType::kDecimal:
       return "decimal(" + std::to_string(n.precision) + "," + std::to_string(n.scale) +
              ")";
-    case LogicalType::kUuid: return "uuid";
+    case LogicalType::kUuid:
+      return "uuid";
   }
   switch (n.type) {
     case Type::kRecord:

@@ -83,10 +83,10 @@ struct Node {
   // Named types (record, enum, fixed): namespace-qualified name, e.g. "com.acme.Order".
   std::string full_name;
   std::string doc;
-  std::vector<Field> fields;         // record, in declaration (= encoding) order
-  std::vector<std::string> symbols;  // enum, in index order
-  const Node* items = nullptr;       // array
-  const Node* values = nullptr;      // map (keys are always strings)
+  std::vector<Field> fields;          // record, in declaration (= encoding) order
+  std::vector<std::string> symbols;   // enum, in index order
+  const Node* items = nullptr;        // array
+  const Node* values = nullptr;       // map (keys are always strings)
   std::vector<const Node*> branches;  // union, in index order
   int element_id = -1;                // array: "element-id" attribute
   int key_id = -1;                    // map: "key-id" attribute

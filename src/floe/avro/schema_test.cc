@@ -358,7 +358,12 @@ TEST(SchemaTest, DepthIsBounded) {
 TEST(SchemaTest, CheckedWithAnyOptions) {
   for (const ParseOptions& options : {ParseOptions{}, ParseOptions::AnyValid()}) {
     for (const char* bad : {
-             "", "{}", "\"nope\"", "[]", R"(["null",["int"]])", R"({"type":"array"})",
+             "",
+             "{}",
+             "\"nope\"",
+             "[]",
+             R"(["null",["int"]])",
+             R"({"type":"array"})",
              R"({"type":"record","fields":[]})",
              R"({"type":"record","name":"r","fields":[{"name":"a","type":"missing"}]})",
              R"({"type":"enum","name":"e","symbols":[]})",

@@ -17,10 +17,13 @@ namespace {
 // requirements against the new current metadata, so a stale base still fails with 409.
 constexpr int kMaxSwapRetries = 10;
 
-std::string NamespaceName(const Namespace& ns) { return TableIdent{ns, ""}.NamespaceString(); }
+std::string NamespaceName(const Namespace& ns) {
+  return TableIdent{ns, ""}.NamespaceString();
+}
 
 bool IsPrefix(const Namespace& prefix, const Namespace& ns) {
-  return prefix.size() <= ns.size() && std::equal(prefix.begin(), prefix.end(), ns.begin());
+  return prefix.size() <= ns.size() &&
+         std::equal(prefix.begin(), prefix.end(), ns.begin());
 }
 
 Status ValidateNamespace(const Namespace& ns) {
@@ -114,7 +117,8 @@ Catalog::Catalog(PointerStore* store, storage::FileIO* io, std::string warehouse
 
 Status Catalog::CheckLocation(const std::string& location) const {
   const std::string prefix = warehouse_uri_ + "/";
-  bool inside = location.size() > prefix.size() && location.compare(0, prefix.size(), prefix) == 0;
+  bool inside =
+      location.size() > prefix.size() && location.compare(0, prefix.size(), prefix) == 0;
   if (inside) {
     // No "." or ".." segments, no empty segments, no backslashes or control characters.
     std::string rest = location.substr(prefix.size());
@@ -123,7 +127,8 @@ Status Catalog::CheckLocation(const std::string& location) const {
       size_t end = rest.find('/', start);
       if (end == std::string::npos) end = rest.size();
       std::string seg = rest.substr(start, end - start);
-      if ((seg.empty() && end != rest.size()) || seg == "." || seg == "..") inside = false;
+      if ((seg.empty() && end != rest.size()) || seg == "." || seg == "..")
+        inside = false;
       for (unsigned char c : seg) {
         if (c < 0x20 || c == 0x7f || c == '\\' || c == '%') inside = false;
       }
@@ -143,13 +148,15 @@ Result<std::vector<Namespace>> Catalog::ListNamespaces(const Namespace& parent) 
   if (!parent.empty()) {
     FLOE_RETURN_NOT_OK(ValidateNamespace(parent));
     FLOE_ASSIGN_OR_RAISE(bool exists, NamespaceExists(parent));
-    if (!exists) return NotFound("namespace " + NamespaceName(parent) + " does not exist");
+    if (!exists)
+      return NotFound("namespace " + NamespaceName(parent) + " does not exist");
   }
   FLOE_ASSIGN_OR_RAISE(auto all, store_->ListNamespaces());
   std::set<Namespace> children;
   for (const auto& ns : all) {
     if (ns.size() > parent.size() && IsPrefix(parent, ns)) {
-      children.insert(Namespace(ns.begin(), ns.begin() + static_cast<ptrdiff_t>(parent.size() + 1)));
+      children.insert(
+          Namespace(ns.begin(), ns.begin() + static_cast<ptrdiff_t>(parent.size() + 1)));
     }
   }
   return std::vector<Namespace>(children.begin(), children.end());
@@ -167,9 +174,11 @@ Result<bool> Catalog::NamespaceExists(const Namespace& ns) {
   FLOE_RETURN_NOT_OK(ValidateNamespace(ns));
   FLOE_ASSIGN_OR_RAISE(bool has_row, store_->NamespaceExists(ns));
   if (has_row) return true;
-  // A namespace that only holds tables (written by another SQL-catalog client) exists too.
+  // A namespace that only holds tables (written by another SQL-catalog client) exists
+  // too.
   FLOE_ASSIGN_OR_RAISE(auto all, store_->ListNamespaces());
-  return std::any_of(all.begin(), all.end(), [&](const Namespace& n) { return IsPrefix(ns, n); });
+  return std::any_of(all.begin(), all.end(),
+                     [&](const Namespace& n) { return IsPrefix(ns, n); });
 }
 
 Result<std::map<std::string, std::string>> Catalog::LoadNamespace(const Namespace& ns) {
@@ -177,7 +186,8 @@ Result<std::map<std::string, std::string>> Catalog::LoadNamespace(const Namespac
   if (!exists) return NotFound("namespace " + NamespaceName(ns) + " does not exist");
   auto props = store_->NamespaceProperties(ns);
   if (!props.ok()) {
-    if (KindOf(props.status()) == ErrorKind::kNotFound) return std::map<std::string, std::string>{};
+    if (KindOf(props.status()) == ErrorKind::kNotFound)
+      return std::map<std::string, std::string>{};
     return props.status();
   }
   props->erase("exists");  // the SQL catalog's marker row, not a user property
@@ -195,12 +205,13 @@ Status Catalog::DropNamespace(const Namespace& ns) {
   FLOE_ASSIGN_OR_RAISE(auto all, store_->ListNamespaces());
   for (const auto& n : all) {
     if (n.size() > ns.size() && IsPrefix(ns, n)) {
-      return Conflict("namespace " + NamespaceName(ns) + " is not empty: it holds namespace " +
-                      NamespaceName(n));
+      return Conflict("namespace " + NamespaceName(ns) +
+                      " is not empty: it holds namespace " + NamespaceName(n));
     }
   }
   Status st = store_->DropNamespace(ns);
-  if (KindOf(st) == ErrorKind::kNotFound) return Status::OK();  // it had no properties row
+  if (KindOf(st) == ErrorKind::kNotFound)
+    return Status::OK();  // it had no properties row
   return st;
 }
 
@@ -347,16 +358,17 @@ Result<Catalog::Prepared> Catalog::Prepare(const TableCommit& commit, Writer wri
   FLOE_RETURN_NOT_OK(iceberg::CheckRequirements(base_ptr, commit.requirements));
   if (writer == Writer::kExternal && base && MirrorsDelta(*base)) {
     if (auto change = DataChange(commit.updates)) {
-      return Forbidden("table " + commit.ident.ToString() +
-                       " is mirrored to Delta; only Floe writes its data (refused: " +
-                       *change + ")");
+      return Forbidden(
+          "table " + commit.ident.ToString() +
+          " is mirrored to Delta; only Floe writes its data (refused: " + *change + ")");
     }
   }
-  FLOE_ASSIGN_OR_RAISE(p.metadata, iceberg::ApplyUpdates(base_ptr, commit.updates, clock_(),
-                                                         p.base_location));
+  FLOE_ASSIGN_OR_RAISE(p.metadata, iceberg::ApplyUpdates(base_ptr, commit.updates,
+                                                         clock_(), p.base_location));
   FLOE_RETURN_NOT_OK(CheckLocation(p.metadata.location));
   int version = 0;
-  if (!p.create) version = std::max(0, iceberg::ParseMetadataFileVersion(p.base_location) + 1);
+  if (!p.create)
+    version = std::max(0, iceberg::ParseMetadataFileVersion(p.base_location) + 1);
   p.new_location = iceberg::NewMetadataFileLocation(p.metadata.location, version);
   FLOE_RETURN_NOT_OK(iceberg::WriteTableMetadata(*io_, p.new_location, p.metadata));
   CrashPoint("after-metadata-write");
@@ -383,7 +395,8 @@ Result<LoadedTable> Catalog::CommitTable(const TableCommit& commit, Writer write
                   std::to_string(kMaxSwapRetries) + " attempts");
 }
 
-Status Catalog::CommitTransaction(const std::vector<TableCommit>& commits, Writer writer) {
+Status Catalog::CommitTransaction(const std::vector<TableCommit>& commits,
+                                  Writer writer) {
   if (commits.empty()) {
     return InvalidInput("a transaction needs at least one table change");
   }
@@ -409,7 +422,8 @@ Status Catalog::CommitTransaction(const std::vector<TableCommit>& commits, Write
     }
     std::vector<PointerStore::SwapOp> ops;
     for (size_t i = 0; i < commits.size(); ++i) {
-      ops.push_back({commits[i].ident, prepared[i].create ? "" : prepared[i].base_location,
+      ops.push_back({commits[i].ident,
+                     prepared[i].create ? "" : prepared[i].base_location,
                      prepared[i].new_location});
     }
     CrashPoint("before-pointer-swap");
@@ -418,8 +432,8 @@ Status Catalog::CommitTransaction(const std::vector<TableCommit>& commits, Write
     if (KindOf(st) != ErrorKind::kConflict) return st;
     discard();
   }
-  return Conflict("transaction kept losing races after " + std::to_string(kMaxSwapRetries) +
-                  " attempts");
+  return Conflict("transaction kept losing races after " +
+                  std::to_string(kMaxSwapRetries) + " attempts");
 }
 
 Status Catalog::DropTable(const TableIdent& ident, bool purge) {
@@ -435,8 +449,8 @@ Status Catalog::DropTable(const TableIdent& ident, bool purge) {
   FLOE_RETURN_NOT_OK(ValidateIdent(ident));
   FLOE_RETURN_NOT_OK(store_->Drop(ident));
   if (!purge) return Status::OK();
-  // Purge: every file the table's metadata reaches. Failures are logged, not returned: the
-  // table is already gone from the catalog.
+  // Purge: every file the table's metadata reaches. Failures are logged, not returned:
+  // the table is already gone from the catalog.
   const auto& md = loaded->metadata;
   std::set<std::string> files;
   for (const auto& snap : md.snapshots) {
@@ -456,7 +470,8 @@ Status Catalog::DropTable(const TableIdent& ident, bool purge) {
   files.insert(loaded->metadata_location);
   size_t failed = 0;
   for (const auto& f : files) {
-    if (!io_->Delete(f).ok()) ++failed;  // files outside the warehouse are refused by FileIO
+    if (!io_->Delete(f).ok())
+      ++failed;  // files outside the warehouse are refused by FileIO
   }
   FLOE_LOG_INFO("catalog: purged table {} ({} files, {} could not be deleted)",
                 ident.ToString(), files.size(), failed);
@@ -467,7 +482,8 @@ Status Catalog::RenameTable(const TableIdent& from, const TableIdent& to) {
   FLOE_RETURN_NOT_OK(ValidateIdent(from));
   FLOE_RETURN_NOT_OK(ValidateIdent(to));
   FLOE_ASSIGN_OR_RAISE(bool ns_exists, NamespaceExists(to.ns));
-  if (!ns_exists) return NotFound("namespace " + NamespaceName(to.ns) + " does not exist");
+  if (!ns_exists)
+    return NotFound("namespace " + NamespaceName(to.ns) + " does not exist");
   return store_->Rename(from, to);
 }
 
@@ -476,7 +492,8 @@ Result<LoadedTable> Catalog::RegisterTable(const TableIdent& ident,
   FLOE_RETURN_NOT_OK(ValidateIdent(ident));
   FLOE_RETURN_NOT_OK(CheckLocation(metadata_location));
   FLOE_ASSIGN_OR_RAISE(bool ns_exists, NamespaceExists(ident.ns));
-  if (!ns_exists) return NotFound("namespace " + NamespaceName(ident.ns) + " does not exist");
+  if (!ns_exists)
+    return NotFound("namespace " + NamespaceName(ident.ns) + " does not exist");
   auto md = iceberg::ReadTableMetadata(*io_, metadata_location);
   // The client named this file: every failure keeps its kind (missing: the REST server
   // answers 400 once it knows the namespace exists; corrupt: 400; an outage: 503).

@@ -28,8 +28,10 @@ class FileIO;
 
 namespace floe::catalog {
 
-// Table property naming the formats Floe materializes a table in ("iceberg", "iceberg,delta",
-// ...). While it contains "delta", only Floe may change the table's data (ARCHITECTURE.md §2).
+// Table property naming the formats Floe materializes a table in ("iceberg",
+// "iceberg,delta",
+// ...). While it contains "delta", only Floe may change the table's data (ARCHITECTURE.md
+// §2).
 inline constexpr const char* kFormatsProperty = "floe.formats";
 
 using Namespace = std::vector<std::string>;
@@ -82,7 +84,8 @@ class Catalog {
   // Namespaces. `parent` empty: the top level. Returns direct children only.
   Result<std::vector<Namespace>> ListNamespaces(const Namespace& parent);
   // kConflict if it exists.
-  Status CreateNamespace(const Namespace& ns, const std::map<std::string, std::string>& props);
+  Status CreateNamespace(const Namespace& ns,
+                         const std::map<std::string, std::string>& props);
   // kNotFound if absent.
   Result<std::map<std::string, std::string>> LoadNamespace(const Namespace& ns);
   Result<bool> NamespaceExists(const Namespace& ns);
@@ -98,8 +101,8 @@ class Catalog {
   Result<LoadedTable> LoadTable(const TableIdent& ident);
   Result<bool> TableExists(const TableIdent& ident);
   // Location: the request's (checked to lie under the warehouse) or
-  // <warehouse>/<ns levels>/<name>-<uuid>. kConflict if the table exists; kNotFound if the
-  // namespace does not.
+  // <warehouse>/<ns levels>/<name>-<uuid>. kConflict if the table exists; kNotFound if
+  // the namespace does not.
   Result<LoadedTable> CreateTable(const CreateTableRequest& request);
   // One table's commit. A table that does not exist is created when the requirements
   // include assert-create (REST create transactions). On a lost CAS the commit is

@@ -67,14 +67,16 @@ class CatalogTest : public ::testing::Test {
     s.parent_snapshot_id = main;
     s.sequence_number = base.last_sequence_number + 1;
     s.timestamp_ms = NowMs();
-    s.manifest_list = base.location + "/metadata/snap-" + std::to_string(s.snapshot_id) + ".avro";
+    s.manifest_list =
+        base.location + "/metadata/snap-" + std::to_string(s.snapshot_id) + ".avro";
     s.summary = {{"operation", "append"}};
     s.schema_id = base.current_schema_id;
     iceberg::SnapshotRef ref;
     ref.snapshot_id = s.snapshot_id;
     TableCommit c;
     c.ident = ident;
-    c.requirements = {r::AssertTableUuid{base.table_uuid}, r::AssertRefSnapshotId{"main", main}};
+    c.requirements = {r::AssertTableUuid{base.table_uuid},
+                      r::AssertRefSnapshotId{"main", main}};
     c.updates = {u::AddSnapshot{s}, u::SetSnapshotRef{"main", ref}};
     return c;
   }
@@ -103,11 +105,13 @@ TEST_F(CatalogTest, Namespaces) {
 
   auto props = *catalog_->LoadNamespace({"a"});
   EXPECT_EQ(props, (std::map<std::string, std::string>{{"owner", "me"}}));
-  auto change = *catalog_->UpdateNamespaceProperties({"a"}, {"owner", "nope"}, {{"k", "v"}});
+  auto change =
+      *catalog_->UpdateNamespaceProperties({"a"}, {"owner", "nope"}, {{"k", "v"}});
   EXPECT_EQ(change.removed, std::vector<std::string>{"owner"});
   EXPECT_EQ(change.missing, std::vector<std::string>{"nope"});
   EXPECT_EQ(change.updated, std::vector<std::string>{"k"});
-  EXPECT_EQ(*catalog_->LoadNamespace({"a"}), (std::map<std::string, std::string>{{"k", "v"}}));
+  EXPECT_EQ(*catalog_->LoadNamespace({"a"}),
+            (std::map<std::string, std::string>{{"k", "v"}}));
   EXPECT_FALSE(catalog_->UpdateNamespaceProperties({"a"}, {"k"}, {{"k", "x"}}).ok());
 
   EXPECT_EQ(KindOf(catalog_->DropNamespace({"a"})), ErrorKind::kConflict);  // holds a.b
@@ -183,8 +187,10 @@ TEST_F(CatalogTest, CommitChecksRequirementsAndChainsMetadata) {
   EXPECT_EQ(KindOf(stale.status()), ErrorKind::kConflict);
   EXPECT_EQ(catalog_->LoadTable(t)->metadata_location, after->metadata_location);
   // Missing table without assert-create.
-  EXPECT_EQ(KindOf(catalog_->CommitTable({{{"ns"}, "none"}, {}, {}}, Writer::kExternal).status()),
-            ErrorKind::kNotFound);
+  EXPECT_EQ(
+      KindOf(
+          catalog_->CommitTable({{{"ns"}, "none"}, {}, {}}, Writer::kExternal).status()),
+      ErrorKind::kNotFound);
 }
 
 TEST_F(CatalogTest, StageCreateThenAssertCreateCommit) {
@@ -197,14 +203,20 @@ TEST_F(CatalogTest, StageCreateThenAssertCreateCommit) {
   TableCommit c;
   c.ident = req.ident;
   c.requirements = {r::AssertCreate{}};
-  c.updates = {u::AssignUuid{staged.metadata.table_uuid}, u::UpgradeFormatVersion{2},
-               u::AddSchema{schema_, std::nullopt}, u::SetCurrentSchema{-1},
-               u::AddPartitionSpec{{}}, u::SetDefaultSpec{-1}, u::AddSortOrder{{}},
-               u::SetDefaultSortOrder{-1}, u::SetLocation{staged.metadata.location}};
+  c.updates = {u::AssignUuid{staged.metadata.table_uuid},
+               u::UpgradeFormatVersion{2},
+               u::AddSchema{schema_, std::nullopt},
+               u::SetCurrentSchema{-1},
+               u::AddPartitionSpec{{}},
+               u::SetDefaultSpec{-1},
+               u::AddSortOrder{{}},
+               u::SetDefaultSortOrder{-1},
+               u::SetLocation{staged.metadata.location}};
   auto created = catalog_->CommitTable(c, Writer::kExternal);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   EXPECT_NE(created->metadata_location.find("/metadata/00000-"), std::string::npos);
-  EXPECT_EQ(KindOf(catalog_->CommitTable(c, Writer::kExternal).status()), ErrorKind::kConflict);
+  EXPECT_EQ(KindOf(catalog_->CommitTable(c, Writer::kExternal).status()),
+            ErrorKind::kConflict);
 }
 
 TEST_F(CatalogTest, TransactionIsAllOrNothing) {
@@ -283,9 +295,10 @@ TEST_F(CatalogTest, CreateAssignsFreshIdsBreadthFirstLikeJava) {
   CreateTableRequest req = Req({{"ns"}, "fresh"});
   auto inner = Type::Struct({{40, "x", true, Type::Primitive(TypeId::kInt), {}},
                              {41, "y", false, Type::Primitive(TypeId::kString), {}}});
-  req.schema.fields = {{7, "s", false, inner, {}},
-                       {9, "l", true, Type::List(50, false, Type::Primitive(TypeId::kLong)), {}},
-                       {3, "id", true, Type::Primitive(TypeId::kLong), {}}};
+  req.schema.fields = {
+      {7, "s", false, inner, {}},
+      {9, "l", true, Type::List(50, false, Type::Primitive(TypeId::kLong)), {}},
+      {3, "id", true, Type::Primitive(TypeId::kLong), {}}};
   req.schema.identifier_field_ids = {3};
   iceberg::PartitionSpec spec;
   spec.fields.push_back({3, 1000, "id_bucket", "bucket[4]"});
@@ -332,9 +345,10 @@ TEST_F(CatalogTest, MetadataReadFailuresKeepTheirKind) {
   // missing table the committer would create again, nor a bad request.
   faulty_->FailReads(NotFound("no such file"));
   EXPECT_EQ(KindOf(catalog_->LoadTable(t).status()), ErrorKind::kInternal);
-  EXPECT_EQ(KindOf(catalog_->CommitTable(AppendOn(t, created.metadata), Writer::kFloe)
-                       .status()),
-            ErrorKind::kInternal);
+  EXPECT_EQ(
+      KindOf(
+          catalog_->CommitTable(AppendOn(t, created.metadata), Writer::kFloe).status()),
+      ErrorKind::kInternal);
   faulty_->FailReads(Status::OK());
   ASSERT_TRUE(io_->Delete(created.metadata_location).ok());
   ASSERT_TRUE(io_->WriteNew(created.metadata_location, "{not json").ok());
@@ -354,7 +368,9 @@ TEST_F(CatalogTest, MetadataReadFailuresKeepTheirKind) {
 
 TEST(SplitNamespaceTest, Splits) {
   EXPECT_EQ(SplitNamespace("a"), (Namespace{"a"}));
-  EXPECT_EQ(SplitNamespace("a\x1F" "b"), (Namespace{"a", "b"}));
+  EXPECT_EQ(SplitNamespace("a\x1F"
+                           "b"),
+            (Namespace{"a", "b"}));
   EXPECT_EQ(SplitNamespace(""), (Namespace{""}));
 }
 

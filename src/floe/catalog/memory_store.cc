@@ -1,5 +1,5 @@
-// An in-memory PointerStore: the SQLite store's behaviour without a file, for unit tests of
-// everything above the catalog (the pipeline's among them). One mutex serializes it.
+// An in-memory PointerStore: the SQLite store's behaviour without a file, for unit tests
+// of everything above the catalog (the pipeline's among them). One mutex serializes it.
 #include <mutex>
 #include <set>
 
@@ -13,7 +13,8 @@ class MemoryStore : public PointerStore {
   Result<std::string> Get(const TableIdent& ident) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = tables_.find(ident);
-    if (it == tables_.end()) return NotFound("table " + ident.ToString() + " does not exist");
+    if (it == tables_.end())
+      return NotFound("table " + ident.ToString() + " does not exist");
     return it->second;
   }
 
@@ -36,7 +37,8 @@ class MemoryStore : public PointerStore {
     return Status::OK();
   }
 
-  Result<std::vector<TableIdent>> ListTables(const std::vector<std::string>& ns) override {
+  Result<std::vector<TableIdent>> ListTables(
+      const std::vector<std::string>& ns) override {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<TableIdent> out;
     for (const auto& [ident, location] : tables_) {
@@ -48,7 +50,8 @@ class MemoryStore : public PointerStore {
   Status Rename(const TableIdent& from, const TableIdent& to) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = tables_.find(from);
-    if (it == tables_.end()) return NotFound("table " + from.ToString() + " does not exist");
+    if (it == tables_.end())
+      return NotFound("table " + from.ToString() + " does not exist");
     if (tables_.count(to)) return Conflict("table " + to.ToString() + " already exists");
     std::string location = it->second;
     tables_.erase(it);
@@ -97,7 +100,8 @@ class MemoryStore : public PointerStore {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = namespaces_.find(ns);
     if (it == namespaces_.end()) {
-      return NotFound("namespace " + TableIdent{ns, ""}.NamespaceString() + " does not exist");
+      return NotFound("namespace " + TableIdent{ns, ""}.NamespaceString() +
+                      " does not exist");
     }
     return it->second;
   }
@@ -116,7 +120,8 @@ class MemoryStore : public PointerStore {
   Status DropNamespace(const std::vector<std::string>& ns) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (namespaces_.erase(ns) == 0) {
-      return NotFound("namespace " + TableIdent{ns, ""}.NamespaceString() + " does not exist");
+      return NotFound("namespace " + TableIdent{ns, ""}.NamespaceString() +
+                      " does not exist");
     }
     return Status::OK();
   }
@@ -145,6 +150,8 @@ class MemoryStore : public PointerStore {
 
 }  // namespace
 
-std::unique_ptr<PointerStore> MakeMemoryStore() { return std::make_unique<MemoryStore>(); }
+std::unique_ptr<PointerStore> MakeMemoryStore() {
+  return std::make_unique<MemoryStore>();
+}
 
 }  // namespace floe::catalog

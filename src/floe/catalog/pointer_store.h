@@ -1,7 +1,7 @@
 // PointerStore: where each table's current metadata location lives, swapped with
-// compare-and-swap. SQLite today (the Iceberg SQL catalog layout, so pyiceberg's SqlCatalog
-// and Java's JdbcCatalog open it unchanged); PostgreSQL when several Floe processes share
-// tables. Knows nothing of Kafka nor of metadata contents.
+// compare-and-swap. SQLite today (the Iceberg SQL catalog layout, so pyiceberg's
+// SqlCatalog and Java's JdbcCatalog open it unchanged); PostgreSQL when several Floe
+// processes share tables. Knows nothing of Kafka nor of metadata contents.
 #pragma once
 
 #include <map>
@@ -27,7 +27,8 @@ struct TableIdent {
   bool operator==(const TableIdent& o) const { return ns == o.ns && name == o.name; }
 };
 
-// Rejects empty levels, '.', '/', '\\', control characters, "." / "..", and over-long names.
+// Rejects empty levels, '.', '/', '\\', control characters, "." / "..", and over-long
+// names.
 Status ValidateIdent(const TableIdent& ident);
 
 class PointerStore {
@@ -38,12 +39,14 @@ class PointerStore {
   virtual Result<std::string> Get(const TableIdent& ident) = 0;
   // Registers a new table; kConflict if it already exists.
   virtual Status Create(const TableIdent& ident, const std::string& location) = 0;
-  // Swaps expected → desired atomically. kConflict: the pointer was not `expected` (definitely
-  // not applied). kStateUnknown: the outcome cannot be known (caller reloads and checks).
+  // Swaps expected → desired atomically. kConflict: the pointer was not `expected`
+  // (definitely not applied). kStateUnknown: the outcome cannot be known (caller reloads
+  // and checks).
   virtual Status Swap(const TableIdent& ident, const std::string& expected,
                       const std::string& desired) = 0;
   virtual Status Drop(const TableIdent& ident) = 0;
-  virtual Result<std::vector<TableIdent>> ListTables(const std::vector<std::string>& ns) = 0;
+  virtual Result<std::vector<TableIdent>> ListTables(
+      const std::vector<std::string>& ns) = 0;
 
   // kNotFound if `from` is absent; kConflict if `to` exists.
   virtual Status Rename(const TableIdent& from, const TableIdent& to) = 0;
@@ -66,15 +69,16 @@ class PointerStore {
   // kNotFound if the namespace has no properties row (tables alone do not make one).
   virtual Result<std::map<std::string, std::string>> NamespaceProperties(
       const std::vector<std::string>& ns) = 0;
-  virtual Status UpdateNamespaceProperties(const std::vector<std::string>& ns,
-                                           const std::map<std::string, std::string>& updates,
-                                           const std::vector<std::string>& removals) = 0;
+  virtual Status UpdateNamespaceProperties(
+      const std::vector<std::string>& ns,
+      const std::map<std::string, std::string>& updates,
+      const std::vector<std::string>& removals) = 0;
   // Removes the namespace's properties rows (the caller checks it is empty).
   virtual Status DropNamespace(const std::vector<std::string>& ns) = 0;
 };
 
-// Opens (creating if needed) a SQLite catalog file: WAL mode, busy timeout ≥ 5 s, tables in
-// the layout pyiceberg 0.12 creates (schema v1 with iceberg_type).
+// Opens (creating if needed) a SQLite catalog file: WAL mode, busy timeout ≥ 5 s, tables
+// in the layout pyiceberg 0.12 creates (schema v1 with iceberg_type).
 Result<std::unique_ptr<PointerStore>> OpenSqliteStore(const std::string& path,
                                                       const std::string& catalog_name);
 

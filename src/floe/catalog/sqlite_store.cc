@@ -46,37 +46,42 @@ class SqliteStore : public PointerStore {
 
   Status Init() {
     FLOE_RETURN_NOT_OK(Exec("PRAGMA journal_mode=WAL"));
-    FLOE_RETURN_NOT_OK(Exec(
-        "CREATE TABLE IF NOT EXISTS iceberg_tables ("
-        "catalog_name VARCHAR(255) NOT NULL, table_namespace VARCHAR(255) NOT NULL, "
-        "table_name VARCHAR(255) NOT NULL, metadata_location VARCHAR(1000), "
-        "previous_metadata_location VARCHAR(1000), iceberg_type VARCHAR(5), "
-        "PRIMARY KEY (catalog_name, table_namespace, table_name))"));
-    FLOE_RETURN_NOT_OK(Exec(
-        "CREATE TABLE IF NOT EXISTS iceberg_namespace_properties ("
-        "catalog_name VARCHAR(255) NOT NULL, namespace VARCHAR(255) NOT NULL, "
-        "property_key VARCHAR(255) NOT NULL, property_value VARCHAR(1000) NOT NULL, "
-        "PRIMARY KEY (catalog_name, namespace, property_key))"));
+    FLOE_RETURN_NOT_OK(
+        Exec("CREATE TABLE IF NOT EXISTS iceberg_tables ("
+             "catalog_name VARCHAR(255) NOT NULL, table_namespace VARCHAR(255) NOT NULL, "
+             "table_name VARCHAR(255) NOT NULL, metadata_location VARCHAR(1000), "
+             "previous_metadata_location VARCHAR(1000), iceberg_type VARCHAR(5), "
+             "PRIMARY KEY (catalog_name, table_namespace, table_name))"));
+    FLOE_RETURN_NOT_OK(
+        Exec("CREATE TABLE IF NOT EXISTS iceberg_namespace_properties ("
+             "catalog_name VARCHAR(255) NOT NULL, namespace VARCHAR(255) NOT NULL, "
+             "property_key VARCHAR(255) NOT NULL, property_value VARCHAR(1000) NOT NULL, "
+             "PRIMARY KEY (catalog_name, namespace, property_key))"));
     // A catalog created by an older pyiceberg (schema v0) lacks iceberg_type.
     if (!Exec("SELECT iceberg_type FROM iceberg_tables LIMIT 0").ok()) {
-      FLOE_RETURN_NOT_OK(Exec("ALTER TABLE iceberg_tables ADD COLUMN iceberg_type VARCHAR(5)"));
+      FLOE_RETURN_NOT_OK(
+          Exec("ALTER TABLE iceberg_tables ADD COLUMN iceberg_type VARCHAR(5)"));
     }
     return Status::OK();
   }
 
   Result<std::string> Get(const TableIdent& ident) override {
     std::lock_guard lock(mu_);
-    Stmt st(db_, "SELECT metadata_location FROM iceberg_tables WHERE catalog_name=? AND "
-                 "table_namespace=? AND table_name=? AND (iceberg_type='TABLE' OR iceberg_type IS NULL)");
+    Stmt st(db_,
+            "SELECT metadata_location FROM iceberg_tables WHERE catalog_name=? AND "
+            "table_namespace=? AND table_name=? AND (iceberg_type='TABLE' OR "
+            "iceberg_type IS NULL)");
     FLOE_RETURN_NOT_OK(st.status);
     st.Bind(1, catalog_).Bind(2, ident.NamespaceString()).Bind(3, ident.name);
     int rc = st.Step();
     if (rc == SQLITE_ROW) {
       const unsigned char* loc = sqlite3_column_text(st.stmt, 0);
-      if (loc == nullptr) return NotFound("table " + ident.ToString() + " has no metadata location");
+      if (loc == nullptr)
+        return NotFound("table " + ident.ToString() + " has no metadata location");
       return std::string(reinterpret_cast<const char*>(loc));
     }
-    if (rc == SQLITE_DONE) return NotFound("table " + ident.ToString() + " does not exist");
+    if (rc == SQLITE_DONE)
+      return NotFound("table " + ident.ToString() + " does not exist");
     return Error("load pointer of " + ident.ToString());
   }
 
@@ -100,7 +105,8 @@ class SqliteStore : public PointerStore {
     // IMMEDIATE: take the write lock up front so no other writer (pyiceberg on the same
     // file) can slip in between our statements.
     int rc = sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
-    if (rc != SQLITE_OK) return Retriable(std::string("catalog busy: ") + sqlite3_errmsg(db_));
+    if (rc != SQLITE_OK)
+      return Retriable(std::string("catalog busy: ") + sqlite3_errmsg(db_));
     for (const auto& op : ops) {
       Status st = op.expected.empty() ? CreateLocked(op.ident, op.desired)
                                       : SwapLocked(op.ident, op.expected, op.desired);
@@ -112,16 +118,19 @@ class SqliteStore : public PointerStore {
     rc = sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
     if (rc == SQLITE_OK) return Status::OK();
     std::string msg = sqlite3_errmsg(db_);
-    if (sqlite3_get_autocommit(db_) == 0) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    if (rc == SQLITE_BUSY) return Retriable("catalog busy while committing a transaction");
+    if (sqlite3_get_autocommit(db_) == 0)
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_BUSY)
+      return Retriable("catalog busy while committing a transaction");
     return StateUnknown("catalog transaction commit failed: " + msg);
   }
 
   Status Rename(const TableIdent& from, const TableIdent& to) override {
     FLOE_RETURN_NOT_OK(ValidateIdent(to));
     std::lock_guard lock(mu_);
-    Stmt st(db_, "UPDATE iceberg_tables SET table_namespace=?, table_name=? WHERE "
-                 "catalog_name=? AND table_namespace=? AND table_name=?");
+    Stmt st(db_,
+            "UPDATE iceberg_tables SET table_namespace=?, table_name=? WHERE "
+            "catalog_name=? AND table_namespace=? AND table_name=?");
     FLOE_RETURN_NOT_OK(st.status);
     st.Bind(1, to.NamespaceString()).Bind(2, to.name).Bind(3, catalog_);
     st.Bind(4, from.NamespaceString()).Bind(5, from.name);
@@ -138,26 +147,31 @@ class SqliteStore : public PointerStore {
 
   Status Drop(const TableIdent& ident) override {
     std::lock_guard lock(mu_);
-    Stmt st(db_, "DELETE FROM iceberg_tables WHERE catalog_name=? AND table_namespace=? AND "
-                 "table_name=?");
+    Stmt st(db_,
+            "DELETE FROM iceberg_tables WHERE catalog_name=? AND table_namespace=? AND "
+            "table_name=?");
     FLOE_RETURN_NOT_OK(st.status);
     st.Bind(1, catalog_).Bind(2, ident.NamespaceString()).Bind(3, ident.name);
     if (st.Step() != SQLITE_DONE) return Error("drop table " + ident.ToString());
-    if (sqlite3_changes(db_) == 0) return NotFound("table " + ident.ToString() + " does not exist");
+    if (sqlite3_changes(db_) == 0)
+      return NotFound("table " + ident.ToString() + " does not exist");
     return Status::OK();
   }
 
-  Result<std::vector<TableIdent>> ListTables(const std::vector<std::string>& ns) override {
+  Result<std::vector<TableIdent>> ListTables(
+      const std::vector<std::string>& ns) override {
     std::lock_guard lock(mu_);
     TableIdent probe{ns, ""};
-    Stmt st(db_, "SELECT table_name FROM iceberg_tables WHERE catalog_name=? AND "
-                 "table_namespace=? ORDER BY table_name");
+    Stmt st(db_,
+            "SELECT table_name FROM iceberg_tables WHERE catalog_name=? AND "
+            "table_namespace=? ORDER BY table_name");
     FLOE_RETURN_NOT_OK(st.status);
     st.Bind(1, catalog_).Bind(2, probe.NamespaceString());
     std::vector<TableIdent> out;
     int rc;
     while ((rc = st.Step()) == SQLITE_ROW) {
-      out.push_back(TableIdent{ns, reinterpret_cast<const char*>(sqlite3_column_text(st.stmt, 0))});
+      out.push_back(
+          TableIdent{ns, reinterpret_cast<const char*>(sqlite3_column_text(st.stmt, 0))});
     }
     if (rc != SQLITE_DONE) return Error("list tables");
     return out;
@@ -165,17 +179,20 @@ class SqliteStore : public PointerStore {
 
   Status CreateNamespace(const std::vector<std::string>& ns,
                          const std::map<std::string, std::string>& props) override {
-    for (const auto& level : ns) FLOE_RETURN_NOT_OK(ValidateName(level, "namespace level"));
+    for (const auto& level : ns)
+      FLOE_RETURN_NOT_OK(ValidateName(level, "namespace level"));
     std::lock_guard lock(mu_);
     TableIdent probe{ns, ""};
     auto all = props;
     all.emplace("exists", "true");
     for (const auto& [k, v] : all) {
-      Stmt st(db_, "INSERT OR IGNORE INTO iceberg_namespace_properties (catalog_name, "
-                   "namespace, property_key, property_value) VALUES (?, ?, ?, ?)");
+      Stmt st(db_,
+              "INSERT OR IGNORE INTO iceberg_namespace_properties (catalog_name, "
+              "namespace, property_key, property_value) VALUES (?, ?, ?, ?)");
       FLOE_RETURN_NOT_OK(st.status);
       st.Bind(1, catalog_).Bind(2, probe.NamespaceString()).Bind(3, k).Bind(4, v);
-      if (st.Step() != SQLITE_DONE) return Error("create namespace " + probe.NamespaceString());
+      if (st.Step() != SQLITE_DONE)
+        return Error("create namespace " + probe.NamespaceString());
     }
     return Status::OK();
   }
@@ -183,8 +200,9 @@ class SqliteStore : public PointerStore {
   Result<bool> NamespaceExists(const std::vector<std::string>& ns) override {
     std::lock_guard lock(mu_);
     TableIdent probe{ns, ""};
-    Stmt st(db_, "SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name=? AND "
-                 "namespace=? LIMIT 1");
+    Stmt st(db_,
+            "SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name=? AND "
+            "namespace=? LIMIT 1");
     FLOE_RETURN_NOT_OK(st.status);
     st.Bind(1, catalog_).Bind(2, probe.NamespaceString());
     int rc = st.Step();
@@ -195,9 +213,10 @@ class SqliteStore : public PointerStore {
 
   Result<std::vector<std::vector<std::string>>> ListNamespaces() override {
     std::lock_guard lock(mu_);
-    Stmt st(db_, "SELECT namespace FROM iceberg_namespace_properties WHERE catalog_name=? "
-                 "UNION SELECT table_namespace FROM iceberg_tables WHERE catalog_name=? "
-                 "ORDER BY 1");
+    Stmt st(db_,
+            "SELECT namespace FROM iceberg_namespace_properties WHERE catalog_name=? "
+            "UNION SELECT table_namespace FROM iceberg_tables WHERE catalog_name=? "
+            "ORDER BY 1");
     FLOE_RETURN_NOT_OK(st.status);
     st.Bind(1, catalog_).Bind(2, catalog_);
     std::vector<std::vector<std::string>> out;
@@ -215,8 +234,9 @@ class SqliteStore : public PointerStore {
       const std::vector<std::string>& ns) override {
     std::lock_guard lock(mu_);
     TableIdent probe{ns, ""};
-    Stmt st(db_, "SELECT property_key, property_value FROM iceberg_namespace_properties "
-                 "WHERE catalog_name=? AND namespace=?");
+    Stmt st(db_,
+            "SELECT property_key, property_value FROM iceberg_namespace_properties "
+            "WHERE catalog_name=? AND namespace=?");
     FLOE_RETURN_NOT_OK(st.status);
     st.Bind(1, catalog_).Bind(2, probe.NamespaceString());
     std::map<std::string, std::string> out;
@@ -248,25 +268,28 @@ class SqliteStore : public PointerStore {
       return err;
     };
     for (const auto& key : removals) {
-      Stmt st(db_, "DELETE FROM iceberg_namespace_properties WHERE catalog_name=? AND "
-                   "namespace=? AND property_key=?");
+      Stmt st(db_,
+              "DELETE FROM iceberg_namespace_properties WHERE catalog_name=? AND "
+              "namespace=? AND property_key=?");
       if (!st.status.ok()) return fail("prepare");
       st.Bind(1, catalog_).Bind(2, nss).Bind(3, key);
       if (st.Step() != SQLITE_DONE) return fail("remove namespace property " + key);
     }
     for (const auto& [k, v] : updates) {
-      Stmt st(db_, "INSERT INTO iceberg_namespace_properties (catalog_name, namespace, "
-                   "property_key, property_value) VALUES (?, ?, ?, ?) ON CONFLICT "
-                   "(catalog_name, namespace, property_key) DO UPDATE SET "
-                   "property_value=excluded.property_value");
+      Stmt st(db_,
+              "INSERT INTO iceberg_namespace_properties (catalog_name, namespace, "
+              "property_key, property_value) VALUES (?, ?, ?, ?) ON CONFLICT "
+              "(catalog_name, namespace, property_key) DO UPDATE SET "
+              "property_value=excluded.property_value");
       if (!st.status.ok()) return fail("prepare");
       st.Bind(1, catalog_).Bind(2, nss).Bind(3, k).Bind(4, v);
       if (st.Step() != SQLITE_DONE) return fail("set namespace property " + k);
     }
     // The namespace must keep a row, or it would vanish (SQL catalog convention).
     {
-      Stmt st(db_, "INSERT OR IGNORE INTO iceberg_namespace_properties (catalog_name, "
-                   "namespace, property_key, property_value) VALUES (?, ?, 'exists', 'true')");
+      Stmt st(db_,
+              "INSERT OR IGNORE INTO iceberg_namespace_properties (catalog_name, "
+              "namespace, property_key, property_value) VALUES (?, ?, 'exists', 'true')");
       if (!st.status.ok()) return fail("prepare");
       st.Bind(1, catalog_).Bind(2, nss);
       if (st.Step() != SQLITE_DONE) return fail("keep namespace " + nss);
@@ -280,11 +303,13 @@ class SqliteStore : public PointerStore {
   Status DropNamespace(const std::vector<std::string>& ns) override {
     std::lock_guard lock(mu_);
     TableIdent probe{ns, ""};
-    Stmt st(db_, "DELETE FROM iceberg_namespace_properties WHERE catalog_name=? AND "
-                 "namespace=?");
+    Stmt st(db_,
+            "DELETE FROM iceberg_namespace_properties WHERE catalog_name=? AND "
+            "namespace=?");
     FLOE_RETURN_NOT_OK(st.status);
     st.Bind(1, catalog_).Bind(2, probe.NamespaceString());
-    if (st.Step() != SQLITE_DONE) return Error("drop namespace " + probe.NamespaceString());
+    if (st.Step() != SQLITE_DONE)
+      return Error("drop namespace " + probe.NamespaceString());
     if (sqlite3_changes(db_) == 0) {
       return NotFound("namespace " + probe.NamespaceString() + " does not exist");
     }
@@ -305,11 +330,15 @@ class SqliteStore : public PointerStore {
   }
 
   Status CreateLocked(const TableIdent& ident, const std::string& location) {
-    Stmt st(db_, "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
-                 "metadata_location, previous_metadata_location, iceberg_type) "
-                 "VALUES (?, ?, ?, ?, NULL, 'TABLE')");
+    Stmt st(db_,
+            "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+            "metadata_location, previous_metadata_location, iceberg_type) "
+            "VALUES (?, ?, ?, ?, NULL, 'TABLE')");
     FLOE_RETURN_NOT_OK(st.status);
-    st.Bind(1, catalog_).Bind(2, ident.NamespaceString()).Bind(3, ident.name).Bind(4, location);
+    st.Bind(1, catalog_)
+        .Bind(2, ident.NamespaceString())
+        .Bind(3, ident.name)
+        .Bind(4, location);
     int rc = st.Step();
     if (rc == SQLITE_DONE) return Status::OK();
     if (sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_PRIMARYKEY) {
@@ -320,11 +349,15 @@ class SqliteStore : public PointerStore {
 
   Status SwapLocked(const TableIdent& ident, const std::string& expected,
                     const std::string& desired) {
-    Stmt st(db_, "UPDATE iceberg_tables SET metadata_location=?, previous_metadata_location=? "
-                 "WHERE catalog_name=? AND table_namespace=? AND table_name=? AND "
-                 "metadata_location=?");
+    Stmt st(db_,
+            "UPDATE iceberg_tables SET metadata_location=?, previous_metadata_location=? "
+            "WHERE catalog_name=? AND table_namespace=? AND table_name=? AND "
+            "metadata_location=?");
     FLOE_RETURN_NOT_OK(st.status);
-    st.Bind(1, desired).Bind(2, expected).Bind(3, catalog_).Bind(4, ident.NamespaceString());
+    st.Bind(1, desired)
+        .Bind(2, expected)
+        .Bind(3, catalog_)
+        .Bind(4, ident.NamespaceString());
     st.Bind(5, ident.name).Bind(6, expected);
     int rc = st.Step();
     if (rc == SQLITE_DONE) {
@@ -335,9 +368,11 @@ class SqliteStore : public PointerStore {
       // Busy after the timeout: the statement did not run, so nothing was applied.
       return Retriable("catalog busy while committing " + ident.ToString());
     }
-    // An autocommit statement that failed is rolled back by SQLite, but an I/O error during
-    // the commit itself leaves the outcome unknown to us: the caller reloads and checks.
-    return StateUnknown("pointer swap of " + ident.ToString() + " failed: " + sqlite3_errmsg(db_));
+    // An autocommit statement that failed is rolled back by SQLite, but an I/O error
+    // during the commit itself leaves the outcome unknown to us: the caller reloads and
+    // checks.
+    return StateUnknown("pointer swap of " + ident.ToString() +
+                        " failed: " + sqlite3_errmsg(db_));
   }
 
   // RAII prepared statement; binds are chained, text is copied (SQLITE_TRANSIENT).
@@ -388,16 +423,17 @@ class SqliteStore : public PointerStore {
 
 Status ValidateIdent(const TableIdent& ident) {
   if (ident.ns.empty()) return InvalidInput("a table needs a namespace");
-  for (const auto& level : ident.ns) FLOE_RETURN_NOT_OK(ValidateName(level, "namespace level"));
+  for (const auto& level : ident.ns)
+    FLOE_RETURN_NOT_OK(ValidateName(level, "namespace level"));
   return ValidateName(ident.name, "table name");
 }
 
 Result<std::unique_ptr<PointerStore>> OpenSqliteStore(const std::string& path,
                                                       const std::string& catalog_name) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                           nullptr);
+  int rc = sqlite3_open_v2(
+      path.c_str(), &db,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);

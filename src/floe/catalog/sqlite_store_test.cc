@@ -50,8 +50,10 @@ TEST_F(SqliteStoreTest, ConcurrentSwapsExactlyOneWinsPerBase) {
   for (int i = 0; i < 8; ++i) {
     threads.emplace_back([&, i] {
       auto st = store_->Swap(t, "v0", "v1-" + std::to_string(i));
-      if (st.ok()) wins++;
-      else if (KindOf(st) == ErrorKind::kConflict) conflicts++;
+      if (st.ok())
+        wins++;
+      else if (KindOf(st) == ErrorKind::kConflict)
+        conflicts++;
     });
   }
   for (auto& th : threads) th.join();

@@ -3,11 +3,11 @@
 //   catalog on rest.listen until SIGTERM or SIGINT, then flushes, commits and exits 0;
 // - `floe catalog serve --config FILE` serves the REST catalog alone.
 // Exit status 2 means a bad configuration. This file wires the modules together: it owns
-// the catalog stack (pointer store, FileIO, Catalog) that the pipeline and the REST server
-// share.
-#include <CLI/CLI.hpp>
+// the catalog stack (pointer store, FileIO, Catalog) that the pipeline and the REST
+// server share.
 #include <malloc.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -54,21 +54,23 @@ floe::Result<CatalogStack> OpenCatalogStack(const floe::config::Config& config) 
   std::error_code ec;
   std::filesystem::create_directories(config.warehouse, ec);
   if (ec) {
-    return floe::Retriable("cannot create warehouse " + config.warehouse + ": " + ec.message());
+    return floe::Retriable("cannot create warehouse " + config.warehouse + ": " +
+                           ec.message());
   }
-  std::filesystem::create_directories(std::filesystem::path(config.catalog.uri).parent_path(),
-                                      ec);
-  FLOE_ASSIGN_OR_RAISE(stack.store,
-                       floe::catalog::OpenSqliteStore(config.catalog.uri, config.catalog.name));
+  std::filesystem::create_directories(
+      std::filesystem::path(config.catalog.uri).parent_path(), ec);
+  FLOE_ASSIGN_OR_RAISE(stack.store, floe::catalog::OpenSqliteStore(config.catalog.uri,
+                                                                   config.catalog.name));
   std::string warehouse_uri = floe::storage::PathToFileUri(config.warehouse);
   stack.io = floe::storage::MakeLocalFileIO(warehouse_uri);
-  stack.catalog = std::make_unique<floe::catalog::Catalog>(stack.store.get(), stack.io.get(),
-                                                           warehouse_uri);
+  stack.catalog = std::make_unique<floe::catalog::Catalog>(stack.store.get(),
+                                                           stack.io.get(), warehouse_uri);
   floe::server::RestOptions opts;
   opts.host = config.rest.listen_host;
   opts.port = config.rest.listen_port;
   opts.auth_tokens = config.rest.auth_tokens;
-  FLOE_ASSIGN_OR_RAISE(stack.rest, floe::server::RestServer::Start(stack.catalog.get(), opts));
+  FLOE_ASSIGN_OR_RAISE(stack.rest,
+                       floe::server::RestServer::Start(stack.catalog.get(), opts));
   bool v6 = config.rest.listen_host.find(':') != std::string::npos;
   FLOE_LOG_INFO("REST catalog listening on http://{}{}{}:{}{}", v6 ? "[" : "",
                 config.rest.listen_host, v6 ? "]" : "", stack.rest->port(),
@@ -132,7 +134,8 @@ int RunCommand(const std::string& config_path, const std::string& log_level_over
   return 0;
 }
 
-int CatalogServeCommand(const std::string& config_path, const std::string& log_level_override) {
+int CatalogServeCommand(const std::string& config_path,
+                        const std::string& log_level_override) {
   auto config = LoadAndInit(config_path, log_level_override);
   if (!config.ok()) {
     std::fprintf(stderr, "floe: %s\n", config.status().message().c_str());
@@ -158,8 +161,10 @@ int CatalogServeCommand(const std::string& config_path, const std::string& log_l
 // same buffers either way (W1, 2M records: ~+8% records per CPU-second, 159-162 MiB both
 // ways, 2026-12-03). A MALLOC_*_ environment variable set by the user wins.
 void TuneMalloc() {
-  if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr) mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  if (std::getenv("MALLOC_TRIM_THRESHOLD_") == nullptr) mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr)
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  if (std::getenv("MALLOC_TRIM_THRESHOLD_") == nullptr)
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
   if (std::getenv("MALLOC_TOP_PAD_") == nullptr) mallopt(M_TOP_PAD, 16 << 20);
 }
 
@@ -176,26 +181,31 @@ int main(int argc, char** argv) {
   setenv("ARROW_DEFAULT_MEMORY_POOL", "system", /*overwrite=*/0);
   TuneMalloc();
   CLI::App app{
-      "Floe turns Apache Kafka topics into Apache Iceberg tables, continuously and exactly "
+      "Floe turns Apache Kafka topics into Apache Iceberg tables, continuously and "
+      "exactly "
       "once.\n\nCommands:\n  run             ingest the configured topics and serve the "
       "REST catalog\n  catalog serve   serve the Iceberg REST catalog alone\n"};
   app.set_version_flag("--version", std::string("floe ") + FLOE_VERSION);
   app.require_subcommand(0, 1);
 
-  auto* run = app.add_subcommand("run", "Ingest the configured topics into tables until SIGTERM");
+  auto* run =
+      app.add_subcommand("run", "Ingest the configured topics into tables until SIGTERM");
   std::string config_path;
   std::string log_level;
   run->add_option("-c,--config", config_path, "YAML configuration file")->required();
-  run->add_option("--log-level", log_level, "override log.level (debug, info, warn, error)");
+  run->add_option("--log-level", log_level,
+                  "override log.level (debug, info, warn, error)");
   run->footer(floe::config::ConfigHelpText());
 
   auto* catalog_cmd = app.add_subcommand("catalog", "Catalog commands");
   catalog_cmd->require_subcommand(1);
   auto* serve = catalog_cmd->add_subcommand(
-      "serve", "Serve the Iceberg REST catalog (rest.listen) over the configured catalog and "
-               "warehouse until SIGTERM, without ingesting");
+      "serve",
+      "Serve the Iceberg REST catalog (rest.listen) over the configured catalog and "
+      "warehouse until SIGTERM, without ingesting");
   serve->add_option("-c,--config", config_path, "YAML configuration file")->required();
-  serve->add_option("--log-level", log_level, "override log.level (debug, info, warn, error)");
+  serve->add_option("--log-level", log_level,
+                    "override log.level (debug, info, warn, error)");
 
   try {
     app.parse(argc, argv);

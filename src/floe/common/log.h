@@ -1,5 +1,5 @@
-// Logging: spdlog to stderr, one logger for the process. Messages name topic/partition/offset,
-// file or config key where relevant (STYLE.md).
+// Logging: spdlog to stderr, one logger for the process. Messages name
+// topic/partition/offset, file or config key where relevant (STYLE.md).
 #pragma once
 
 #include <spdlog/spdlog.h>

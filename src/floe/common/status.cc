@@ -18,18 +18,30 @@ class FloeDetail : public ::arrow::StatusDetail {
 
 const char* ErrorKindName(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::kNone: return "ok";
-    case ErrorKind::kNotFound: return "not found";
-    case ErrorKind::kConflict: return "conflict";
-    case ErrorKind::kStateUnknown: return "commit state unknown";
-    case ErrorKind::kRetriable: return "retriable";
-    case ErrorKind::kInvalidRecord: return "invalid record";
-    case ErrorKind::kInvalidInput: return "invalid input";
-    case ErrorKind::kInvalidConfig: return "invalid config";
-    case ErrorKind::kUnauthorized: return "unauthorized";
-    case ErrorKind::kForbidden: return "forbidden";
-    case ErrorKind::kSuspend: return "suspend";
-    case ErrorKind::kInternal: return "internal";
+    case ErrorKind::kNone:
+      return "ok";
+    case ErrorKind::kNotFound:
+      return "not found";
+    case ErrorKind::kConflict:
+      return "conflict";
+    case ErrorKind::kStateUnknown:
+      return "commit state unknown";
+    case ErrorKind::kRetriable:
+      return "retriable";
+    case ErrorKind::kInvalidRecord:
+      return "invalid record";
+    case ErrorKind::kInvalidInput:
+      return "invalid input";
+    case ErrorKind::kInvalidConfig:
+      return "invalid config";
+    case ErrorKind::kUnauthorized:
+      return "unauthorized";
+    case ErrorKind::kForbidden:
+      return "forbidden";
+    case ErrorKind::kSuspend:
+      return "suspend";
+    case ErrorKind::kInternal:
+      return "internal";
   }
   return "unknown";
 }
@@ -50,7 +62,8 @@ ErrorKind KindOf(const Status& st) {
   if (detail && std::string(detail->type_id()) == "floe") {
     return static_cast<const FloeDetail&>(*detail).kind();
   }
-  // Errors from Arrow itself: I/O is systemic, everything else is a programming/data error.
+  // Errors from Arrow itself: I/O is systemic, everything else is a programming/data
+  // error.
   if (st.IsIOError()) return ErrorKind::kRetriable;
   return ErrorKind::kInternal;
 }

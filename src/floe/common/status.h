@@ -1,5 +1,6 @@
-// Status/Result for all of Floe: aliases of Arrow's, with the domain error kind carried in a
-// StatusDetail so callers react by kind (retry, suspend, skip, HTTP code) rather than by text.
+// Status/Result for all of Floe: aliases of Arrow's, with the domain error kind carried
+// in a StatusDetail so callers react by kind (retry, suspend, skip, HTTP code) rather
+// than by text.
 #pragma once
 
 #include <arrow/result.h>
@@ -27,9 +28,10 @@ enum class ErrorKind {
                    // 400; never applied to a record, so never skipped like one
   kInvalidConfig,  // the user's configuration is wrong: exit status 2
   kUnauthorized,   // credentials missing or rejected
-  kForbidden,      // authenticated, but this operation is not allowed (e.g. a Delta-mirrored table)
-  kSuspend,        // the topic cannot advance without an operator (offsets lost, out of range)
-  kInternal,       // any other failure (a bug or an unexpected library error)
+  kForbidden,  // authenticated, but this operation is not allowed (e.g. a Delta-mirrored
+               // table)
+  kSuspend,   // the topic cannot advance without an operator (offsets lost, out of range)
+  kInternal,  // any other failure (a bug or an unexpected library error)
 };
 
 const char* ErrorKindName(ErrorKind kind);
@@ -43,12 +45,18 @@ ErrorKind KindOf(const Status& st);
 // outage into a fatal error two layers up. OK stays OK.
 Status WithContext(const Status& st, std::string_view context);
 
-inline Status NotFound(std::string m) { return MakeError(ErrorKind::kNotFound, std::move(m)); }
-inline Status Conflict(std::string m) { return MakeError(ErrorKind::kConflict, std::move(m)); }
+inline Status NotFound(std::string m) {
+  return MakeError(ErrorKind::kNotFound, std::move(m));
+}
+inline Status Conflict(std::string m) {
+  return MakeError(ErrorKind::kConflict, std::move(m));
+}
 inline Status StateUnknown(std::string m) {
   return MakeError(ErrorKind::kStateUnknown, std::move(m));
 }
-inline Status Retriable(std::string m) { return MakeError(ErrorKind::kRetriable, std::move(m)); }
+inline Status Retriable(std::string m) {
+  return MakeError(ErrorKind::kRetriable, std::move(m));
+}
 inline Status InvalidRecord(std::string m) {
   return MakeError(ErrorKind::kInvalidRecord, std::move(m));
 }
@@ -61,7 +69,9 @@ inline Status InvalidConfig(std::string m) {
 inline Status Forbidden(std::string m) {
   return MakeError(ErrorKind::kForbidden, std::move(m));
 }
-inline Status Suspend(std::string m) { return MakeError(ErrorKind::kSuspend, std::move(m)); }
+inline Status Suspend(std::string m) {
+  return MakeError(ErrorKind::kSuspend, std::move(m));
+}
 inline Status Internal(std::string m) {
   return MakeError(ErrorKind::kInternal, std::move(m));
 }

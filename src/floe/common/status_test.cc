@@ -16,9 +16,9 @@ TEST(StatusTest, KindRoundTrips) {
 }
 
 TEST(StatusTest, WithContextKeepsKindAndCode) {
-  const Status kinds[] = {NotFound("a"),     Conflict("a"),      StateUnknown("a"),
-                          Retriable("a"),    InvalidRecord("a"), InvalidInput("a"),
-                          InvalidConfig("a"), Forbidden("a"),    Suspend("a"),
+  const Status kinds[] = {NotFound("a"),      Conflict("a"),      StateUnknown("a"),
+                          Retriable("a"),     InvalidRecord("a"), InvalidInput("a"),
+                          InvalidConfig("a"), Forbidden("a"),     Suspend("a"),
                           Internal("a")};
   for (const Status& st : kinds) {
     Status wrapped = WithContext(st, "loading table db.t");

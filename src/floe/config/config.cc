@@ -541,8 +541,8 @@ Status Parser::ParseKafka(const Located* node, Config* config) const {
   }
   FLOE_ASSIGN_OR_RAISE(auto group, GetString(f, *FindKey("kafka", "group.id")));
   config->kafka["group.id"] = *group;
-  // The registry's integer kafka keys are Floe's prefetch defaults (keys.cc): checked, and
-  // passed on with their default when the user did not set them.
+  // The registry's integer kafka keys are Floe's prefetch defaults (keys.cc): checked,
+  // and passed on with their default when the user did not set them.
   for (const KeyInfo* k : SectionKeys("kafka")) {
     if (k->type != KeyType::kInt) continue;
     FLOE_ASSIGN_OR_RAISE(auto value, GetInt(f, *k));

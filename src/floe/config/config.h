@@ -51,7 +51,7 @@ struct TopicSettings {
 
   // Filled by ResolveTopic only (empty in Config::defaults).
   std::string topic;
-  std::string table;  // [a-z0-9_]{1,128}
+  std::string table;          // [a-z0-9_]{1,128}
   std::string value_subject;  // value.format json: the registry subject ("<topic>-value")
 
   std::vector<std::string> NamespaceLevels() const;
@@ -75,10 +75,10 @@ struct TopicOverrides {
 struct TopicEntry {
   // Exactly one of `name` and `pattern` is non-empty.
   std::string name;
-  std::string pattern;                      // ECMAScript regex, full match
-  std::shared_ptr<const std::regex> regex;  // compiled `pattern`; null for name entries
-  std::optional<std::string> table;         // only with `name`
-  std::optional<std::string> value_subject; // only with `name`
+  std::string pattern;                       // ECMAScript regex, full match
+  std::shared_ptr<const std::regex> regex;   // compiled `pattern`; null for name entries
+  std::optional<std::string> table;          // only with `name`
+  std::optional<std::string> value_subject;  // only with `name`
   TopicOverrides overrides;
 };
 

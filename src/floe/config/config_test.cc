@@ -144,13 +144,14 @@ TEST(ConfigTest, PrefetchTuningCanBeOverriddenAndIsChecked) {
   const std::string rest = "registry: {url: http://r:8081}\nwarehouse: /wh\n";
   Result<Config> r = Parse(
       "kafka: {bootstrap.servers: b:9092, queued.min.messages: 100000, "
-      "fetch.queue.backoff.ms: 0}\n" + rest);
+      "fetch.queue.backoff.ms: 0}\n" +
+      rest);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->kafka.at("queued.min.messages"), "100000");
   EXPECT_EQ(r->kafka.at("fetch.queue.backoff.ms"), "0");
   EXPECT_EQ(r->kafka.at("queued.max.messages.kbytes"), "16384");
-  std::string err =
-      ErrorOf("kafka: {bootstrap.servers: b:9092, queued.max.messages.kbytes: 0}\n" + rest);
+  std::string err = ErrorOf(
+      "kafka: {bootstrap.servers: b:9092, queued.max.messages.kbytes: 0}\n" + rest);
   EXPECT_NE(err.find("kafka.queued.max.messages.kbytes"), std::string::npos) << err;
   err = ErrorOf("kafka: {bootstrap.servers: b:9092, queued.min.messages: lots}\n" + rest);
   EXPECT_NE(err.find("kafka.queued.min.messages"), std::string::npos) << err;

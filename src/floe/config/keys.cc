@@ -98,8 +98,9 @@ std::vector<KeyInfo> MakeKeys() {
            "offsets are committed after table commits for monitoring only."});
   // Prefetch: librdkafka's defaults (100,000 messages or 64 MiB queued, 50 MB fetch
   // responses, a refill up to 1 s after the queue was full) held ~115 MB of W1's small
-  // records and capped the drain at about one refill per second. These keep the queue small
-  // and refill it within milliseconds (README "Performance": W1 over 16 partitions).
+  // records and capped the drain at about one refill per second. These keep the queue
+  // small and refill it within milliseconds (README "Performance": W1 over 16
+  // partitions).
   add({.section = "kafka",
        .name = "queued.min.messages",
        .type = T::kInt,
@@ -107,29 +108,33 @@ std::vector<KeyInfo> MakeKeys() {
        .min = 1,
        .description =
            "Records librdkafka keeps prefetched (librdkafka's default is 100000). Each "
-           "costs its size plus ~450 bytes of bookkeeping, outside `memory.budget.bytes`."});
+           "costs its size plus ~450 bytes of bookkeeping, outside "
+           "`memory.budget.bytes`."});
   add({.section = "kafka",
        .name = "queued.max.messages.kbytes",
        .type = T::kInt,
        .default_text = "16384",
        .min = 1,
-       .description = "Upper bound on prefetched record bytes, in KiB (librdkafka's default "
-                      "is 65536)."});
+       .description =
+           "Upper bound on prefetched record bytes, in KiB (librdkafka's default "
+           "is 65536)."});
   add({.section = "kafka",
        .name = "fetch.max.bytes",
        .type = T::kInt,
        .default_text = "4194304",
        .min = 1,
-       .description = "Upper bound on one fetch response (librdkafka's default is 52428800); "
-                      "a response's buffer lives until Floe has decoded its last record."});
+       .description =
+           "Upper bound on one fetch response (librdkafka's default is 52428800); "
+           "a response's buffer lives until Floe has decoded its last record."});
   add({.section = "kafka",
        .name = "fetch.queue.backoff.ms",
        .type = T::kInt,
        .default_text = "10",
        .min = 0,
-       .description = "How soon librdkafka fetches again once the prefetch queue is full "
-                      "(librdkafka's default is 1000, which caps a fast drain at one refill "
-                      "per second)."});
+       .description =
+           "How soon librdkafka fetches again once the prefetch queue is full "
+           "(librdkafka's default is 1000, which caps a fast drain at one refill "
+           "per second)."});
 
   // --- registry
   // ----------------------------------------------------------------------------
@@ -205,11 +210,12 @@ std::vector<KeyInfo> MakeKeys() {
        .type = T::kEnumList,
        .default_text = "[iceberg]",
        .choices = {{"iceberg", true}, {"delta", true}},
-       .description = "Table formats to write: `[iceberg]`, `[iceberg, delta]` or `[delta]`. "
-                      "The same Parquet files serve both. Iceberg metadata is always kept "
-                      "(it is the primary record, served by the REST catalog); with `delta` "
-                      "a Delta log follows each commit and other writers may not change "
-                      "the table's data.",
+       .description =
+           "Table formats to write: `[iceberg]`, `[iceberg, delta]` or `[delta]`. "
+           "The same Parquet files serve both. Iceberg metadata is always kept "
+           "(it is the primary record, served by the REST catalog); with `delta` "
+           "a Delta log follows each commit and other writers may not change "
+           "the table's data.",
        .per_topic = true});
   add({.section = "defaults",
        .name = "commit.interval.ms",
@@ -266,11 +272,12 @@ std::vector<KeyInfo> MakeKeys() {
        .type = T::kEnum,
        .default_text = "binary",
        .choices = {{"binary", true}, {"string", true}, {"registry", true}},
-       .description = "Record keys are always kept as raw bytes in `_kafka.key`. `binary`: "
-                      "nothing more; `string`: also a top-level `key` string column (a key "
-                      "that is not UTF-8 is an invalid record); `registry`: a top-level `key` "
-                      "column decoded from the Confluent-framed key (Avro, Protobuf or JSON "
-                      "Schema; docs/type-mapping.md).",
+       .description =
+           "Record keys are always kept as raw bytes in `_kafka.key`. `binary`: "
+           "nothing more; `string`: also a top-level `key` string column (a key "
+           "that is not UTF-8 is an invalid record); `registry`: a top-level `key` "
+           "column decoded from the Confluent-framed key (Avro, Protobuf or JSON "
+           "Schema; docs/type-mapping.md).",
        .per_topic = true});
   add({.section = "defaults",
        .name = "value.format",
@@ -278,7 +285,8 @@ std::vector<KeyInfo> MakeKeys() {
        .default_text = "registry",
        .choices = {{"registry", true}, {"binary", true}, {"json", true}},
        .description =
-           "`registry`: Confluent wire format (Avro, Protobuf or JSON Schema) with schemas "
+           "`registry`: Confluent wire format (Avro, Protobuf or JSON Schema) with "
+           "schemas "
            "from the Schema Registry; `binary`: the whole value in one `value` binary "
            "column (topics with no schema; a tombstone is null); `json`: plain JSON "
            "values (no framing) decoded with the latest JSON Schema of the subject "

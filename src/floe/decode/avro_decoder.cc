@@ -98,13 +98,13 @@ struct Op {
   Wire wire = Wire::kNull;
   Sink sink = Sink::kNone;
   Link link = Link::kNone;
-  bool check = false;         // content checks (UTF-8, decimal, enum, ...) are needed
-  int32_t null_branch = -1;   // kUnion: index of the null branch, -1 if none
-  int32_t link_index = -1;    // kColumn, kStructField
-  int32_t size = 0;           // kFixed: bytes; kEnum: symbols; kUnion: branches
-  int32_t precision = 0;      // kDecimal: the writer's precision
-  int64_t multiplier = 1;     // kInt64, kTime64, kTimestamp
-  int64_t min_size = 0;       // fewest bytes a value of this op can take
+  bool check = false;        // content checks (UTF-8, decimal, enum, ...) are needed
+  int32_t null_branch = -1;  // kUnion: index of the null branch, -1 if none
+  int32_t link_index = -1;   // kColumn, kStructField
+  int32_t size = 0;          // kFixed: bytes; kEnum: symbols; kUnion: branches
+  int32_t precision = 0;     // kDecimal: the writer's precision
+  int64_t multiplier = 1;    // kInt64, kTime64, kTimestamp
+  int64_t min_size = 0;      // fewest bytes a value of this op can take
   uint32_t parent = 0;
   uint32_t first_child = 0;
   uint32_t num_children = 0;
@@ -213,10 +213,10 @@ std::string UnionListing(const AvroNode& u) {
 // Ops, paths and the column check: builders_internal.h (the Avro decoder uses neither
 // its per-op builders nor its counters: it appends in one pass).
 struct internal::AvroProgram : internal::ProgramBase<Op> {
-  std::vector<std::string> symbols;  // enum symbols of all enum ops
-  int64_t zero_size_items = 0;       // per-record scratch
+  std::vector<std::string> symbols;    // enum symbols of all enum ops
+  int64_t zero_size_items = 0;         // per-record scratch
   int64_t validate_after_invalid = 0;  // AvroDecoderOptions
-  int64_t guarded = 0;  // records left to validate before appending
+  int64_t guarded = 0;                 // records left to validate before appending
 };
 
 namespace {
@@ -476,7 +476,8 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
         }
         break;
       case AvroType::kNull:
-      case AvroType::kUnion: break;  // handled by Value()
+      case AvroType::kUnion:
+        break;  // handled by Value()
     }
     return Mismatch(op, w, t);
   }
@@ -517,14 +518,30 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
     FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
     Op& o = Unlinked(op);
     switch (w.type) {
-      case AvroType::kNull: o.wire = Wire::kNull; return Status::OK();
-      case AvroType::kBoolean: o.wire = Wire::kBoolean; return Status::OK();
-      case AvroType::kInt: o.wire = Wire::kInt; return Status::OK();
-      case AvroType::kLong: o.wire = Wire::kLong; return Status::OK();
-      case AvroType::kFloat: o.wire = Wire::kFloat; return Status::OK();
-      case AvroType::kDouble: o.wire = Wire::kDouble; return Status::OK();
-      case AvroType::kBytes: o.wire = Wire::kBytes; return Status::OK();
-      case AvroType::kString: o.wire = Wire::kString; return Status::OK();
+      case AvroType::kNull:
+        o.wire = Wire::kNull;
+        return Status::OK();
+      case AvroType::kBoolean:
+        o.wire = Wire::kBoolean;
+        return Status::OK();
+      case AvroType::kInt:
+        o.wire = Wire::kInt;
+        return Status::OK();
+      case AvroType::kLong:
+        o.wire = Wire::kLong;
+        return Status::OK();
+      case AvroType::kFloat:
+        o.wire = Wire::kFloat;
+        return Status::OK();
+      case AvroType::kDouble:
+        o.wire = Wire::kDouble;
+        return Status::OK();
+      case AvroType::kBytes:
+        o.wire = Wire::kBytes;
+        return Status::OK();
+      case AvroType::kString:
+        o.wire = Wire::kString;
+        return Status::OK();
       case AvroType::kEnum:
         o.wire = Wire::kEnum;
         o.size = static_cast<int32_t>(w.symbols.size());
@@ -579,17 +596,27 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
       Op& o = ops[k];
       switch (o.wire) {
         case Wire::kNull:
-        case Wire::kAbsent: o.min_size = 0; break;
-        case Wire::kFloat: o.min_size = 4; break;
-        case Wire::kDouble: o.min_size = 8; break;
-        case Wire::kFixed: o.min_size = o.size; break;
+        case Wire::kAbsent:
+          o.min_size = 0;
+          break;
+        case Wire::kFloat:
+          o.min_size = 4;
+          break;
+        case Wire::kDouble:
+          o.min_size = 8;
+          break;
+        case Wire::kFixed:
+          o.min_size = o.size;
+          break;
         case Wire::kRecord:
           o.min_size = 0;
           for (uint32_t c = 0; c < o.num_children; ++c) {
             o.min_size += ops[o.first_child + c].min_size;
           }
           break;
-        default: o.min_size = 1; break;  // a varint or a length
+        default:
+          o.min_size = 1;
+          break;  // a varint or a length
       }
     }
   }
@@ -844,9 +871,8 @@ class Validator : public Reader {
       case Wire::kArray:
         return Blocks(i, [&] { return Value(op.first_child); });
       case Wire::kMap:
-        return Blocks(i, [&] {
-          return Value(op.first_child) && Value(op.first_child + 1);
-        });
+        return Blocks(i,
+                      [&] { return Value(op.first_child) && Value(op.first_child + 1); });
       case Wire::kUnion: {
         int64_t v;
         if (!Index(i, op.size, Reason::kUnionIndex, &v)) return false;
@@ -900,12 +926,17 @@ class Appender : public Validator {
     switch (op.link) {
       case Link::kStructField:
         return As<::arrow::StructBuilder>(parent)->field_builder(op.link_index);
-      case Link::kListValue: return As<::arrow::ListBuilder>(parent)->value_builder();
-      case Link::kMapKey: return As<::arrow::MapBuilder>(parent)->key_builder();
-      case Link::kMapItem: return As<::arrow::MapBuilder>(parent)->item_builder();
-      case Link::kSame: return parent;
+      case Link::kListValue:
+        return As<::arrow::ListBuilder>(parent)->value_builder();
+      case Link::kMapKey:
+        return As<::arrow::MapBuilder>(parent)->key_builder();
+      case Link::kMapItem:
+        return As<::arrow::MapBuilder>(parent)->item_builder();
+      case Link::kSame:
+        return parent;
       case Link::kNone:
-      case Link::kColumn: return nullptr;
+      case Link::kColumn:
+        return nullptr;
     }
     return nullptr;
   }
@@ -931,7 +962,8 @@ class Appender : public Validator {
     const Op& op = ops_[i];
     switch (op.sink) {
       case Sink::kNone:
-      case Sink::kRoot: return Value(i);
+      case Sink::kRoot:
+        return Value(i);
       case Sink::kBoolean:
         if (!Need(i, 1)) return false;
         if (*pos_ > 1) return Fail(pos_, i, Reason::kBadBoolean, *pos_);
@@ -1016,9 +1048,8 @@ class Appender : public Validator {
         const uint32_t key = op.first_child;
         ::arrow::ArrayBuilder* key_builder = ChildBuilder(key, b);
         ::arrow::ArrayBuilder* item_builder = ChildBuilder(key + 1, b);
-        return Blocks(i, [&] {
-          return Append(key, key_builder) && Append(key + 1, item_builder);
-        });
+        return Blocks(
+            i, [&] { return Append(key, key_builder) && Append(key + 1, item_builder); });
       }
       case Sink::kOptional: {
         int64_t v;

@@ -751,12 +751,9 @@ TEST_F(MalformedTest, DecimalPrecisionAtItsBoundsOnBothPaths) {
   ExpectRejected(h, row(one, 0, 0, p19), "Avro field 'h' at byte 19");
   auto batch = h.Flush();
   ExpectColumn(*batch, "a", R"(["9999999999.99", "-9999999999.99", "0.00"])");
-  ExpectColumn(*batch, "f",
-               R"(["999999999999999999", "-999999999999999999", "-1"])");
-  ExpectColumn(*batch, "g",
-               R"(["-999999999999999999", "999999999999999999", "-1"])");
-  ExpectColumn(*batch, "h",
-               R"(["9999999999999999999", "-9999999999999999999", "0"])");
+  ExpectColumn(*batch, "f", R"(["999999999999999999", "-999999999999999999", "-1"])");
+  ExpectColumn(*batch, "g", R"(["-999999999999999999", "999999999999999999", "-1"])");
+  ExpectColumn(*batch, "h", R"(["9999999999999999999", "-9999999999999999999", "0"])");
 }
 
 TEST_F(MalformedTest, RandomInputsNeverCorruptTheBuilders) {
@@ -903,8 +900,9 @@ TEST(AvroDecoderTest, SkippedGeneralUnionsAreValidated) {
                 "Avro field 'gone' at byte 0: union branch index 4 is outside the 4");
   AvroEncoder bad_inner;
   bad_inner.Union(2).String("x").Union(2).Long(1).Int(1);
-  ExpectInvalid(h.Decode(bad_inner), "Avro field 'gone.member1.v' at byte 3: union "
-                                     "branch index 2 is outside the 2");
+  ExpectInvalid(h.Decode(bad_inner),
+                "Avro field 'gone.member1.v' at byte 3: union "
+                "branch index 2 is outside the 2");
   AvroEncoder bad_utf8;  // skipped strings are not checked, their lengths are
   bad_utf8.Union(2).Long(50).Raw("ab");
   ExpectInvalid(h.Decode(bad_utf8), "Avro field 'gone.member1.s' at byte 1: length 50");
@@ -950,10 +948,9 @@ TEST(AvroDecoderTest, GeneralUnionsMustMatchTheTableUnion) {
                   {"name": "u", "type": ["null", "int"]},
                   {"name": "r", "type": ["int", "string"]}]})",
               "Avro field 'u' of type int cannot be decoded");
-  auto d = AvroDecoder::Make(
-      Parse(R"({"type": "record", "name": "R", "fields": [
+  auto d = AvroDecoder::Make(Parse(R"({"type": "record", "name": "R", "fields": [
                 {"name": "u", "type": ["int", "string"]}]})"),
-      TableFor(R"({"type": "record", "name": "R", "fields": [
+                             TableFor(R"({"type": "record", "name": "R", "fields": [
                    {"name": "u", "type": "string"}]})"));
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.status().message().find(
@@ -1097,8 +1094,8 @@ void ExpectSameAsValidatingFirst(const char* json,
   auto want = reference.Flush();
   EXPECT_GT(rejected, 0);
   EXPECT_GT(want->num_rows(), 0);
-  ASSERT_TRUE(got->Equals(*want))
-      << got->ToString() << "\nexpected\n" << want->ToString();
+  ASSERT_TRUE(got->Equals(*want)) << got->ToString() << "\nexpected\n"
+                                  << want->ToString();
 }
 
 // Each good record, then each of its prefixes and some mutations of it, each followed by
@@ -1350,10 +1347,18 @@ TEST(AvroDecoderAllocationTest, GeneralUnionsAllocateNothingAfterWarmUp) {
   for (int i = 0; i < kRecords; ++i) {
     AvroEncoder& e = records[i];
     switch (i % 4) {
-      case 0: e.Union(0); break;
-      case 1: e.Union(1).Int(i); break;
-      case 2: e.Union(2).String("s"); break;
-      default: e.Union(3).Long(i).Block(1).String("t").End(); break;
+      case 0:
+        e.Union(0);
+        break;
+      case 1:
+        e.Union(1).Int(i);
+        break;
+      case 2:
+        e.Union(2).String("s");
+        break;
+      default:
+        e.Union(3).Long(i).Block(1).String("t").End();
+        break;
     }
     if (i % 2 == 0) {
       e.Union(0).Long(i);

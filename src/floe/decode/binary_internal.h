@@ -16,7 +16,7 @@ namespace floe::decode::internal {
 // names.
 enum class Reason : uint8_t {
   // Both formats.
-  kTruncated,        // a bytes needed, b remain
+  kTruncated,  // a bytes needed, b remain
   kVarintTooLong,
   kVarintOverflow,
   kLengthBeyondEnd,  // length a, b remaining
@@ -65,13 +65,20 @@ struct ErrorInfo {
 // Protobuf wire types by number (encoding spec "Message Structure"), for messages.
 inline const char* ProtobufWireName(int64_t wire) {
   switch (wire) {
-    case 0: return "varint";
-    case 1: return "fixed64";
-    case 2: return "length-delimited";
-    case 3: return "start-group";
-    case 4: return "end-group";
-    case 5: return "fixed32";
-    default: return "invalid";
+    case 0:
+      return "varint";
+    case 1:
+      return "fixed64";
+    case 2:
+      return "length-delimited";
+    case 3:
+      return "start-group";
+    case 4:
+      return "end-group";
+    case 5:
+      return "fixed32";
+    default:
+      return "invalid";
   }
 }
 
@@ -82,14 +89,20 @@ inline const char* ProtobufWireName(int64_t wire) {
   switch (e.reason) {
     case Reason::kTruncated:
       return "truncated: the value needs " + a + " more byte(s), " + b + " remain";
-    case Reason::kVarintTooLong: return "varint longer than 10 bytes";
-    case Reason::kVarintOverflow: return "varint overflows 64 bits";
+    case Reason::kVarintTooLong:
+      return "varint longer than 10 bytes";
+    case Reason::kVarintOverflow:
+      return "varint overflows 64 bits";
     case Reason::kLengthBeyondEnd:
       return "length " + a + " exceeds the " + b + " remaining bytes";
-    case Reason::kUtf8: return "string is not valid UTF-8";
-    case Reason::kIntRange: return "int value " + a + " is outside the 32-bit range";
-    case Reason::kNegativeLength: return "negative length " + a;
-    case Reason::kBadBoolean: return "boolean byte " + a + " is neither 0 nor 1";
+    case Reason::kUtf8:
+      return "string is not valid UTF-8";
+    case Reason::kIntRange:
+      return "int value " + a + " is outside the 32-bit range";
+    case Reason::kNegativeLength:
+      return "negative length " + a;
+    case Reason::kBadBoolean:
+      return "boolean byte " + a + " is neither 0 nor 1";
     case Reason::kUnionIndex:
       return "union branch index " + a + " is outside the " + b + " branches (0 to " +
              std::to_string(e.b - 1) + ")";
@@ -101,33 +114,45 @@ inline const char* ProtobufWireName(int64_t wire) {
       return "decimal value has more digits than its precision " + a;
     case Reason::kTimestampOverflow:
       return "millisecond value " + a + " overflows int64 microseconds";
-    case Reason::kBlockCount: return "invalid block count " + a;
+    case Reason::kBlockCount:
+      return "invalid block count " + a;
     case Reason::kBlockTooBig:
       return "block of " + a + " items cannot fit in the " + b + " remaining bytes";
     case Reason::kBlockSize:
       return "block byte size " + a + " does not match its items (" + b + " bytes)";
     case Reason::kTooManyItems:
       return "more than " + a + " zero-byte items in one record";
-    case Reason::kTrailing: return a + " trailing byte(s) after the record";
-    case Reason::kTagRange: return "tag " + a + " does not fit 32 bits";
-    case Reason::kFieldZero: return "field number 0 is invalid";
-    case Reason::kBadWireType: return "invalid wire type " + a + " (field " + b + ")";
+    case Reason::kTrailing:
+      return a + " trailing byte(s) after the record";
+    case Reason::kTagRange:
+      return "tag " + a + " does not fit 32 bits";
+    case Reason::kFieldZero:
+      return "field number 0 is invalid";
+    case Reason::kBadWireType:
+      return "invalid wire type " + a + " (field " + b + ")";
     case Reason::kWireMismatch:
       return std::string("wire type ") + ProtobufWireName(e.a) +
              " does not match the field's type (" + ProtobufWireName(e.b) + ")";
     case Reason::kGroupForField:
       return "a group where the schema declares a non-group field";
-    case Reason::kEndGroup: return "unexpected end-group tag (field " + a + ")";
-    case Reason::kGroupDepth: return "groups nested deeper than " + a;
-    case Reason::kGroupUnterminated: return "group of field " + a + " has no end tag";
-    case Reason::kInt32Range: return "value " + a + " is outside the 32-bit range";
-    case Reason::kUIntRange: return "value does not fit an unsigned 32-bit number";
+    case Reason::kEndGroup:
+      return "unexpected end-group tag (field " + a + ")";
+    case Reason::kGroupDepth:
+      return "groups nested deeper than " + a;
+    case Reason::kGroupUnterminated:
+      return "group of field " + a + " has no end tag";
+    case Reason::kInt32Range:
+      return "value " + a + " is outside the 32-bit range";
+    case Reason::kUIntRange:
+      return "value does not fit an unsigned 32-bit number";
     case Reason::kPackedFixed:
       return "packed run of " + a + " bytes is not a multiple of " + b;
-    case Reason::kRequired: return "required field is missing";
+    case Reason::kRequired:
+      return "required field is missing";
     case Reason::kSecondsRange:
       return "Timestamp seconds " + a + " outside 0001-01-01..9999-12-31";
-    case Reason::kNanosRange: return "Timestamp nanos " + a + " outside 0..999999999";
+    case Reason::kNanosRange:
+      return "Timestamp nanos " + a + " outside 0..999999999";
   }
   return "invalid";
 }

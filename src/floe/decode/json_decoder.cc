@@ -7,7 +7,8 @@
 //   0. Parse: simdjson's DOM parser (reused; it validates the JSON grammar and UTF-8
 //      and bounds the depth iteratively, so hostile nesting cannot overflow the stack).
 //   1. Validate: walks the parsed document along the program, with every check, counting
-//      per op how many values and data bytes its builder will receive. Nothing is written.
+//      per op how many values and data bytes its builder will receive. Nothing is
+//      written.
 //   2. Reserve: reserves exactly that capacity in each builder.
 //   3. Append: walks the document again and appends with UnsafeAppend.
 //
@@ -83,8 +84,8 @@ struct Op {
   Kind kind = Kind::kAbsent;
   Sink sink = Sink::kNone;
   Link link = Link::kNone;
-  bool nullable = false;  // JSON null accepted
-  bool required = false;  // as a property: must be present
+  bool nullable = false;        // JSON null accepted
+  bool required = false;        // as a property: must be present
   bool struct_builder = false;  // the builder is a StructBuilder (null fills children)
   int32_t link_index = -1;
   uint32_t parent = 0;
@@ -146,8 +147,8 @@ inline bool ParseDateAt(std::string_view s, size_t pos, int64_t* days) {
 
 // "HH:MM:SS[.fraction]" then, if `offset` is given, an optional (required when
 // `offset_required`) "Z" or "±HH:MM" that is returned in seconds east of UTC.
-inline bool ParseTimeAt(std::string_view s, size_t pos, int64_t* micros, bool offset_required,
-                        bool* has_offset, int64_t* offset_seconds) {
+inline bool ParseTimeAt(std::string_view s, size_t pos, int64_t* micros,
+                        bool offset_required, bool* has_offset, int64_t* offset_seconds) {
   int h, mi, se;
   if (!Digits(s, pos, 2, &h) || pos + 8 > s.size() || s[pos + 2] != ':' ||
       !Digits(s, pos + 3, 2, &mi) || s[pos + 5] != ':' || !Digits(s, pos + 6, 2, &se)) {
@@ -235,37 +236,56 @@ inline bool IsUuid(std::string_view s) {
 
 const char* KindName(Kind k) {
   switch (k) {
-    case Kind::kBoolean: return "boolean";
-    case Kind::kInteger: return "integer";
-    case Kind::kNumber: return "number";
-    case Kind::kString: return "string";
-    case Kind::kUuid: return "uuid string";
-    case Kind::kDate: return "date string";
-    case Kind::kDateTime: return "date-time string";
-    case Kind::kTime: return "time string";
+    case Kind::kBoolean:
+      return "boolean";
+    case Kind::kInteger:
+      return "integer";
+    case Kind::kNumber:
+      return "number";
+    case Kind::kString:
+      return "string";
+    case Kind::kUuid:
+      return "uuid string";
+    case Kind::kDate:
+      return "date string";
+    case Kind::kDateTime:
+      return "date-time string";
+    case Kind::kTime:
+      return "time string";
     case Kind::kObject:
-    case Kind::kMap: return "object";
-    case Kind::kArray: return "array";
-    case Kind::kAbsent: return "nothing";
+    case Kind::kMap:
+      return "object";
+    case Kind::kArray:
+      return "array";
+    case Kind::kAbsent:
+      return "nothing";
   }
   return "?";
 }
 
 const char* ElementName(dom::element_type t) {
   switch (t) {
-    case dom::element_type::ARRAY: return "array";
-    case dom::element_type::OBJECT: return "object";
+    case dom::element_type::ARRAY:
+      return "array";
+    case dom::element_type::OBJECT:
+      return "object";
     case dom::element_type::INT64:
-    case dom::element_type::UINT64: return "integer";
-    case dom::element_type::DOUBLE: return "number";
-    case dom::element_type::STRING: return "string";
-    case dom::element_type::BOOL: return "boolean";
-    case dom::element_type::NULL_VALUE: return "null";
+    case dom::element_type::UINT64:
+      return "integer";
+    case dom::element_type::DOUBLE:
+      return "number";
+    case dom::element_type::STRING:
+      return "string";
+    case dom::element_type::BOOL:
+      return "boolean";
+    case dom::element_type::NULL_VALUE:
+      return "null";
   }
   return "?";
 }
 
-// A double that is an integer JSON Schema accepts (1.0, 1e3) and that int64 holds exactly.
+// A double that is an integer JSON Schema accepts (1.0, 1e3) and that int64 holds
+// exactly.
 inline bool IntegralDouble(double d) {
   return std::trunc(d) == d && std::fabs(d) <= static_cast<double>(kMaxExactDouble);
 }
@@ -278,9 +298,9 @@ struct internal::JsonProgram : internal::ProgramBase<Op> {
   std::vector<std::string> names;  // per op: the property name (children of objects)
   std::vector<uint32_t> fill;      // Op::fill_begin/fill_count index this
   // Per-record scratch, sized at Make time (or grown, never shrunk).
-  std::vector<uint8_t> seen;    // per object op and property: key present
-  std::vector<uint32_t> hint;   // per object op: where the next key lookup starts
-  std::vector<int64_t> index;   // per array element op: the current index (messages)
+  std::vector<uint8_t> seen;   // per object op and property: key present
+  std::vector<uint32_t> hint;  // per object op: where the next key lookup starts
+  std::vector<int64_t> index;  // per array element op: the current index (messages)
   std::vector<std::string_view> key;   // per map value op: the current key (messages)
   std::vector<std::string_view> keys;  // duplicate-key check of maps
   // Parsing.
@@ -324,9 +344,7 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
     return Status::OK();
   }
 
-
  private:
-
   // The children of an object op: the writer's properties (matched by name to the table
   // fields; a null entry in `fields` is a column to leave alone), then the table fields
   // the writer lacks.
@@ -413,7 +431,8 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
             if (tid == TypeId::kDate) return sink(Kind::kDate, Sink::kDate32);
             break;
           case JsonStringFormat::kDateTime:
-            if (tid == TypeId::kTimestampTz) return sink(Kind::kDateTime, Sink::kTimestamp);
+            if (tid == TypeId::kTimestampTz)
+              return sink(Kind::kDateTime, Sink::kTimestamp);
             break;
           case JsonStringFormat::kTime:
             if (tid == TypeId::kLong) return sink(Kind::kTime, Sink::kInt64);
@@ -458,16 +477,32 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
     Op& o = Unlinked(op);
     o.nullable = w.nullable;
     switch (w.type) {
-      case JsonSchemaType::kBoolean: o.kind = Kind::kBoolean; return Status::OK();
-      case JsonSchemaType::kInteger: o.kind = Kind::kInteger; return Status::OK();
-      case JsonSchemaType::kNumber: o.kind = Kind::kNumber; return Status::OK();
+      case JsonSchemaType::kBoolean:
+        o.kind = Kind::kBoolean;
+        return Status::OK();
+      case JsonSchemaType::kInteger:
+        o.kind = Kind::kInteger;
+        return Status::OK();
+      case JsonSchemaType::kNumber:
+        o.kind = Kind::kNumber;
+        return Status::OK();
       case JsonSchemaType::kString:
         switch (w.format) {
-          case JsonStringFormat::kNone: o.kind = Kind::kString; break;
-          case JsonStringFormat::kUuid: o.kind = Kind::kUuid; break;
-          case JsonStringFormat::kDate: o.kind = Kind::kDate; break;
-          case JsonStringFormat::kDateTime: o.kind = Kind::kDateTime; break;
-          case JsonStringFormat::kTime: o.kind = Kind::kTime; break;
+          case JsonStringFormat::kNone:
+            o.kind = Kind::kString;
+            break;
+          case JsonStringFormat::kUuid:
+            o.kind = Kind::kUuid;
+            break;
+          case JsonStringFormat::kDate:
+            o.kind = Kind::kDate;
+            break;
+          case JsonStringFormat::kDateTime:
+            o.kind = Kind::kDateTime;
+            break;
+          case JsonStringFormat::kTime:
+            o.kind = Kind::kTime;
+            break;
         }
         return Status::OK();
       case JsonSchemaType::kObject: {
@@ -540,7 +575,6 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
         return {i, Reservation::Extra::kNone, 0};
     }
   }
-
 };
 
 // Finds the property child of object op `o` named `key`, or -1. Keys usually come in
@@ -551,7 +585,8 @@ inline int FindProperty(Program& p, uint32_t i, const Op& o, std::string_view ke
   for (uint32_t tried = 0; tried < n; ++tried, ++k) {
     if (k >= n) k = 0;
     const std::string& name = p.names[o.first_child + k];
-    if (name.size() == key.size() && std::memcmp(name.data(), key.data(), key.size()) == 0) {
+    if (name.size() == key.size() &&
+        std::memcmp(name.data(), key.data(), key.size()) == 0) {
       p.hint[i] = k + 1;
       return static_cast<int>(k);
     }
@@ -665,18 +700,22 @@ class Validator {
             break;
           case Kind::kDateTime:
             if (!ParseDateTime(s, &v)) {
-              return Fail(i,
-                          "expected an RFC 3339 date-time with offset (at most microsecond "
-                          "precision), got " + Quote(s));
+              return Fail(
+                  i,
+                  "expected an RFC 3339 date-time with offset (at most microsecond "
+                  "precision), got " +
+                      Quote(s));
             }
             break;
           case Kind::kTime:
             if (!ParseTime(s, &v)) {
-              return Fail(i, "expected an RFC 3339 time (HH:MM:SS[.ffffff][offset]), got " +
-                                 Quote(s));
+              return Fail(i,
+                          "expected an RFC 3339 time (HH:MM:SS[.ffffff][offset]), got " +
+                              Quote(s));
             }
             break;
-          default: break;
+          default:
+            break;
         }
         if (op.link != Link::kNone) Count(i, static_cast<int64_t>(s.size()));
         return true;
@@ -700,7 +739,8 @@ class Validator {
         if (keys.size() > 1) {
           std::sort(keys.begin(), keys.end());
           for (size_t k = 1; k < keys.size(); ++k) {
-            if (keys[k] == keys[k - 1]) return Fail(i, "duplicate map key " + Quote(keys[k]));
+            if (keys[k] == keys[k - 1])
+              return Fail(i, "duplicate map key " + Quote(keys[k]));
           }
         }
         if (op.link != Link::kNone) Count(i);
@@ -718,7 +758,8 @@ class Validator {
         if (op.link != Link::kNone) Count(i);
         return true;
       }
-      case Kind::kAbsent: return true;
+      case Kind::kAbsent:
+        return true;
     }
     return true;
   }
@@ -762,12 +803,17 @@ std::string RuntimePath(const Program& p, uint32_t i) {
   while (i != 0) {
     const Op& parent = p.ops[p.ops[i].parent];
     switch (parent.kind) {
-      case Kind::kArray: segs.push_back("[" + std::to_string(p.index[i]) + "]"); break;
-      case Kind::kMap:
-        segs.push_back(i == parent.first_child ? std::string()
-                                               : "." + std::string(p.key[i].substr(0, 64)));
+      case Kind::kArray:
+        segs.push_back("[" + std::to_string(p.index[i]) + "]");
         break;
-      default: segs.push_back("." + p.names[i]); break;
+      case Kind::kMap:
+        segs.push_back(i == parent.first_child
+                           ? std::string()
+                           : "." + std::string(p.key[i].substr(0, 64)));
+        break;
+      default:
+        segs.push_back("." + p.names[i]);
+        break;
     }
     i = p.ops[i].parent;
   }
@@ -799,7 +845,8 @@ class Appender {
     switch (op.sink) {
       case Sink::kNone:
       case Sink::kRoot:
-      case Sink::kNull: return p_.builders[i]->AppendNull();
+      case Sink::kNull:
+        return p_.builders[i]->AppendNull();
       case Sink::kBoolean:
         As<::arrow::BooleanBuilder>(i)->UnsafeAppend(e.get_bool().value_unsafe());
         return Status::OK();

@@ -58,9 +58,9 @@ std::string Record(int i) {
     if (k) lines += ", ";
     lines += R"({"sku": "SKU-)" + std::to_string(100000 + i * 7 + k) +
              R"(", "title": "Stainless steel widget, size )" + std::to_string(k) +
-             R"(", "qty": )" + std::to_string(1 + (i + k) % 9) +
-             R"(, "unit_price": )" + std::to_string(19.99 + k) + R"(, "discount": )" +
-             (k % 2 ? "null" : "0.15") + "}";
+             R"(", "qty": )" + std::to_string(1 + (i + k) % 9) + R"(, "unit_price": )" +
+             std::to_string(19.99 + k) + R"(, "discount": )" + (k % 2 ? "null" : "0.15") +
+             "}";
   }
   return R"({"order_id": )" + std::to_string(1000000 + i) +
          R"(, "order_uuid": "123e4567-e89b-12d3-a456-)" +
@@ -74,7 +74,8 @@ std::string Record(int i) {
          R"(, "name": "Jane Q. Customer", "email": "jane.customer@example.com",
     "address": {"street": "1234 Long Street Name", "city": "Amsterdam", "zip": "1011AB",
                 "country": "NL"}},
-  "lines": [)" + lines +
+  "lines": [)" +
+         lines +
          R"(], "tags": ["web", "promo-spring", "returning"],
   "attributes": {"channel": "web", "campaign": "spring-2024", "device": "mobile"}})";
 }

@@ -55,7 +55,8 @@ std::string All(const std::string& b, const std::string& i, const std::string& n
                 const std::string& s, const std::string& u, const std::string& d,
                 const std::string& ts, const std::string& t) {
   return R"({"b": )" + b + R"(, "i": )" + i + R"(, "n": )" + n + R"(, "s": )" + s +
-         R"(, "u": )" + u + R"(, "d": )" + d + R"(, "ts": )" + ts + R"(, "t": )" + t + "}";
+         R"(, "u": )" + u + R"(, "d": )" + d + R"(, "ts": )" + ts + R"(, "t": )" + t +
+         "}";
 }
 
 TEST(JsonDecoderTest, EveryTypeAndExtremes) {
@@ -74,10 +75,10 @@ TEST(JsonDecoderTest, EveryTypeAndExtremes) {
                            R"("0001-01-01")", R"("1969-12-31T23:59:59.9999990-00:30")",
                            R"("10:00:00+02:00")"))
                   .ok());
-  ASSERT_TRUE(h.Decode(All("true", "-0", "18446744073709551615", R"("x")", u,
-                           R"("9999-12-31")", R"("2024-01-01t00:00:00.5z")",
-                           R"("01:00:00.000001-01:00")"))
-                  .ok());
+  ASSERT_TRUE(
+      h.Decode(All("true", "-0", "18446744073709551615", R"("x")", u, R"("9999-12-31")",
+                   R"("2024-01-01t00:00:00.5z")", R"("01:00:00.000001-01:00")"))
+          .ok());
   auto batch = h.Flush();
   ExpectColumn(*batch, "b", "[true, false, true, true]");
   ExpectColumn(*batch, "i", "[9223372036854775807, -9223372036854775808, 1000, 0]");
@@ -138,8 +139,8 @@ TEST(JsonDecoderTest, InvalidValuesLeaveBuildersUnchanged) {
       {All("true", "1", "1", "null", u, "\"2024-01-01\"", "\"2024-01-01T00:00:00Z\"",
            "\"00:00:00\""),
        "JSON at $.s: expected string, got null"},
-      {All("true", "1", "1", "\"\\ud800\"", u, "\"2024-01-01\"", "\"2024-01-01T00:00:00Z\"",
-           "\"00:00:00\""),
+      {All("true", "1", "1", "\"\\ud800\"", u, "\"2024-01-01\"",
+           "\"2024-01-01T00:00:00Z\"", "\"00:00:00\""),
        "not valid JSON"},
       {All("true", "1", "1", "\"\xff\"", u, "\"2024-01-01\"", "\"2024-01-01T00:00:00Z\"",
            "\"00:00:00\""),
@@ -218,11 +219,12 @@ const char* kNested = R"({"type": "object", "additionalProperties": false,
 
 TEST(JsonDecoderTest, NestedObjectsArraysMapsAndNulls) {
   Harness h(kNested);
-  ASSERT_TRUE(h.Decode(R"({"id": 1, "opt": "x", "addr": {"zip": "123", "geo": {"lat": 1.5}},
+  ASSERT_TRUE(
+      h.Decode(R"({"id": 1, "opt": "x", "addr": {"zip": "123", "geo": {"lat": 1.5}},
       "lines": [{"sku": "a", "qty": 2}, {"qty": 3, "sku": "b", "extra": [1, {"x": 2}]}],
       "tags": ["t", null], "attrs": {"k": 1, "j": 2}, "grid": [[1, 2.5], []],
       "unknown": {"deep": [[[1]]]}})")
-                  .ok());
+          .ok());
   // Nulls, missing optionals, empty containers.
   ASSERT_TRUE(h.Decode(R"({"id": 2, "opt": null, "addr": null, "lines": [], "tags": [],
       "attrs": {}})")
@@ -235,8 +237,9 @@ TEST(JsonDecoderTest, NestedObjectsArraysMapsAndNulls) {
   auto batch = h.Flush();
   ExpectColumn(*batch, "id", "[1, 2, 3]");
   ExpectColumn(*batch, "opt", R"(["x", null, null])");
-  ExpectColumn(*batch, "addr",
-               R"([{"zip": "123", "geo": {"lat": 1.5}}, null, {"zip": "9", "geo": null}])");
+  ExpectColumn(
+      *batch, "addr",
+      R"([{"zip": "123", "geo": {"lat": 1.5}}, null, {"zip": "9", "geo": null}])");
   ExpectColumn(*batch, "lines",
                R"([[{"sku": "a", "qty": 2}, {"sku": "b", "qty": 3}], [], []])");
   ExpectColumn(*batch, "tags", R"([["t", null], [], null])");
@@ -268,11 +271,13 @@ TEST(JsonDecoderTest, NestedErrorsNamePathsAndLeaveBuildersUnchanged) {
        "JSON at $.attrs.b: expected integer, got number 1.5"},
       {R"({"id": 1, "lines": [], "attrs": {"a": 1, "a": 2}})",
        "JSON at $.attrs: duplicate map key \"a\""},
-      {R"({"id": 1, "lines": [], "attrs": []})", "JSON at $.attrs: expected object, got array"},
+      {R"({"id": 1, "lines": [], "attrs": []})",
+       "JSON at $.attrs: expected object, got array"},
       {R"({"id": 1, "lines": [], "grid": [[1], ["x"]]})",
        "JSON at $.grid[1][0]: expected number, got string"},
       {R"({"id": 1, "lines": [], "tags": [1]})", "JSON at $.tags[0]: expected string"},
-      {R"({"id": 1, "lines": [], "opt": 5})", "JSON at $.opt: expected string, got integer"},
+      {R"({"id": 1, "lines": [], "opt": 5})",
+       "JSON at $.opt: expected string, got integer"},
   };
   for (const auto& c : cases) {
     // Validate alone (the first phase) gives the same error and appends nothing either.
@@ -339,11 +344,12 @@ TEST(JsonDecoderTest, MakeRefusesIncompatibleTables) {
   auto make = [&](const char* table_json) {
     return JsonDecoder::Make(Parse(writer), TableFor(table_json)).status();
   };
-  EXPECT_NE(make(R"({"type": "object", "properties": {"a": {"type": "string"}}})")
-                .message()
-                .find("JSON property 'a' of type integer cannot be decoded into the table "
-                      "column of type string"),
-            std::string::npos);
+  EXPECT_NE(
+      make(R"({"type": "object", "properties": {"a": {"type": "string"}}})")
+          .message()
+          .find("JSON property 'a' of type integer cannot be decoded into the table "
+                "column of type string"),
+      std::string::npos);
   EXPECT_NE(make(R"({"type": "object", "properties": {"a": {"type": "integer"}},
                      "required": ["a"]})")
                 .message()
@@ -360,7 +366,8 @@ TEST(JsonDecoderTest, TimeIntoIcebergTimeColumn) {
   const char* writer = R"({"type": "object", "properties": {
       "t": {"type": "string", "format": "time"}}, "required": ["t"]})";
   iceberg::Schema table;
-  table.fields.push_back({1, "t", true, iceberg::Type::Primitive(iceberg::TypeId::kTime), {}});
+  table.fields.push_back(
+      {1, "t", true, iceberg::Type::Primitive(iceberg::TypeId::kTime), {}});
   Harness h(writer, table);
   ASSERT_TRUE(h.Decode(R"({"t": "12:00:00.25"})").ok());
   ExpectColumn(*h.Flush(), "t", "[43200250000]");
@@ -400,7 +407,9 @@ class CountingPool : public ::arrow::MemoryPool {
   }
   int64_t bytes_allocated() const override { return base_->bytes_allocated(); }
   int64_t max_memory() const override { return base_->max_memory(); }
-  int64_t total_bytes_allocated() const override { return base_->total_bytes_allocated(); }
+  int64_t total_bytes_allocated() const override {
+    return base_->total_bytes_allocated();
+  }
   int64_t num_allocations() const override { return base_->num_allocations(); }
   std::string backend_name() const override { return "counting"; }
   int64_t allocations = 0;

@@ -9,17 +9,19 @@
 // and the value field ops). Because the wire order is not the column order, every message
 // instance is handled in two steps:
 //
-//   Scan: one pass over the instance's bytes records, per field op, where its last value is
-//         (singular scalars) or the chain of its occurrences (repeated fields and messages,
-//         which merge) in a reusable arena. Message types are never recursive (the schema
-//         mapping refuses them), so one slot per op is enough: at most one instance of any
-//         message op is being handled at a time.
-//   Emit: walks the field ops in column order and appends each value (or its default, or a
+//   Scan: one pass over the instance's bytes records, per field op, where its last value
+//   is
+//         (singular scalars) or the chain of its occurrences (repeated fields and
+//         messages, which merge) in a reusable arena. Message types are never recursive
+//         (the schema mapping refuses them), so one slot per op is enough: at most one
+//         instance of any message op is being handled at a time.
+//   Emit: walks the field ops in column order and appends each value (or its default, or
+//   a
 //         null), scanning nested message instances as it reaches them.
 //
-// Decode() runs Scan+Emit twice: first validating and counting (nothing is written), then,
-// after reserving exactly the counted capacity, appending with UnsafeAppend. An invalid
-// record therefore leaves the builders unchanged.
+// Decode() runs Scan+Emit twice: first validating and counting (nothing is written),
+// then, after reserving exactly the counted capacity, appending with UnsafeAppend. An
+// invalid record therefore leaves the builders unchanged.
 #include "floe/decode/protobuf_decoder.h"
 
 #include <arrow/array/builder_binary.h>
@@ -59,10 +61,22 @@ namespace {
 
 // The Protobuf type of a value (how it is encoded), or what a structural op is.
 enum class Kind : uint8_t {
-  kInt32, kInt64, kUInt32, kUInt64, kSInt32, kSInt64, kBool, kEnum,  // varint
-  kFixed32, kSFixed32, kFloat,                                        // fixed32
-  kFixed64, kSFixed64, kDouble,                                       // fixed64
-  kString, kBytes,                                                    // length-delimited
+  kInt32,
+  kInt64,
+  kUInt32,
+  kUInt64,
+  kSInt32,
+  kSInt64,
+  kBool,
+  kEnum,  // varint
+  kFixed32,
+  kSFixed32,
+  kFloat,  // fixed32
+  kFixed64,
+  kSFixed64,
+  kDouble,  // fixed64
+  kString,
+  kBytes,       // length-delimited
   kMessage,     // children: field ops
   kTimestamp,   // google.protobuf.Timestamp: children seconds (1), nanos (2)
   kWrapper,     // google.protobuf.*Value: child value (1), sharing this op's builder
@@ -84,21 +98,21 @@ enum WireType : uint8_t {
 
 // What the append phase does with a value.
 enum class Sink : uint8_t {
-  kNone,       // no builder (Timestamp parts, the root)
-  kBoolean,    // BooleanBuilder
-  kInt32,      // Int32Builder
-  kInt64,      // Int64Builder
-  kFloat,      // FloatBuilder
-  kDouble,     // DoubleBuilder (from float or double)
-  kDecimal,    // Decimal128Builder (from uint64/fixed64)
-  kBinary,     // BinaryBuilder or StringBuilder
-  kEnumString, // StringBuilder: the enum value name
-  kTimestamp,  // TimestampBuilder (µs, UTC)
-  kStruct,     // StructBuilder
-  kList,       // ListBuilder
-  kMap,        // MapBuilder
-  kWrapper,    // the wrapped value (child 0) or null
-  kNull,       // always null
+  kNone,        // no builder (Timestamp parts, the root)
+  kBoolean,     // BooleanBuilder
+  kInt32,       // Int32Builder
+  kInt64,       // Int64Builder
+  kFloat,       // FloatBuilder
+  kDouble,      // DoubleBuilder (from float or double)
+  kDecimal,     // Decimal128Builder (from uint64/fixed64)
+  kBinary,      // BinaryBuilder or StringBuilder
+  kEnumString,  // StringBuilder: the enum value name
+  kTimestamp,   // TimestampBuilder (µs, UTC)
+  kStruct,      // StructBuilder
+  kList,        // ListBuilder
+  kMap,         // MapBuilder
+  kWrapper,     // the wrapped value (child 0) or null
+  kNull,        // always null
 };
 
 struct Op {
@@ -113,20 +127,20 @@ struct Op {
   int32_t link_index = -1;    // kColumn, kStructField
   int32_t oneof = -1;         // field ops in a oneof: index into the oneof scratch
   uint32_t parent = 0;
-  uint32_t owner = 0;         // the op whose builder and counters this op uses
+  uint32_t owner = 0;  // the op whose builder and counters this op uses
   uint32_t first_child = 0;
   uint32_t num_children = 0;
-  uint32_t lookup_base = 0;   // message ops: field number → op, see Program::dense/sparse
+  uint32_t lookup_base = 0;  // message ops: field number → op, see Program::dense/sparse
   uint32_t lookup_size = 0;
-  uint32_t oneof_base = 0;    // message ops: their oneof scratch entries
+  uint32_t oneof_base = 0;  // message ops: their oneof scratch entries
   uint32_t num_oneofs = 0;
-  uint32_t first_enum = 0;    // kEnum: range of Program::enums
+  uint32_t first_enum = 0;  // kEnum: range of Program::enums
   uint32_t num_enums = 0;
   // The default value, converted for the sink.
-  int64_t def_int = 0;        // int32/int64/bool/timestamp sinks
-  uint64_t def_uint = 0;      // decimal sink
-  double def_double = 0;      // float/double sinks
-  uint32_t def_string = 0;    // binary/enum sinks: index into Program::strings
+  int64_t def_int = 0;      // int32/int64/bool/timestamp sinks
+  uint64_t def_uint = 0;    // decimal sink
+  double def_double = 0;    // float/double sinks
+  uint32_t def_string = 0;  // binary/enum sinks: index into Program::strings
 };
 
 // Where a field's value(s) were seen in the current instance.
@@ -134,8 +148,8 @@ struct Slot {
   const uint8_t* data = nullptr;  // singular scalars: the last value
   uint32_t len = 0;
   uint8_t wire = 0;
-  uint32_t count = 0;             // occurrences
-  uint32_t first = 0;             // chained fields: first and last Occ (0 = none)
+  uint32_t count = 0;  // occurrences
+  uint32_t first = 0;  // chained fields: first and last Occ (0 = none)
   uint32_t last = 0;
 };
 
@@ -205,17 +219,17 @@ inline int64_t ZigZag(uint64_t v) {
 // Ops (ops[0] is the root message), paths, builders, counters (per owner op) and the
 // column check: builders_internal.h.
 struct internal::ProtobufProgram : internal::ProgramBase<Op> {
-  std::vector<std::string> strings;        // defaults and enum names
+  std::vector<std::string> strings;                 // defaults and enum names
   std::vector<std::pair<int32_t, uint32_t>> enums;  // (number, string), sorted per op
-  std::vector<uint32_t> dense;             // per message op: number → op (0 = unknown)
+  std::vector<uint32_t> dense;  // per message op: number → op (0 = unknown)
   std::vector<std::pair<uint32_t, uint32_t>> sparse;  // (number, op), sorted per op
   uint32_t num_oneofs = 0;
   // Per-record scratch.
-  std::vector<Slot> slots;      // per op
+  std::vector<Slot> slots;              // per op
   std::vector<uint32_t> oneof_current;  // per oneof: the op of the member set last, or 0
-  std::vector<Occ> occs;        // occurrence arena; occs[0] is a sentinel
-  std::vector<uint32_t> key_table;  // map-key dedup: open addressing, entry occ or 0
-  std::vector<KeyView> key_views;   // the key of each key_table cell
+  std::vector<Occ> occs;                // occurrence arena; occs[0] is a sentinel
+  std::vector<uint32_t> key_table;      // map-key dedup: open addressing, entry occ or 0
+  std::vector<KeyView> key_views;       // the key of each key_table cell
 };
 
 namespace {
@@ -235,10 +249,14 @@ std::string WriterTypeName(const pb::FieldDescriptor& f) {
 
 std::string TableTypeName(const Type& t) {
   switch (t.id) {
-    case TypeId::kStruct: return "struct";
-    case TypeId::kList: return "list";
-    case TypeId::kMap: return "map";
-    default: return iceberg::PrimitiveTypeString(t);
+    case TypeId::kStruct:
+      return "struct";
+    case TypeId::kList:
+      return "list";
+    case TypeId::kMap:
+      return "map";
+    default:
+      return iceberg::PrimitiveTypeString(t);
   }
 }
 
@@ -262,7 +280,6 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
     Finish();
     return Status::OK();
   }
-
 
  private:
   Status Mismatch(uint32_t op, const pb::FieldDescriptor& f, const Type& t) {
@@ -292,7 +309,8 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
       }
     }
     const std::vector<int>& absent = match.absent;
-    const uint32_t first = Alloc(op, static_cast<uint32_t>(writer_fields.size() + absent.size()));
+    const uint32_t first =
+        Alloc(op, static_cast<uint32_t>(writer_fields.size() + absent.size()));
     p_->ops[op].oneof_base = p_->num_oneofs;
     p_->ops[op].num_oneofs = static_cast<uint32_t>(d.oneof_decl_count());
     p_->num_oneofs += static_cast<uint32_t>(d.oneof_decl_count());
@@ -362,7 +380,8 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
   }
 
   // A writer field (op.number set) decoded into table field `tf`.
-  Status Field(uint32_t op, const pb::FieldDescriptor& f, const NestedField& tf, int depth) {
+  Status Field(uint32_t op, const pb::FieldDescriptor& f, const NestedField& tf,
+               int depth) {
     FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
     const Type& t = *tf.type;
     if (f.is_map()) {
@@ -404,15 +423,17 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
     }
     const ProtobufPresence presence = schema::PresenceOf(f);
     if (presence == ProtobufPresence::kExplicit && tf.required) {
-      return Status::Invalid("Protobuf field '", p_->paths[op],
-                             "' has explicit presence (may be absent) but the table column "
-                             "is required");
+      return Status::Invalid(
+          "Protobuf field '", p_->paths[op],
+          "' has explicit presence (may be absent) but the table column "
+          "is required");
     }
     p_->ops[op].presence = presence;
     return Value(op, f, t, depth);
   }
 
-  // One value of field `f` (an element, for a repeated field) decoded into table type `t`.
+  // One value of field `f` (an element, for a repeated field) decoded into table type
+  // `t`.
   Status Value(uint32_t op, const pb::FieldDescriptor& f, const Type& t, int depth) {
     FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
     using FD = pb::FieldDescriptor;
@@ -494,14 +515,14 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
             p_->enums.emplace_back(e.value(i)->number(), AddString(e.value(i)->name()));
           }
           // Sorted by number; with aliases the first declared name wins.
-          std::stable_sort(p_->enums.begin() + p_->ops[op].first_enum, p_->enums.end(),
-                           [](const auto& a, const auto& b) { return a.first < b.first; });
-          p_->enums.erase(std::unique(p_->enums.begin() + p_->ops[op].first_enum,
-                                      p_->enums.end(),
-                                      [](const auto& a, const auto& b) {
-                                        return a.first == b.first;
-                                      }),
-                          p_->enums.end());
+          std::stable_sort(
+              p_->enums.begin() + p_->ops[op].first_enum, p_->enums.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+          p_->enums.erase(
+              std::unique(
+                  p_->enums.begin() + p_->ops[op].first_enum, p_->enums.end(),
+                  [](const auto& a, const auto& b) { return a.first == b.first; }),
+              p_->enums.end());
           p_->ops[op].num_enums =
               static_cast<uint32_t>(p_->enums.size()) - p_->ops[op].first_enum;
           return sink(Kind::kEnum, Sink::kEnumString);
@@ -578,7 +599,6 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
         return {i, Reservation::Extra::kNone, 0};
     }
   }
-
 };
 
 // ---------------------------------------------------------------------------------------
@@ -675,20 +695,23 @@ class Pass {
           uint64_t len;
           if (!Varint(p, end, m, &len)) return false;
           if (len > static_cast<uint64_t>(end - p)) {
-            return Fail(at, m, Reason::kLengthBeyondEnd, static_cast<int64_t>(len), end - p);
+            return Fail(at, m, Reason::kLengthBeyondEnd, static_cast<int64_t>(len),
+                        end - p);
           }
           p += len;
           break;
         }
         case kStartGroup:
-          if (depth == kMaxGroupDepth) return Fail(at, m, Reason::kGroupDepth, kMaxGroupDepth);
+          if (depth == kMaxGroupDepth)
+            return Fail(at, m, Reason::kGroupDepth, kMaxGroupDepth);
           stack[depth++] = n;
           break;
         case kEndGroup:
           if (n != stack[depth - 1]) return Fail(at, m, Reason::kEndGroup, n);
           --depth;
           break;
-        default: return Fail(at, m, Reason::kBadWireType, static_cast<int64_t>(tag & 7), n);
+        default:
+          return Fail(at, m, Reason::kBadWireType, static_cast<int64_t>(tag & 7), n);
       }
     }
     return true;
@@ -737,8 +760,8 @@ class Pass {
           if (!Varint(p, end, c ? c : m, &n)) return false;
           if constexpr (!kAppend) {
             if (n > static_cast<uint64_t>(end - p)) {
-              return Fail(at, c ? c : m, Reason::kLengthBeyondEnd, static_cast<int64_t>(n),
-                          end - p);
+              return Fail(at, c ? c : m, Reason::kLengthBeyondEnd,
+                          static_cast<int64_t>(n), end - p);
             }
           }
           value = p;
@@ -752,8 +775,10 @@ class Pass {
           }
           if (!SkipGroup(p, end, m, number)) return false;
           continue;
-        case kEndGroup: return Fail(at, m, Reason::kEndGroup, number);
-        default: return Fail(at, m, Reason::kBadWireType, wire, number);
+        case kEndGroup:
+          return Fail(at, m, Reason::kEndGroup, number);
+        default:
+          return Fail(at, m, Reason::kBadWireType, wire, number);
       }
       if (c == 0) continue;  // an unknown field
       const Op& f = ops_[c];
@@ -767,8 +792,8 @@ class Pass {
       }
       if (f.kind == Kind::kOneofOther) continue;
       if constexpr (!kAppend) {
-        const bool packed = f.kind == Kind::kList && wire == kLen &&
-                            Packable(ops_[f.first_child].kind);
+        const bool packed =
+            f.kind == Kind::kList && wire == kLen && Packable(ops_[f.first_child].kind);
         if (wire != f.wire && !packed) {
           return Fail(at, c, Reason::kWireMismatch, wire, f.wire);
         }
@@ -839,32 +864,42 @@ class Pass {
     const Slot s = p_.slots[c];
     switch (f.kind) {
       case Kind::kAbsent:
-      case Kind::kOneofOther: return Null(c);
-      case Kind::kList: return EmitList(c, s.first);
-      case Kind::kMap: return EmitMap(c, s.first, s.count);
-      default: break;
+      case Kind::kOneofOther:
+        return Null(c);
+      case Kind::kList:
+        return EmitList(c, s.first);
+      case Kind::kMap:
+        return EmitMap(c, s.first, s.count);
+      default:
+        break;
     }
     const bool present = s.count > 0 && (f.oneof < 0 || p_.oneof_current[f.oneof] == c);
     if (present) {
       switch (f.kind) {
         case Kind::kMessage:
         case Kind::kTimestamp:
-        case Kind::kWrapper: return EmitMessage(c, s.first);
-        default: return EmitScalar(c, s.data, s.len);
+        case Kind::kWrapper:
+          return EmitMessage(c, s.first);
+        default:
+          return EmitScalar(c, s.data, s.len);
       }
     }
     switch (f.presence) {
-      case ProtobufPresence::kExplicit: return Null(c);
+      case ProtobufPresence::kExplicit:
+        return Null(c);
       case ProtobufPresence::kRequired:
         return Fail(nullptr, c, Reason::kRequired);
       case ProtobufPresence::kImplicit:
-      case ProtobufPresence::kDefault: break;
+      case ProtobufPresence::kDefault:
+        break;
     }
     switch (f.kind) {
       case Kind::kMessage:
       case Kind::kTimestamp:
-      case Kind::kWrapper: return EmitMessage(c, 0);  // the default instance
-      default: return EmitDefault(c);
+      case Kind::kWrapper:
+        return EmitMessage(c, 0);  // the default instance
+      default:
+        return EmitDefault(c);
     }
   }
 
@@ -884,9 +919,14 @@ class Pass {
         }
         ok = EmitChildren(i);
         break;
-      case Kind::kWrapper: ok = EmitField(op.first_child); break;
-      case Kind::kTimestamp: ok = EmitTimestamp(i); break;
-      default: break;
+      case Kind::kWrapper:
+        ok = EmitField(op.first_child);
+        break;
+      case Kind::kTimestamp:
+        ok = EmitTimestamp(i);
+        break;
+      default:
+        break;
     }
     p_.occs.resize(mark);
     return ok;
@@ -960,10 +1000,13 @@ class Pass {
 
   bool EmitPacked(uint32_t e, const uint8_t* p, const uint8_t* end) {
     const Op& element = ops_[e];
-    const int width = element.wire == kFixed32Wire ? 4 : element.wire == kFixed64Wire ? 8 : 0;
+    const int width = element.wire == kFixed32Wire   ? 4
+                      : element.wire == kFixed64Wire ? 8
+                                                     : 0;
     if (width > 0) {
       if constexpr (!kAppend) {
-        if ((end - p) % width != 0) return Fail(p, e, Reason::kPackedFixed, end - p, width);
+        if ((end - p) % width != 0)
+          return Fail(p, e, Reason::kPackedFixed, end - p, width);
       }
       for (; p < end; p += width) {
         if (!EmitScalar(e, p, 0)) return false;
@@ -997,9 +1040,15 @@ class Pass {
     if (s.count == 0) return k;  // map keys default to zero
     const uint8_t* q = s.data;
     switch (op.wire) {
-      case kFixed32Wire: k.value = Load32(q); break;
-      case kFixed64Wire: k.value = Load64(q); break;
-      default: k.value = VarintUnchecked(q); break;
+      case kFixed32Wire:
+        k.value = Load32(q);
+        break;
+      case kFixed64Wire:
+        k.value = Load64(q);
+        break;
+      default:
+        k.value = VarintUnchecked(q);
+        break;
     }
     if (op.kind == Kind::kBool) k.value = k.value != 0;
     return k;
@@ -1102,7 +1151,9 @@ class Pass {
         }
         if (op.kind == Kind::kEnum) return AppendEnum(i, static_cast<int32_t>(iv));
         break;
-      case Kind::kInt64: iv = static_cast<int64_t>(VarintUnchecked(q)); break;
+      case Kind::kInt64:
+        iv = static_cast<int64_t>(VarintUnchecked(q));
+        break;
       case Kind::kUInt32:
         uv = VarintUnchecked(q);
         if constexpr (!kAppend) {
@@ -1121,20 +1172,36 @@ class Pass {
         }
         iv = ZigZag(uv);
         break;
-      case Kind::kSInt64: iv = ZigZag(VarintUnchecked(q)); break;
-      case Kind::kBool: iv = VarintUnchecked(q) != 0 ? 1 : 0; break;
-      case Kind::kUInt64: uv = VarintUnchecked(q); break;
-      case Kind::kFixed32: iv = Load32(at); break;
-      case Kind::kSFixed32: iv = static_cast<int32_t>(Load32(at)); break;
-      case Kind::kFixed64: uv = Load64(at); break;
-      case Kind::kSFixed64: iv = static_cast<int64_t>(Load64(at)); break;
+      case Kind::kSInt64:
+        iv = ZigZag(VarintUnchecked(q));
+        break;
+      case Kind::kBool:
+        iv = VarintUnchecked(q) != 0 ? 1 : 0;
+        break;
+      case Kind::kUInt64:
+        uv = VarintUnchecked(q);
+        break;
+      case Kind::kFixed32:
+        iv = Load32(at);
+        break;
+      case Kind::kSFixed32:
+        iv = static_cast<int32_t>(Load32(at));
+        break;
+      case Kind::kFixed64:
+        uv = Load64(at);
+        break;
+      case Kind::kSFixed64:
+        iv = static_cast<int64_t>(Load64(at));
+        break;
       case Kind::kFloat: {
         float f;
         std::memcpy(&f, at, 4);
         dv = f;
         break;
       }
-      case Kind::kDouble: std::memcpy(&dv, at, 8); break;
+      case Kind::kDouble:
+        std::memcpy(&dv, at, 8);
+        break;
       case Kind::kString:
       case Kind::kBytes: {
         if constexpr (!kAppend) {
@@ -1146,7 +1213,8 @@ class Pass {
         }
         return true;
       }
-      default: return true;
+      default:
+        return true;
     }
     return AppendNumber(i, iv, uv, dv);
   }
@@ -1158,19 +1226,26 @@ class Pass {
       return true;
     } else {
       switch (op.sink) {
-        case Sink::kBoolean: As<::arrow::BooleanBuilder>(i)->UnsafeAppend(iv != 0); break;
+        case Sink::kBoolean:
+          As<::arrow::BooleanBuilder>(i)->UnsafeAppend(iv != 0);
+          break;
         case Sink::kInt32:
           As<::arrow::Int32Builder>(i)->UnsafeAppend(static_cast<int32_t>(iv));
           break;
-        case Sink::kInt64: As<::arrow::Int64Builder>(i)->UnsafeAppend(iv); break;
+        case Sink::kInt64:
+          As<::arrow::Int64Builder>(i)->UnsafeAppend(iv);
+          break;
         case Sink::kFloat:
           As<::arrow::FloatBuilder>(i)->UnsafeAppend(static_cast<float>(dv));
           break;
-        case Sink::kDouble: As<::arrow::DoubleBuilder>(i)->UnsafeAppend(dv); break;
+        case Sink::kDouble:
+          As<::arrow::DoubleBuilder>(i)->UnsafeAppend(dv);
+          break;
         case Sink::kDecimal:
           As<::arrow::Decimal128Builder>(i)->UnsafeAppend(::arrow::Decimal128(0, uv));
           break;
-        default: break;
+        default:
+          break;
       }
       return true;
     }
@@ -1211,7 +1286,8 @@ class Pass {
         const std::string& s = p_.strings[op.def_string];
         return AppendText(i, s.data(), s.size());
       }
-      default: return AppendNumber(i, op.def_int, op.def_uint, op.def_double);
+      default:
+        return AppendNumber(i, op.def_int, op.def_uint, op.def_double);
     }
   }
 
@@ -1258,8 +1334,8 @@ Status ValidateRecord(ProtobufProgram& p, const uint8_t* data, size_t size) {
   return ValidateMessage(p, data, size);
 }
 
-[[gnu::always_inline]] inline Status DecodeRecord(ProtobufProgram& p,
-                                                  const uint8_t* data, size_t size,
+[[gnu::always_inline]] inline Status DecodeRecord(ProtobufProgram& p, const uint8_t* data,
+                                                  size_t size,
                                                   ::arrow::ArrayBuilder* const* cols) {
   FLOE_RETURN_NOT_OK(p.Start("ProtobufDecoder", cols));
   FLOE_RETURN_NOT_OK(ValidateMessage(p, data, size));

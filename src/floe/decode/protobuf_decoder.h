@@ -1,10 +1,10 @@
-// Schema-compiled Protobuf binary decoder: payload bytes → Arrow builders (ARCHITECTURE.md
-// §1 "Decode"), the Protobuf counterpart of AvroDecoder; the interface, threading and
-// allocation rules are CompiledDecoder's (compiled_decoder.h). One decoder is compiled
-// per (writer message descriptor, table schema) pair; decoding runs a flat program over
-// field numbers that reads the wire format directly, with no DynamicMessage (scratch
-// buffers are sized at Make and only grow when a record has more field occurrences than
-// any before).
+// Schema-compiled Protobuf binary decoder: payload bytes → Arrow builders
+// (ARCHITECTURE.md §1 "Decode"), the Protobuf counterpart of AvroDecoder; the interface,
+// threading and allocation rules are CompiledDecoder's (compiled_decoder.h). One decoder
+// is compiled per (writer message descriptor, table schema) pair; decoding runs a flat
+// program over field numbers that reads the wire format directly, with no DynamicMessage
+// (scratch buffers are sized at Make and only grow when a record has more field
+// occurrences than any before).
 //
 // Make(writer, table, options) matches columns and struct fields by name at every level:
 //  - writer fields absent from the table are skipped like unknown fields;

@@ -62,7 +62,8 @@ struct Fixture {
         pb::Message* line = r->AddMessage(m.get(), f("lines"));
         const auto* lr = line->GetReflection();
         const auto* ld = line->GetDescriptor();
-        lr->SetString(line, ld->field(0), "SKU-" + std::to_string(i * 3 + l) + "-XL-BLUE");
+        lr->SetString(line, ld->field(0),
+                      "SKU-" + std::to_string(i * 3 + l) + "-XL-BLUE");
         lr->SetInt32(line, ld->field(1), 1 + l);
         lr->SetDouble(line, ld->field(2), 19.99 + l);
       }
@@ -103,7 +104,9 @@ void BM_ProtobufDecoderIntoArrow(benchmark::State& state) {
   int64_t n = 0;
   for (auto _ : state) {
     const auto& r = fx.records[n % fx.records.size()];
-    if (!decoder->Decode(reinterpret_cast<const uint8_t*>(r.data()), r.size(), columns.data())
+    if (!decoder
+             ->Decode(reinterpret_cast<const uint8_t*>(r.data()), r.size(),
+                      columns.data())
              .ok()) {
       state.SkipWithError("decode failed");
       break;

@@ -21,8 +21,8 @@ using schema::ProtobufSchema;
 using testing::ExpectColumn;
 using testing::ExpectInvalid;
 
-// A .proto schema, the selected message and DynamicMessages of it: payloads are serialized
-// by libprotobuf, so the wire format is the real one.
+// A .proto schema, the selected message and DynamicMessages of it: payloads are
+// serialized by libprotobuf, so the wire format is the real one.
 class Proto {
  public:
   explicit Proto(const std::string& text, std::vector<int32_t> path = {}) {
@@ -58,9 +58,12 @@ void Set(pb::Message* m, const std::string& name, int64_t v) {
   const bool rep = f->is_repeated();
   switch (f->cpp_type()) {
     case FD::CPPTYPE_INT32:
-      rep ? r->AddInt32(m, f, static_cast<int32_t>(v)) : r->SetInt32(m, f, static_cast<int32_t>(v));
+      rep ? r->AddInt32(m, f, static_cast<int32_t>(v))
+          : r->SetInt32(m, f, static_cast<int32_t>(v));
       break;
-    case FD::CPPTYPE_INT64: rep ? r->AddInt64(m, f, v) : r->SetInt64(m, f, v); break;
+    case FD::CPPTYPE_INT64:
+      rep ? r->AddInt64(m, f, v) : r->SetInt64(m, f, v);
+      break;
     case FD::CPPTYPE_UINT32:
       rep ? r->AddUInt32(m, f, static_cast<uint32_t>(v))
           : r->SetUInt32(m, f, static_cast<uint32_t>(v));
@@ -69,12 +72,15 @@ void Set(pb::Message* m, const std::string& name, int64_t v) {
       rep ? r->AddUInt64(m, f, static_cast<uint64_t>(v))
           : r->SetUInt64(m, f, static_cast<uint64_t>(v));
       break;
-    case FD::CPPTYPE_BOOL: rep ? r->AddBool(m, f, v != 0) : r->SetBool(m, f, v != 0); break;
+    case FD::CPPTYPE_BOOL:
+      rep ? r->AddBool(m, f, v != 0) : r->SetBool(m, f, v != 0);
+      break;
     case FD::CPPTYPE_ENUM:
       rep ? r->AddEnumValue(m, f, static_cast<int>(v))
           : r->SetEnumValue(m, f, static_cast<int>(v));
       break;
-    default: ADD_FAILURE() << name << " is not an integer field";
+    default:
+      ADD_FAILURE() << name << " is not an integer field";
   }
 }
 void SetU64(pb::Message* m, const std::string& name, uint64_t v) {
@@ -259,7 +265,8 @@ TEST(ProtobufDecoderTest, Proto2PresenceAndDefaults) {
   Set(m.get(), "flag", 0);
   ASSERT_TRUE(h.Decode(*m).ok());
   const auto before = h.Snapshot();
-  ExpectInvalid(h.Decode(std::string()), "Protobuf field 'req': required field is missing");
+  ExpectInvalid(h.Decode(std::string()),
+                "Protobuf field 'req': required field is missing");
   EXPECT_EQ(h.Snapshot(), before);
   auto batch = h.Flush();
   ExpectColumn(*batch, "req", "[1, 1]");
@@ -281,13 +288,14 @@ TEST(ProtobufDecoderTest, Proto3OptionalOneofAndLastOneWins) {
       int32 plain = 2;
       oneof choice { string a = 3; Inner b = 4; int64 c = 5; }
       Inner inner = 6;
-    })", {1});
+    })",
+          {1});
   Harness h(p.descriptor());
   auto m = p.New();
   ASSERT_TRUE(h.Decode(*m).ok());
   Set(m.get(), "opt", 0);  // present, zero
   SetStr(m.get(), "a", "first");
-  Sub(m.get(), "inner");   // present, empty
+  Sub(m.get(), "inner");  // present, empty
   ASSERT_TRUE(h.Decode(*m).ok());
   // Wire-level: a, then b (clears a), plain twice (last wins), inner merged from two
   // occurrences, then b again merging with the earlier b.
@@ -343,8 +351,8 @@ TEST(ProtobufDecoderTest, RepeatedPackedAndUnpacked) {
   // where packed was, and several runs that concatenate.
   Wire w;
   w.Len(2, Wire().Varint(3).Varint(4).s);  // sint64 -2, 2 packed
-  w.Tag(1, 0).Varint(5);                    // int32 5 unpacked
-  w.Len(1, Wire().Varint(6).s);             // and a packed run
+  w.Tag(1, 0).Varint(5);                   // int32 5 unpacked
+  w.Len(1, Wire().Varint(6).s);            // and a packed run
   w.Len(4, std::string("\x01\x00\x00\x00\x02\x00\x00\x00", 8));
   ASSERT_TRUE(h.Decode(w.s).ok());
   auto batch = h.Flush();
@@ -450,8 +458,9 @@ TEST(ProtobufDecoderTest, TimestampAndWrappers) {
   const auto before = h.Snapshot();
   auto bad = p.New();
   Set(Sub(bad.get(), "ts"), "seconds", 253402300800);
-  ExpectInvalid(h.Decode(*bad), "Protobuf field 'ts.seconds' at byte 3: Timestamp seconds "
-                                "253402300800 outside");
+  ExpectInvalid(h.Decode(*bad),
+                "Protobuf field 'ts.seconds' at byte 3: Timestamp seconds "
+                "253402300800 outside");
   bad = p.New();
   Set(Sub(bad.get(), "ts"), "nanos", -1);
   ExpectInvalid(h.Decode(*bad), "Timestamp nanos -1 outside 0..999999999");
@@ -480,7 +489,8 @@ TEST(ProtobufDecoderTest, TableEvolution) {
     syntax = "proto3";
     message M { int32 a = 1; float f = 2; string dropped = 3; uint64 u = 4; })");
   iceberg::Schema table = TableFor(p.descriptor());
-  // Widened columns, a column the writer lacks, one the writer has dropped, a skip column.
+  // Widened columns, a column the writer lacks, one the writer has dropped, a skip
+  // column.
   table.fields[0].type = iceberg::Type::Primitive(iceberg::TypeId::kLong);
   table.fields[1].type = iceberg::Type::Primitive(iceberg::TypeId::kDouble);
   table.fields[3].type = iceberg::Type::Decimal(25, 0);
@@ -515,16 +525,18 @@ TEST(ProtobufDecoderTest, IncompatibleTablesAreRefused) {
   table.fields[0].type = iceberg::Type::Primitive(iceberg::TypeId::kInt);
   auto d = ProtobufDecoder::Make(p.descriptor(), table);
   ASSERT_FALSE(d.ok());
-  EXPECT_EQ(d.status().message(),
-            "Protobuf field 'a' of type int64 cannot be decoded into the table column of type "
-            "int");
+  EXPECT_EQ(
+      d.status().message(),
+      "Protobuf field 'a' of type int64 cannot be decoded into the table column of type "
+      "int");
   table = TableFor(p.descriptor());
   table.fields[1].required = true;
   d = ProtobufDecoder::Make(p.descriptor(), table);
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.status().message().find("'o' has explicit presence"), std::string::npos);
   table = TableFor(p.descriptor());
-  table.fields.push_back({9, "req", true, iceberg::Type::Primitive(iceberg::TypeId::kInt), {}});
+  table.fields.push_back(
+      {9, "req", true, iceberg::Type::Primitive(iceberg::TypeId::kInt), {}});
   d = ProtobufDecoder::Make(p.descriptor(), table);
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.status().message().find("'req' is required"), std::string::npos);
@@ -543,7 +555,8 @@ TEST(ProtobufDecoderTest, MalformedInputLeavesBuildersUnchanged) {
       uint32 u = 5;
       repeated Inner items = 6;
       map<string, int32> m = 7;
-    })", {1});
+    })",
+          {1});
   Harness h(p.descriptor());
   auto good = p.New();
   Set(good.get(), "a", 1);
@@ -556,20 +569,22 @@ TEST(ProtobufDecoderTest, MalformedInputLeavesBuildersUnchanged) {
   const auto before = h.Snapshot();
   const std::string good_bytes = Bytes(*good);
   ASSERT_TRUE(h.decoder()
-                  .Validate(reinterpret_cast<const uint8_t*>(good_bytes.data()), good_bytes.size())
+                  .Validate(reinterpret_cast<const uint8_t*>(good_bytes.data()),
+                            good_bytes.size())
                   .ok());
   EXPECT_EQ(h.Snapshot(), before);
   auto check = [&](const std::string& bytes, const std::string& fragment) {
     // Validate alone (the first phase) gives the same error and appends nothing either.
-    ExpectInvalid(
-        h.decoder().Validate(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
-        fragment);
+    ExpectInvalid(h.decoder().Validate(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                       bytes.size()),
+                  fragment);
     ExpectInvalid(h.Decode(bytes), fragment);
     EXPECT_EQ(h.Snapshot(), before) << fragment;
   };
   const std::string prefix = Wire().Tag(1, 0).Varint(5).s;  // 2 bytes
   check(prefix + Wire().Tag(1, 0).s, "Protobuf field 'a' at byte 3: truncated");
-  check(prefix + std::string("\x08\xff\xff", 3), "Protobuf field 'a' at byte 3: truncated");
+  check(prefix + std::string("\x08\xff\xff", 3),
+        "Protobuf field 'a' at byte 3: truncated");
   check(prefix + "\x08" + std::string(10, '\xff') + "\x01",
         "Protobuf field 'a' at byte 3: varint longer than 10 bytes");
   check(prefix + "\x08" + std::string(9, '\xff') + "\x02",
@@ -584,7 +599,8 @@ TEST(ProtobufDecoderTest, MalformedInputLeavesBuildersUnchanged) {
   check(prefix + Wire().Tag(9, 3).Tag(8, 4).s, "unexpected end-group tag (field 8)");
   check(prefix + Wire().Tag(1, 3).Tag(1, 4).s,
         "Protobuf field 'a' at byte 2: a group where the schema declares");
-  check(prefix + Wire().Tag(0, 0).Varint(1).s, "Protobuf record at byte 2: field number 0");
+  check(prefix + Wire().Tag(0, 0).Varint(1).s,
+        "Protobuf record at byte 2: field number 0");
   check(prefix + Wire().Tag(2, 2).Varint(10).Raw("abc").s,
         "Protobuf field 's' at byte 2: length 10 exceeds the 3 remaining bytes");
   check(prefix + Wire().Tag(2, 2).Varint(1ULL << 40).s, "length 1099511627776 exceeds");
@@ -600,12 +616,14 @@ TEST(ProtobufDecoderTest, MalformedInputLeavesBuildersUnchanged) {
         "Protobuf field 'm{key}' at byte 6: string is not valid UTF-8");
   check(prefix + Wire().Len(4, "abcde").s,
         "Protobuf field 'fx[]' at byte 4: packed run of 5 bytes is not a multiple of 4");
-  check(prefix + Wire().Tag(4, 5).Raw("ab").s, "Protobuf field 'fx' at byte 3: truncated");
+  check(prefix + Wire().Tag(4, 5).Raw("ab").s,
+        "Protobuf field 'fx' at byte 3: truncated");
   check(prefix + Wire().Tag(1, 0).Varint(1ULL << 31).s,
         "Protobuf field 'a' at byte 3: value 2147483648 is outside the 32-bit range");
   check(prefix + Wire().Tag(5, 0).Varint(1ULL << 32).s,
         "Protobuf field 'u' at byte 3: value does not fit an unsigned 32-bit number");
-  check(prefix + Wire().Tag(1ULL << 29, 0).Varint(1).s, "tag 4294967296 does not fit 32 bits");
+  check(prefix + Wire().Tag(1ULL << 29, 0).Varint(1).s,
+        "tag 4294967296 does not fit 32 bits");
   // Every proper prefix of a valid record with nested data is rejected or decodes to a
   // (shorter) valid record; either way the builders stay consistent.
   const std::string full = Bytes(*good);
@@ -625,7 +643,8 @@ TEST(ProtobufDecoderTest, DuplicateMapKeysLastOneWins) {
     syntax = "proto3";
     message V { int32 x = 1; }
     message M { map<string, int32> s = 1; map<sint64, V> i = 2; map<bool, string> b = 3; }
-  )", {1});
+  )",
+          {1});
   Harness h(p.descriptor());
   auto entry = [](const std::string& key, const std::string& value) {
     return Wire().Raw(key).Raw(value).s;
@@ -634,10 +653,12 @@ TEST(ProtobufDecoderTest, DuplicateMapKeysLastOneWins) {
   w.Len(1, entry(Wire().Len(1, "a").s, Wire().Tag(2, 0).Varint(1).s));
   w.Len(1, entry(Wire().Len(1, "b").s, Wire().Tag(2, 0).Varint(2).s));
   w.Len(1, entry(Wire().Len(1, "a").s, Wire().Tag(2, 0).Varint(3).s));
-  w.Len(1, entry("", Wire().Tag(2, 0).Varint(4).s));           // key "" (absent)
+  w.Len(1, entry("", Wire().Tag(2, 0).Varint(4).s));                   // key "" (absent)
   w.Len(1, entry(Wire().Len(1, "").s, Wire().Tag(2, 0).Varint(5).s));  // key "" again
-  w.Len(2, entry(Wire().Tag(1, 0).Varint(3).s, Wire().Len(2, Wire().Tag(1, 0).Varint(1).s).s));
-  w.Len(2, entry(Wire().Tag(1, 0).Varint(3).s, Wire().Len(2, Wire().Tag(1, 0).Varint(2).s).s));
+  w.Len(2, entry(Wire().Tag(1, 0).Varint(3).s,
+                 Wire().Len(2, Wire().Tag(1, 0).Varint(1).s).s));
+  w.Len(2, entry(Wire().Tag(1, 0).Varint(3).s,
+                 Wire().Len(2, Wire().Tag(1, 0).Varint(2).s).s));
   w.Len(3, entry(Wire().Tag(1, 0).Varint(1).s, Wire().Len(2, "t").s));
   w.Len(3, entry(Wire().Tag(1, 0).Varint(0).s, Wire().Len(2, "f").s));
   w.Len(3, entry(Wire().Tag(1, 0).Varint(1).s, Wire().Len(2, "T").s));
@@ -650,7 +671,9 @@ TEST(ProtobufDecoderTest, DuplicateMapKeysLastOneWins) {
   }
   ASSERT_TRUE(h.Decode(big.s).ok());
   auto batch = h.Flush();
-  ExpectColumn(*batch, "s", R"([[["b", 2], ["a", 3], ["", 5]], [["b", 997], ["c", 998], ["a", 999]]])");
+  ExpectColumn(
+      *batch, "s",
+      R"([[["b", 2], ["a", 3], ["", 5]], [["b", 997], ["c", 998], ["a", 999]]])");
   ExpectColumn(*batch, "i", R"([[[-2, {"x": 2}]], []])");
   ExpectColumn(*batch, "b", R"([[[false, "f"], [true, "T"]], []])");
 }
@@ -719,7 +742,8 @@ TEST(ProtobufDecoderTest, NoPerRecordHeapAllocation) {
     if (i % 2) SetDouble(m.get(), "d", i);
     records.push_back(Bytes(*m));
   }
-  for (int i = 0; i < 20; ++i) ASSERT_TRUE(h.Decode(records[static_cast<size_t>(i)]).ok());
+  for (int i = 0; i < 20; ++i)
+    ASSERT_TRUE(h.Decode(records[static_cast<size_t>(i)]).ok());
   testing::StartCountingNew();
   bool ok = true;
   for (const auto& r : records) ok &= h.Decode(r).ok();

@@ -9,7 +9,8 @@
 namespace floe::decode {
 namespace {
 
-Result<int> FindColumn(const iceberg::Schema& table, const char* name, iceberg::TypeId type) {
+Result<int> FindColumn(const iceberg::Schema& table, const char* name,
+                       iceberg::TypeId type) {
   for (size_t i = 0; i < table.fields.size(); ++i) {
     const auto& f = table.fields[i];
     if (f.name != name) continue;
@@ -34,7 +35,8 @@ Status CheckLength(size_t size, const char* what) {
 }  // namespace
 
 Result<RawValueDecoder> RawValueDecoder::Make(const iceberg::Schema& table) {
-  FLOE_ASSIGN_OR_RAISE(int column, FindColumn(table, kValueColumn, iceberg::TypeId::kBinary));
+  FLOE_ASSIGN_OR_RAISE(int column,
+                       FindColumn(table, kValueColumn, iceberg::TypeId::kBinary));
   return RawValueDecoder(column);
 }
 
@@ -48,7 +50,8 @@ Status RawValueDecoder::Decode(const uint8_t* data, size_t size,
 
 Result<KeyColumnAppender> KeyColumnAppender::Make(const iceberg::Schema& table) {
   ::arrow::util::InitializeUTF8();  // ValidateUTF8's lookup table (idempotent)
-  FLOE_ASSIGN_OR_RAISE(int column, FindColumn(table, kKeyColumn, iceberg::TypeId::kString));
+  FLOE_ASSIGN_OR_RAISE(int column,
+                       FindColumn(table, kKeyColumn, iceberg::TypeId::kString));
   return KeyColumnAppender(column);
 }
 

@@ -1,11 +1,13 @@
-// Decoders for topics whose bytes are not decoded with a schema (issue 5, ARCHITECTURE.md §3):
-// - RawValueDecoder: `value.format: binary` — the whole value into a `value` binary column
+// Decoders for topics whose bytes are not decoded with a schema (issue 5, ARCHITECTURE.md
+// §3):
+// - RawValueDecoder: `value.format: binary` — the whole value into a `value` binary
+// column
 //   (null for a tombstone);
 // - KeyColumnAppender: `key.format: string` — the raw key into a top-level `key` string
 //   column (null when the record has no key); the key must be valid UTF-8.
 // Both follow the AvroDecoder conventions (columns are the top-level builders of
-// schema::ToArrowSchema(table); nothing is appended when a record is invalid) and allocate
-// nothing per record.
+// schema::ToArrowSchema(table); nothing is appended when a record is invalid) and
+// allocate nothing per record.
 //
 // Threading: stateless after Make; one pipeline thread uses them.
 #pragma once

@@ -43,7 +43,8 @@ TEST(RawValueDecoderTest, WholeValueOrNullForATombstone) {
   auto d = *RawValueDecoder::Make(table);
   const std::string bytes("\x00\xff{not json", 11);
   ASSERT_TRUE(d.Decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
-                       b.columns.data()).ok());
+                       b.columns.data())
+                  .ok());
   ASSERT_TRUE(d.Decode(nullptr, 0, b.columns.data()).ok());
   ASSERT_TRUE(d.Decode(reinterpret_cast<const uint8_t*>(""), 0, b.columns.data()).ok());
   auto arr = std::static_pointer_cast<::arrow::BinaryArray>(b.Finish(0));
@@ -61,12 +62,14 @@ TEST(KeyColumnAppenderTest, Utf8KeysOnly) {
   EXPECT_EQ(k.column(), 1);
   const std::string good = "ключ-🙂";
   const std::string bad("\xc3\x28", 2);
-  EXPECT_TRUE(k.Validate(reinterpret_cast<const uint8_t*>(good.data()), good.size()).ok());
+  EXPECT_TRUE(
+      k.Validate(reinterpret_cast<const uint8_t*>(good.data()), good.size()).ok());
   EXPECT_EQ(KindOf(k.Validate(reinterpret_cast<const uint8_t*>(bad.data()), bad.size())),
             ErrorKind::kInvalidRecord);
   EXPECT_TRUE(k.Validate(nullptr, 0).ok());
   ASSERT_TRUE(k.Append(reinterpret_cast<const uint8_t*>(good.data()), good.size(),
-                       b.columns.data()).ok());
+                       b.columns.data())
+                  .ok());
   ASSERT_TRUE(k.Append(nullptr, 0, b.columns.data()).ok());
   auto arr = std::static_pointer_cast<::arrow::StringArray>(b.Finish(1));
   EXPECT_EQ(arr->GetString(0), good);
@@ -76,7 +79,8 @@ TEST(KeyColumnAppenderTest, Utf8KeysOnly) {
 TEST(RawDecodersTest, RefuseTablesWithoutTheColumn) {
   iceberg::Schema s;
   s.fields = {NestedField{1, "value", true, Type::Primitive(TypeId::kBinary), {}}};
-  EXPECT_FALSE(RawValueDecoder::Make(s).ok());  // required: a tombstone could not be stored
+  EXPECT_FALSE(
+      RawValueDecoder::Make(s).ok());  // required: a tombstone could not be stored
   EXPECT_FALSE(KeyColumnAppender::Make(s).ok());
 }
 

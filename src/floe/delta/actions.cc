@@ -93,15 +93,14 @@ Result<StringMap> GetMap(const Json& obj, const char* key, const char* what) {
   const Json* v = json::Find(obj, key);
   if (!v) return out;
   if (!v->is_object()) {
-    return InvalidInput(std::string(what) + ": field '" + key +
-                               "' must be an object");
+    return InvalidInput(std::string(what) + ": field '" + key + "' must be an object");
   }
   for (auto it = v->begin(); it != v->end(); ++it) {
     if (it->is_null())
       continue;  // a null partition value (Floe tables are unpartitioned)
     if (!it->is_string()) {
       return InvalidInput(std::string(what) + ": values of '" + key +
-                                 "' must be strings");
+                          "' must be strings");
     }
     out[it.key()] = it->get<std::string>();
   }
@@ -159,14 +158,13 @@ Result<Action> ParseAdd(const Json& j) {
   FLOE_ASSIGN_OR_RAISE(a.path, json::GetString(j, "path", what));
   FLOE_ASSIGN_OR_RAISE(a.partition_values, GetMap(j, "partitionValues", what));
   FLOE_ASSIGN_OR_RAISE(a.size, json::GetInt64(j, "size", what));
-  FLOE_ASSIGN_OR_RAISE(a.modification_time,
-                       json::GetInt64(j, "modificationTime", what));
+  FLOE_ASSIGN_OR_RAISE(a.modification_time, json::GetInt64(j, "modificationTime", what));
   FLOE_ASSIGN_OR_RAISE(a.data_change, json::GetBool(j, "dataChange", what, true));
   FLOE_ASSIGN_OR_RAISE(a.stats, json::GetOptString(j, "stats", what));
   FLOE_ASSIGN_OR_RAISE(a.tags, GetMap(j, "tags", what));
   if (json::Find(j, "deletionVector")) {
     return InvalidInput("Delta add action for " + a.path +
-                               " has a deletion vector, which Floe does not support");
+                        " has a deletion vector, which Floe does not support");
   }
   return a;
 }
@@ -198,10 +196,8 @@ Result<Action> ParseTxn(const Json& j) {
 Action ParseCommitInfo(const Json& j) {
   CommitInfo c;
   if (auto v = json::GetOptInt64(j, "timestamp", ""); v.ok() && *v) c.timestamp = **v;
-  if (auto v = json::GetOptString(j, "operation", ""); v.ok() && *v)
-    c.operation = **v;
-  if (auto v = json::GetOptString(j, "engineInfo", ""); v.ok() && *v)
-    c.engine_info = **v;
+  if (auto v = json::GetOptString(j, "operation", ""); v.ok() && *v) c.operation = **v;
+  if (auto v = json::GetOptString(j, "engineInfo", ""); v.ok() && *v) c.engine_info = **v;
   if (auto v = GetMap(j, "operationParameters", ""); v.ok()) c.operation_parameters = *v;
   if (auto v = json::GetBool(j, "isBlindAppend", "", false); v.ok())
     c.is_blind_append = *v;
@@ -294,7 +290,8 @@ bool HasRequired(const std::vector<iceberg::NestedField>& fields) {
     // Struct fields only: Delta expresses list element / map value nullability as
     // containsNull / valueContainsNull, not as invariants.
     if (f.required) return true;
-    if (f.type->id == iceberg::TypeId::kStruct && HasRequired(f.type->fields)) return true;
+    if (f.type->id == iceberg::TypeId::kStruct && HasRequired(f.type->fields))
+      return true;
   }
   return false;
 }
@@ -362,8 +359,8 @@ CommitInfo MakeCommitInfo(std::string operation, StringMap operation_parameters,
 }
 
 Status CheckWritable(const Protocol& protocol) {
-  static const std::set<std::string> kHonoured = {kFeatureColumnMapping, kFeatureTimestampNtz,
-                                                  kFeatureInvariants, "appendOnly"};
+  static const std::set<std::string> kHonoured = {
+      kFeatureColumnMapping, kFeatureTimestampNtz, kFeatureInvariants, "appendOnly"};
   // Writer versions 3..6 imply features Floe does not implement (check constraints,
   // generated columns, change data feed, identity columns).
   if (protocol.min_reader_version > 3 || protocol.min_writer_version > 7 ||

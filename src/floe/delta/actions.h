@@ -25,8 +25,9 @@ using StringMap = std::map<std::string, std::string>;
 
 inline constexpr char kFeatureColumnMapping[] = "columnMapping";
 inline constexpr char kFeatureTimestampNtz[] = "timestampNtz";
-// Writer-only: non-nullable columns are enforced by the writer (Spark's Delta treats every
-// non-nullable field as an invariant and refuses a writer-7 protocol that omits it).
+// Writer-only: non-nullable columns are enforced by the writer (Spark's Delta treats
+// every non-nullable field as an invariant and refuses a writer-7 protocol that omits
+// it).
 inline constexpr char kFeatureInvariants[] = "invariants";
 
 struct Protocol {

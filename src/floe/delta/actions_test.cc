@@ -35,12 +35,16 @@ TEST(DeltaActionsTest, ProtocolLines) {
   // Delta refuses a writer-7 protocol without it); readers are not told.
   iceberg::Schema nested;
   nested.fields.push_back(
-      {1, "s", false,
-       iceberg::Type::Struct({{2, "x", true, iceberg::Type::Primitive(TypeId::kInt), {}}}),
+      {1,
+       "s",
+       false,
+       iceberg::Type::Struct(
+           {{2, "x", true, iceberg::Type::Primitive(TypeId::kInt), {}}}),
        {}});
   auto q = ProtocolFor(nested);
   ASSERT_TRUE(q.ok());
-  EXPECT_EQ(*q->writer_features, (std::vector<std::string>{"columnMapping", "invariants"}));
+  EXPECT_EQ(*q->writer_features,
+            (std::vector<std::string>{"columnMapping", "invariants"}));
   EXPECT_EQ(*q->reader_features, std::vector<std::string>{"columnMapping"});
   EXPECT_TRUE(CheckWritable(*q).ok());
 }

@@ -347,7 +347,8 @@ Result<EncodedCheckpoint> EncodeCheckpoint(const Snapshot& snapshot, int64_t now
     FLOE_ASSIGN_OR_RAISE(auto sink, ::arrow::io::BufferOutputStream::Create());
     auto props = ::parquet::WriterProperties::Builder()
                      .compression(::arrow::Compression::ZSTD)
-                     // parquet-mr's version parser (Spark) expects "<app> version <semver> (build <id>)".
+                     // parquet-mr's version parser (Spark) expects "<app> version
+                     // <semver> (build <id>)".
                      ->created_by("floe version " FLOE_VERSION_STRING " (build floe)")
                      ->build();
     FLOE_RETURN_NOT_OK(::parquet::arrow::WriteTable(

@@ -107,8 +107,8 @@ Result<std::optional<int64_t>> DeltaLog::ReadLastCheckpointVersion() const {
   FLOE_ASSIGN_OR_RAISE(auto j, internal::Parse(*text, what));
   FLOE_ASSIGN_OR_RAISE(int64_t version, json::GetInt64(j, "version", what.c_str()));
   if (json::Find(j, "parts")) {
-    return InvalidInput(
-        what + " names a multi-part checkpoint, which Floe does not read");
+    return InvalidInput(what +
+                        " names a multi-part checkpoint, which Floe does not read");
   }
   return std::optional<int64_t>(version);
 }
@@ -167,9 +167,8 @@ Result<Snapshot> DeltaLog::ReadSnapshot() const {
         std::string_view name = BaseName(f.uri);
         if (ParseVersioned(name, kJsonSuffix) ||
             ParseVersioned(name, kCheckpointSuffix)) {
-          return InvalidInput(
-              "Delta log " + log_dir_ + " has " + std::string(name) +
-              " but neither version 0 nor a checkpoint to start from");
+          return InvalidInput("Delta log " + log_dir_ + " has " + std::string(name) +
+                              " but neither version 0 nor a checkpoint to start from");
         }
       }
     } else if (!listing.status().IsNotImplemented()) {
@@ -179,8 +178,7 @@ Result<Snapshot> DeltaLog::ReadSnapshot() const {
   }
   if (!s.protocol || !s.metadata) {
     return InvalidInput("Delta log " + log_dir_ + " at version " +
-                               std::to_string(s.version) +
-                               " has no protocol or metaData");
+                        std::to_string(s.version) + " has no protocol or metaData");
   }
   return s;
 }

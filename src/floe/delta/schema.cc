@@ -145,13 +145,10 @@ void CollectNames(const Json& type, PhysicalNames* out, int depth) {
       if (const Json* t = json::Find(f, "type")) CollectNames(*t, out, depth + 1);
     }
   } else if (k == "array") {
-    if (const Json* e = json::Find(type, "elementType"))
-      CollectNames(*e, out, depth + 1);
+    if (const Json* e = json::Find(type, "elementType")) CollectNames(*e, out, depth + 1);
   } else if (k == "map") {
-    if (const Json* kt = json::Find(type, "keyType"))
-      CollectNames(*kt, out, depth + 1);
-    if (const Json* vt = json::Find(type, "valueType"))
-      CollectNames(*vt, out, depth + 1);
+    if (const Json* kt = json::Find(type, "keyType")) CollectNames(*kt, out, depth + 1);
+    if (const Json* vt = json::Find(type, "valueType")) CollectNames(*vt, out, depth + 1);
   }
 }
 

@@ -1,5 +1,6 @@
-// A written data file as Iceberg's manifest `data_file` struct records it (spec "Manifests"):
-// produced by floe/parquet after a file is closed, consumed by the manifest writer.
+// A written data file as Iceberg's manifest `data_file` struct records it (spec
+// "Manifests"): produced by floe/parquet after a file is closed, consumed by the manifest
+// writer.
 #pragma once
 
 #include <cstdint>
@@ -28,8 +29,8 @@ struct DataFile {
   // Fields Floe leaves at their defaults for its own files but keeps for files other
   // writers added, so rewriting their manifest entries (merge) loses nothing.
   int content = 0;  // 134: 0 data, 1 position deletes, 2 equality deletes
-  // 102: the partition tuple, one value per field of the manifest's partition spec, each in
-  // single-value binary encoding (Appendix D); nullopt is a null value. Empty when
+  // 102: the partition tuple, one value per field of the manifest's partition spec, each
+  // in single-value binary encoding (Appendix D); nullopt is a null value. Empty when
   // unpartitioned.
   std::vector<std::optional<std::string>> partition;
   std::optional<std::string> key_metadata;          // 131

@@ -1,10 +1,10 @@
-#include "floe/iceberg/partition_values_internal.h"
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+
+#include "floe/iceberg/partition_values_internal.h"
 
 namespace floe::iceberg::internal {
 

@@ -35,15 +35,18 @@ TypePtr Type::Struct(std::vector<NestedField> fields) {
 TypePtr Type::List(int element_id, bool element_required, TypePtr element) {
   auto t = std::make_shared<Type>();
   t->id = TypeId::kList;
-  t->children.push_back(NestedField{element_id, "element", element_required, std::move(element), {}});
+  t->children.push_back(
+      NestedField{element_id, "element", element_required, std::move(element), {}});
   return t;
 }
 
-TypePtr Type::Map(int key_id, TypePtr key, int value_id, bool value_required, TypePtr value) {
+TypePtr Type::Map(int key_id, TypePtr key, int value_id, bool value_required,
+                  TypePtr value) {
   auto t = std::make_shared<Type>();
   t->id = TypeId::kMap;
   t->children.push_back(NestedField{key_id, "key", true, std::move(key), {}});
-  t->children.push_back(NestedField{value_id, "value", value_required, std::move(value), {}});
+  t->children.push_back(
+      NestedField{value_id, "value", value_required, std::move(value), {}});
   return t;
 }
 
@@ -89,24 +92,41 @@ bool TypesEqual(const Type& a, const Type& b) {
 
 std::string PrimitiveTypeString(const Type& t) {
   switch (t.id) {
-    case TypeId::kBoolean: return "boolean";
-    case TypeId::kInt: return "int";
-    case TypeId::kLong: return "long";
-    case TypeId::kFloat: return "float";
-    case TypeId::kDouble: return "double";
+    case TypeId::kBoolean:
+      return "boolean";
+    case TypeId::kInt:
+      return "int";
+    case TypeId::kLong:
+      return "long";
+    case TypeId::kFloat:
+      return "float";
+    case TypeId::kDouble:
+      return "double";
     case TypeId::kDecimal:
-      return "decimal(" + std::to_string(t.precision) + "," + std::to_string(t.scale) + ")";
-    case TypeId::kDate: return "date";
-    case TypeId::kTime: return "time";
-    case TypeId::kTimestamp: return "timestamp";
-    case TypeId::kTimestampTz: return "timestamptz";
-    case TypeId::kString: return "string";
-    case TypeId::kUuid: return "uuid";
-    case TypeId::kFixed: return "fixed[" + std::to_string(t.length) + "]";
-    case TypeId::kBinary: return "binary";
-    case TypeId::kStruct: return "struct";
-    case TypeId::kList: return "list";
-    case TypeId::kMap: return "map";
+      return "decimal(" + std::to_string(t.precision) + "," + std::to_string(t.scale) +
+             ")";
+    case TypeId::kDate:
+      return "date";
+    case TypeId::kTime:
+      return "time";
+    case TypeId::kTimestamp:
+      return "timestamp";
+    case TypeId::kTimestampTz:
+      return "timestamptz";
+    case TypeId::kString:
+      return "string";
+    case TypeId::kUuid:
+      return "uuid";
+    case TypeId::kFixed:
+      return "fixed[" + std::to_string(t.length) + "]";
+    case TypeId::kBinary:
+      return "binary";
+    case TypeId::kStruct:
+      return "struct";
+    case TypeId::kList:
+      return "list";
+    case TypeId::kMap:
+      return "map";
   }
   return "unknown";
 }
@@ -123,7 +143,8 @@ const NestedField* Schema::FindTopLevel(const std::string& name) const {
 }
 
 bool SchemasEqual(const Schema& a, const Schema& b) {
-  return FieldsEqual(a.fields, b.fields) && a.identifier_field_ids == b.identifier_field_ids;
+  return FieldsEqual(a.fields, b.fields) &&
+         a.identifier_field_ids == b.identifier_field_ids;
 }
 
 namespace {

@@ -1,5 +1,5 @@
-// Iceberg schema model (Iceberg spec "Schemas and Data Types"): primitive and nested types
-// with field ids. Plain value types, no JSON (see schema_json.h) and no Arrow (see
+// Iceberg schema model (Iceberg spec "Schemas and Data Types"): primitive and nested
+// types with field ids. Plain value types, no JSON (see schema_json.h) and no Arrow (see
 // floe/schema/arrow.h), so every module can include it cheaply.
 #pragma once
 
@@ -43,9 +43,9 @@ struct NestedField {
   std::string doc;  // empty = no doc
 };
 
-// One struct for every type keeps the model small; which members are meaningful depends on
-// `id`: precision/scale for decimal, length for fixed, fields for struct, element for list,
-// key/value for map (their `name` is "element"/"key"/"value").
+// One struct for every type keeps the model small; which members are meaningful depends
+// on `id`: precision/scale for decimal, length for fixed, fields for struct, element for
+// list, key/value for map (their `name` is "element"/"key"/"value").
 struct Type {
   TypeId id = TypeId::kBoolean;
   int precision = 0;
@@ -66,11 +66,13 @@ struct Type {
   static TypePtr Fixed(int length);
   static TypePtr Struct(std::vector<NestedField> fields);
   static TypePtr List(int element_id, bool element_required, TypePtr element);
-  static TypePtr Map(int key_id, TypePtr key, int value_id, bool value_required, TypePtr value);
+  static TypePtr Map(int key_id, TypePtr key, int value_id, bool value_required,
+                     TypePtr value);
 };
 
 bool TypesEqual(const Type& a, const Type& b);  // deep, including field ids and names
-// Iceberg's primitive type string: "long", "decimal(10,2)", "fixed[16]", "timestamptz", ...
+// Iceberg's primitive type string: "long", "decimal(10,2)", "fixed[16]", "timestamptz",
+// ...
 std::string PrimitiveTypeString(const Type& t);
 
 struct Schema {
@@ -88,9 +90,10 @@ struct Schema {
 bool SchemasEqual(const Schema& a, const Schema& b);  // ignores schema_id
 
 // The schema with ids 1..n assigned the way Java's TypeUtil.assignFreshIds does (and the
-// REST reference server on create): a struct's fields get consecutive ids, then each field's
-// type is visited; a list's element and a map's key and value likewise. `old_to_new` (if
-// given) receives the mapping, for partition-spec, sort-order and identifier-field ids.
+// REST reference server on create): a struct's fields get consecutive ids, then each
+// field's type is visited; a list's element and a map's key and value likewise.
+// `old_to_new` (if given) receives the mapping, for partition-spec, sort-order and
+// identifier-field ids.
 Schema AssignFreshIds(const Schema& schema, std::map<int, int>* old_to_new = nullptr);
 
 }  // namespace floe::iceberg

@@ -218,8 +218,7 @@ Result<Schema> SchemaFromJson(const Json& json) {
     FLOE_ASSIGN_OR_RAISE(s.fields, FieldsFromJson(*fields, 0));
     if (const Json* ids = json::Find(json, "identifier-field-ids")) {
       if (!ids->is_array()) {
-        return json::WrongType("identifier-field-ids", "schema",
-                                   "a list of integers");
+        return json::WrongType("identifier-field-ids", "schema", "a list of integers");
       }
       for (const auto& v : *ids) {
         FLOE_ASSIGN_OR_RAISE(int x, json::AsInt(v, "identifier-field-ids", "schema"));

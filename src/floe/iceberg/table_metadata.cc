@@ -129,8 +129,7 @@ Result<TableMetadata> ParseMetadata(const Json& j) {
   }
   FLOE_ASSIGN_OR_RAISE(m.location, json::GetString(j, "location", what));
   if (v1) {
-    FLOE_ASSIGN_OR_RAISE(auto seq,
-                         json::GetOptInt64(j, "last-sequence-number", what));
+    FLOE_ASSIGN_OR_RAISE(auto seq, json::GetOptInt64(j, "last-sequence-number", what));
     m.last_sequence_number = seq.value_or(0);
   } else {
     FLOE_ASSIGN_OR_RAISE(m.last_sequence_number,
@@ -195,8 +194,7 @@ Result<TableMetadata> ParseMetadata(const Json& j) {
     FLOE_ASSIGN_OR_RAISE(m.properties, StringMapFromJson(*props, "properties", what));
   }
 
-  FLOE_ASSIGN_OR_RAISE(auto cur_snap,
-                       json::GetOptInt64(j, "current-snapshot-id", what));
+  FLOE_ASSIGN_OR_RAISE(auto cur_snap, json::GetOptInt64(j, "current-snapshot-id", what));
   // Java writes -1 for "no current snapshot" in v1/v2 (spec Appendix F).
   if (cur_snap && *cur_snap != -1) m.current_snapshot_id = *cur_snap;
 
@@ -543,8 +541,7 @@ Result<SortOrder> SortOrderFromJson(const Json& j) {
       return json::Missing("source-id", "sort field");
     }
     FLOE_ASSIGN_OR_RAISE(sf.direction, json::GetString(f, "direction", "sort field"));
-    FLOE_ASSIGN_OR_RAISE(sf.null_order,
-                         json::GetString(f, "null-order", "sort field"));
+    FLOE_ASSIGN_OR_RAISE(sf.null_order, json::GetString(f, "null-order", "sort field"));
     if (sf.direction != "asc" && sf.direction != "desc") {
       return InvalidInput("sort field: direction must be asc or desc, got " +
                           sf.direction);
@@ -621,8 +618,7 @@ Result<SnapshotRef> SnapshotRefFromJson(const Json& j) {
                        json::GetOptInt(j, "min-snapshots-to-keep", what));
   FLOE_ASSIGN_OR_RAISE(ref.max_snapshot_age_ms,
                        json::GetOptInt64(j, "max-snapshot-age-ms", what));
-  FLOE_ASSIGN_OR_RAISE(ref.max_ref_age_ms,
-                       json::GetOptInt64(j, "max-ref-age-ms", what));
+  FLOE_ASSIGN_OR_RAISE(ref.max_ref_age_ms, json::GetOptInt64(j, "max-ref-age-ms", what));
   return ref;
 }
 

@@ -59,8 +59,7 @@ Result<int64_t> StatisticsSnapshotId(const Json& stats, const char* what) {
 
 Result<TableUpdate> ParseUpdate(const Json& j) {
   FLOE_RETURN_NOT_OK(json::CheckObject(j, "table update"));
-  FLOE_ASSIGN_OR_RAISE(std::string action,
-                       json::GetString(j, "action", "table update"));
+  FLOE_ASSIGN_OR_RAISE(std::string action, json::GetString(j, "action", "table update"));
   const std::string what_s = "table update " + action;
   const char* what = what_s.c_str();
   if (action == "assign-uuid") {
@@ -78,8 +77,7 @@ Result<TableUpdate> ParseUpdate(const Json& j) {
     const Json* s = json::Find(j, "schema");
     if (!s) return json::Missing("schema", what);
     FLOE_ASSIGN_OR_RAISE(u.schema, SchemaFromJson(*s));
-    FLOE_ASSIGN_OR_RAISE(u.last_column_id,
-                         json::GetOptInt(j, "last-column-id", what));
+    FLOE_ASSIGN_OR_RAISE(u.last_column_id, json::GetOptInt(j, "last-column-id", what));
     return u;
   }
   if (action == "set-current-schema") {
@@ -145,8 +143,7 @@ Result<TableUpdate> ParseUpdate(const Json& j) {
     if (!m) return json::Missing("updates", what);
     if (!m->is_object()) return json::WrongType("updates", what, "a JSON object");
     for (auto it = m->begin(); it != m->end(); ++it) {
-      if (!it->is_string())
-        return json::WrongType("updates", what, "a map of strings");
+      if (!it->is_string()) return json::WrongType("updates", what, "a map of strings");
       u.updates[it.key()] = it->get<std::string>();
     }
     return u;
@@ -157,8 +154,7 @@ Result<TableUpdate> ParseUpdate(const Json& j) {
     if (!r) return json::Missing("removals", what);
     if (!r->is_array()) return json::WrongType("removals", what, "a list of strings");
     for (const auto& x : *r) {
-      if (!x.is_string())
-        return json::WrongType("removals", what, "a list of strings");
+      if (!x.is_string()) return json::WrongType("removals", what, "a list of strings");
       u.removals.push_back(x.get<std::string>());
     }
     return u;
@@ -204,8 +200,7 @@ Result<TableUpdate> ParseUpdate(const Json& j) {
 
 Result<TableRequirement> ParseRequirement(const Json& j) {
   FLOE_RETURN_NOT_OK(json::CheckObject(j, "table requirement"));
-  FLOE_ASSIGN_OR_RAISE(std::string type,
-                       json::GetString(j, "type", "table requirement"));
+  FLOE_ASSIGN_OR_RAISE(std::string type, json::GetString(j, "type", "table requirement"));
   const std::string what_s = "table requirement " + type;
   const char* what = what_s.c_str();
   if (type == "assert-create") return requirement::AssertCreate{};
@@ -230,8 +225,7 @@ Result<TableRequirement> ParseRequirement(const Json& j) {
   }
   if (type == "assert-current-schema-id") {
     requirement::AssertCurrentSchemaId r;
-    FLOE_ASSIGN_OR_RAISE(r.current_schema_id,
-                         json::GetInt(j, "current-schema-id", what));
+    FLOE_ASSIGN_OR_RAISE(r.current_schema_id, json::GetInt(j, "current-schema-id", what));
     return r;
   }
   if (type == "assert-last-assigned-partition-id") {

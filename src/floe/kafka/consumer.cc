@@ -78,8 +78,8 @@ bool Record::FindHeader(const char* name, Header* out) const {
   }
   const void* val = nullptr;
   size_t size = 0;
-  if (rd_kafka_header_get_last(static_cast<const rd_kafka_headers_t*>(headers), name, &val,
-                               &size) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (rd_kafka_header_get_last(static_cast<const rd_kafka_headers_t*>(headers), name,
+                               &val, &size) != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return false;
   }
   out->key = name;
@@ -90,16 +90,19 @@ bool Record::FindHeader(const char* name, Header* out) const {
 
 void Batch::Clear() {
   for (auto& r : records_) {
-    if (r.native != nullptr) rd_kafka_message_destroy(static_cast<rd_kafka_message_t*>(r.native));
+    if (r.native != nullptr)
+      rd_kafka_message_destroy(static_cast<rd_kafka_message_t*>(r.native));
   }
   records_.clear();
 }
 
-Result<std::unique_ptr<Consumer>> Consumer::Make(const std::map<std::string, std::string>& props) {
+Result<std::unique_ptr<Consumer>> Consumer::Make(
+    const std::map<std::string, std::string>& props) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char err[512];
   auto set = [&](const std::string& k, const std::string& v) -> Status {
-    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
+    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof(err)) !=
+        RD_KAFKA_CONF_OK) {
       return InvalidConfig("kafka." + k + ": " + err);
     }
     return Status::OK();
@@ -154,7 +157,8 @@ Result<std::map<std::string, int>> Consumer::ListTopics(int timeout_ms) {
 
 Result<std::string> Consumer::ClusterId(int timeout_ms) {
   char* id = rd_kafka_clusterid(Rk(rk_), timeout_ms);
-  if (id == nullptr) return Retriable("kafka: cluster id not available (broker unreachable?)");
+  if (id == nullptr)
+    return Retriable("kafka: cluster id not available (broker unreachable?)");
   std::string out(id);
   rd_kafka_mem_free(Rk(rk_), id);
   return out;
@@ -162,10 +166,11 @@ Result<std::string> Consumer::ClusterId(int timeout_ms) {
 
 Result<Watermarks> Consumer::QueryWatermarks(const TopicPartition& tp, int timeout_ms) {
   Watermarks w;
-  auto err = rd_kafka_query_watermark_offsets(Rk(rk_), tp.topic.c_str(), tp.partition, &w.low,
-                                              &w.high, timeout_ms);
+  auto err = rd_kafka_query_watermark_offsets(Rk(rk_), tp.topic.c_str(), tp.partition,
+                                              &w.low, &w.high, timeout_ms);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return KafkaError("watermarks of " + tp.topic + "/" + std::to_string(tp.partition), err);
+    return KafkaError("watermarks of " + tp.topic + "/" + std::to_string(tp.partition),
+                      err);
   }
   return w;
 }
@@ -190,11 +195,13 @@ Status Consumer::Assign(const std::map<TopicPartition, int64_t>& start_offsets) 
 
 Status Consumer::Poll(int timeout_ms, size_t max_records, Batch* batch,
                       std::vector<PartitionError>* errors) {
-  // A client-wide error seen after records were taken is reported by the next Poll, so the
-  // records taken before it (the consumer position is already past them) are not dropped.
+  // A client-wide error seen after records were taken is reported by the next Poll, so
+  // the records taken before it (the consumer position is already past them) are not
+  // dropped.
   if (!pending_error_.ok()) return std::exchange(pending_error_, Status::OK());
   // Records are taken from the consumer queue in bulk (one lock and no clock read per
-  // record); only an empty queue makes Poll block, for the first record, up to timeout_ms.
+  // record); only an empty queue makes Poll block, for the first record, up to
+  // timeout_ms.
   constexpr size_t kChunk = 1024;
   rd_kafka_message_t* chunk[kChunk];
   auto* queue = static_cast<rd_kafka_queue_t*>(queue_);
@@ -236,9 +243,10 @@ void Consumer::Take(void* message, Batch* batch, std::vector<PartitionError>* er
     rd_kafka_resp_err_t err = m->err;
     rd_kafka_message_destroy(m);
     if (pe.tp.topic.empty() && !pe.out_of_range) {
-      // Client-wide errors (broker down, all brokers unreachable): systemic, retried by the
-      // caller. librdkafka keeps reconnecting on its own.
-      if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT) {
+      // Client-wide errors (broker down, all brokers unreachable): systemic, retried by
+      // the caller. librdkafka keeps reconnecting on its own.
+      if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN ||
+          err == RD_KAFKA_RESP_ERR__TRANSPORT) {
         FLOE_LOG_WARN("kafka: {}", pe.message);
       } else if (pending_error_.ok()) {
         pending_error_ = KafkaError("kafka consumer", err);
@@ -283,7 +291,8 @@ const std::string* Consumer::AssignedTopic(const void* rkt) {
 Result<std::map<TopicPartition, int64_t>> Consumer::Positions() {
   rd_kafka_topic_partition_list_t* list =
       rd_kafka_topic_partition_list_new(static_cast<int>(assigned_.size()));
-  for (const auto& tp : assigned_) rd_kafka_topic_partition_list_add(list, tp.topic.c_str(), tp.partition);
+  for (const auto& tp : assigned_)
+    rd_kafka_topic_partition_list_add(list, tp.topic.c_str(), tp.partition);
   auto err = rd_kafka_position(Rk(rk_), list);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     rd_kafka_topic_partition_list_destroy(list);

@@ -1,6 +1,7 @@
 // The one wrapper around librdkafka's C API (ARCHITECTURE.md §1 Fetch). Floe assigns
-// partitions explicitly and seeks them to the positions recorded in the table: the table, not
-// the consumer group, owns offsets. read_committed, no auto commit, auto.offset.reset=error.
+// partitions explicitly and seeks them to the positions recorded in the table: the table,
+// not the consumer group, owns offsets. read_committed, no auto commit,
+// auto.offset.reset=error.
 //
 // Threading: one Consumer is used by one thread (the pipeline's fetch loop).
 #pragma once
@@ -22,7 +23,8 @@ struct Header {
   size_t value_len = 0;
 };
 
-// A fetched record: views into librdkafka's buffer, valid until the owning Batch is cleared.
+// A fetched record: views into librdkafka's buffer, valid until the owning Batch is
+// cleared.
 struct Record {
   const std::string* topic = nullptr;
   int32_t partition = 0;
@@ -99,13 +101,14 @@ class RecordSource {
   // Topic names and partition counts (internal topics included; callers filter).
   virtual Result<std::map<std::string, int>> ListTopics(int timeout_ms) = 0;
   virtual Result<std::string> ClusterId(int timeout_ms) = 0;
-  virtual Result<Watermarks> QueryWatermarks(const TopicPartition& tp, int timeout_ms) = 0;
+  virtual Result<Watermarks> QueryWatermarks(const TopicPartition& tp,
+                                             int timeout_ms) = 0;
   // Replaces the assignment: every partition starts at the given offset.
   virtual Status Assign(const std::map<TopicPartition, int64_t>& start_offsets) = 0;
-  // Fetches up to max_records, waiting up to timeout_ms only while none has come. Partition
-  // errors are appended to `errors`; a client-wide failure returns an error with an empty
-  // batch (when records were taken before it, they are returned and the next Poll reports
-  // it).
+  // Fetches up to max_records, waiting up to timeout_ms only while none has come.
+  // Partition errors are appended to `errors`; a client-wide failure returns an error
+  // with an empty batch (when records were taken before it, they are returned and the
+  // next Poll reports it).
   virtual Status Poll(int timeout_ms, size_t max_records, Batch* batch,
                       std::vector<PartitionError>* errors) = 0;
   // The next position per assigned partition (-1 when unknown).
@@ -116,7 +119,8 @@ class Consumer : public RecordSource {
  public:
   // `props` are the user's librdkafka properties; Floe's own (isolation.level,
   // enable.auto.commit, auto.offset.reset, enable.partition.eof) are set on top.
-  static Result<std::unique_ptr<Consumer>> Make(const std::map<std::string, std::string>& props);
+  static Result<std::unique_ptr<Consumer>> Make(
+      const std::map<std::string, std::string>& props);
   ~Consumer() override;
 
   Result<std::map<std::string, int>> ListTopics(int timeout_ms) override;
@@ -140,7 +144,8 @@ class Consumer : public RecordSource {
   void* rk_;     // rd_kafka_t*
   void* queue_;  // rd_kafka_queue_t*: the consumer queue, read in batches
   std::vector<TopicPartition> assigned_;
-  std::map<std::string, std::unique_ptr<std::string>, std::less<>> topic_names_;  // stable
+  std::map<std::string, std::unique_ptr<std::string>, std::less<>>
+      topic_names_;  // stable
   std::vector<std::pair<const void*, const std::string*>> topic_by_handle_;
   Status pending_error_;  // returned by the next Poll
 };

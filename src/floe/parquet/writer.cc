@@ -466,7 +466,8 @@ Result<std::unique_ptr<DataFileWriter>> DataFileWriter::Open(
       ->dictionary_pagesize_limit(options.dictionary_page_bytes)
       // Iceberg spec "Parquet": decimal(P<=9) INT32, (P<=18) INT64.
       ->enable_store_decimal_as_integer();
-  for (const std::string& path : options.plain_columns) props_builder.disable_dictionary(path);
+  for (const std::string& path : options.plain_columns)
+    props_builder.disable_dictionary(path);
   auto props = props_builder.build();
   // Field ids need no option: the schema conversion copies each Arrow field's
   // PARQUET:field_id to the Thrift SchemaElement.field_id. No store_schema(): Iceberg

@@ -2,15 +2,16 @@
 //
 //   floe_parquet_writer_benchmark [--benchmark_filter=...]
 //
-// BM_WriteParquet/<rows>/<zstd level>: one RecordBatch of Kafka-like records of ~300 bytes
-// in Arrow memory (ids, timestamps, a decimal, low- and high-cardinality strings, and the
-// `_kafka` struct), written as one local file. Building the batch is not timed; Open + Write
-// + Close is. items/s counts rows, bytes/s counts Arrow input bytes; the counters give the
-// file's size relative to its Arrow input and its row groups.
+// BM_WriteParquet/<rows>/<zstd level>: one RecordBatch of Kafka-like records of ~300
+// bytes in Arrow memory (ids, timestamps, a decimal, low- and high-cardinality strings,
+// and the
+// `_kafka` struct), written as one local file. Building the batch is not timed; Open +
+// Write
+// + Close is. items/s counts rows, bytes/s counts Arrow input bytes; the counters give
+// the file's size relative to its Arrow input and its row groups.
 #include <arrow/api.h>
 #include <arrow/io/file.h>
 #include <arrow/util/byte_size.h>
-
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -171,13 +172,14 @@ void BM_WriteParquet(benchmark::State& state) {
   floe::parquet::DataFileWriter::Options options;
   options.zstd_level = static_cast<int>(state.range(1));
   const Input in = MakeInput(rows);
-  const std::string path = "/tmp/floe-parquet-bench-" + std::to_string(::getpid()) + ".parquet";
+  const std::string path =
+      "/tmp/floe-parquet-bench-" + std::to_string(::getpid()) + ".parquet";
   int64_t file_bytes = 0;
   size_t row_groups = 0;
   for (auto _ : state) {
     auto out = *::arrow::io::FileOutputStream::Open(path);
-    auto writer = floe::parquet::DataFileWriter::Open(out, "file://" + path, in.schema, in.ice,
-                                                      "{}", options);
+    auto writer = floe::parquet::DataFileWriter::Open(out, "file://" + path, in.schema,
+                                                      in.ice, "{}", options);
     CHECK_OK(writer.status());
     CHECK_OK((*writer)->Write(*in.batch));
     auto df = (*writer)->Close();
@@ -202,4 +204,3 @@ BENCHMARK(BM_WriteParquet)
 }  // namespace
 
 BENCHMARK_MAIN();
-

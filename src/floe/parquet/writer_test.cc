@@ -408,8 +408,10 @@ TEST(WriterEncodingTest, DictionaryLimitAndPlainColumns) {
   iceberg::Schema ice;
   ice.fields = {{1, "few", true, Type::Primitive(TypeId::kLong), {}},
                 {2, "many", true, Type::Primitive(TypeId::kLong), {}},
-                {3, "k", true, Type::Struct({{4, "offset", true,
-                                              Type::Primitive(TypeId::kLong), {}}}),
+                {3,
+                 "k",
+                 true,
+                 Type::Struct({{4, "offset", true, Type::Primitive(TypeId::kLong), {}}}),
                  {}}};
   auto offset_field = F("offset", ::arrow::int64(), false, 4);
   auto schema = ::arrow::schema({F("few", ::arrow::int64(), false, 1),
@@ -452,8 +454,9 @@ TEST(WriterEncodingTest, DictionaryLimitAndPlainColumns) {
   EXPECT_FALSE(md->RowGroup(0)->ColumnChunk(2)->has_dictionary_page());
   EXPECT_FALSE(has(2, ::parquet::Encoding::RLE_DICTIONARY));
 
-  auto reader = ::parquet::arrow::OpenFile(
-      std::make_shared<::arrow::io::BufferReader>(w.bytes), ::arrow::default_memory_pool());
+  auto reader =
+      ::parquet::arrow::OpenFile(std::make_shared<::arrow::io::BufferReader>(w.bytes),
+                                 ::arrow::default_memory_pool());
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   auto table = (*reader)->ReadTable();
   ASSERT_TRUE(table.ok()) << table.status().ToString();

@@ -3,15 +3,15 @@
 //   BM_EncodeManifest/N   a v2 manifest of N data-file entries encoded in memory
 //   BM_WriteManifest/N    the same, written put-if-absent to the local warehouse
 //   BM_Commit/N           one Committer::Commit of N new data files: the production path
-//                         (load the table, check the position fence, write manifest, manifest
-//                         list and metadata JSON, swap the SQLite catalog pointer). The table
-//                         starts with 200 commits of history, so each timed commit pays
-//                         for a steady-state table (manifest merging and snapshot expiry
-//                         included).
+//                         (load the table, check the position fence, write manifest,
+//                         manifest list and metadata JSON, swap the SQLite catalog
+//                         pointer). The table starts with 200 commits of history, so each
+//                         timed commit pays for a steady-state table (manifest merging
+//                         and snapshot expiry included).
 //
-// Entries carry the metrics Floe writes for W1 (bench/run.py): per-column sizes, value and
-// null counts and bounds on a 20-leaf schema. items/s counts data files; bytes/s counts the
-// manifest bytes produced. No assertions: benchmarks measure, tests check.
+// Entries carry the metrics Floe writes for W1 (bench/run.py): per-column sizes, value
+// and null counts and bounds on a 20-leaf schema. items/s counts data files; bytes/s
+// counts the manifest bytes produced. No assertions: benchmarks measure, tests check.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -59,24 +59,30 @@ iceberg::Schema W1Schema(int* last_column_id) {
     return NestedField{++id, name, required, Type::Primitive(t), {}};
   };
   std::vector<NestedField> fields = {
-      prim("order_id", TypeId::kLong),        prim("customer_id", TypeId::kLong),
-      prim("customer", TypeId::kString),      prim("email", TypeId::kString),
+      prim("order_id", TypeId::kLong),
+      prim("customer_id", TypeId::kLong),
+      prim("customer", TypeId::kString),
+      prim("email", TypeId::kString),
       prim("status", TypeId::kString),
       NestedField{++id, "amount", true, Type::Decimal(12, 2), {}},
-      prim("currency", TypeId::kString),      prim("created_at", TypeId::kTimestampTz),
-      prim("note", TypeId::kString, false),   prim("score", TypeId::kDouble),
+      prim("currency", TypeId::kString),
+      prim("created_at", TypeId::kTimestampTz),
+      prim("note", TypeId::kString, false),
+      prim("score", TypeId::kDouble),
   };
   int address_id = ++id;
-  std::vector<NestedField> address = {prim("street", TypeId::kString),
-                                      prim("city", TypeId::kString),
-                                      prim("zip", TypeId::kString),
-                                      prim("country", TypeId::kString)};
+  std::vector<NestedField> address = {
+      prim("street", TypeId::kString), prim("city", TypeId::kString),
+      prim("zip", TypeId::kString), prim("country", TypeId::kString)};
   fields.push_back(NestedField{address_id, "address", true, Type::Struct(address), {}});
   int items_id = ++id;
   int element_id = ++id;
-  fields.push_back(NestedField{items_id, "items", true,
-                               Type::List(element_id, true, Type::Primitive(TypeId::kString)),
-                               {}});
+  fields.push_back(
+      NestedField{items_id,
+                  "items",
+                  true,
+                  Type::List(element_id, true, Type::Primitive(TypeId::kString)),
+                  {}});
   *last_column_id = 0;
   return Check(schema::BuildTableSchema(fields, nullptr, last_column_id), "schema");
 }
@@ -125,9 +131,9 @@ void BM_EncodeManifest(benchmark::State& state) {
   iceberg::PartitionSpec spec;
   int64_t bytes = 0;
   for (auto _ : state) {
-    auto encoded = Check(iceberg::EncodeManifest(schema, spec, iceberg::ManifestContent::kData,
-                                                 entries),
-                         "encode");
+    auto encoded = Check(
+        iceberg::EncodeManifest(schema, spec, iceberg::ManifestContent::kData, entries),
+        "encode");
     bytes += static_cast<int64_t>(encoded.size());
     benchmark::DoNotOptimize(encoded);
   }
@@ -146,9 +152,10 @@ void BM_WriteManifest(benchmark::State& state) {
   int64_t n = 0;
   int64_t bytes = 0;
   for (auto _ : state) {
-    auto written = Check(iceberg::WriteManifest(*wh.io, base + std::to_string(n++) + ".avro",
-                                                schema, spec, 1, entries),
-                         "write manifest");
+    auto written =
+        Check(iceberg::WriteManifest(*wh.io, base + std::to_string(n++) + ".avro", schema,
+                                     spec, 1, entries),
+              "write manifest");
     bytes += written.manifest_length;
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
@@ -173,8 +180,10 @@ void BM_Commit(benchmark::State& state) {
   auto next = [&] {
     CommitRequest req;
     req.ident = ident;
-    for (int i = 0; i < files; ++i) req.files.push_back(MakeFile(table.location, n++, last));
-    req.expected["w1"][0] = position == 0 ? std::nullopt : std::optional<int64_t>(position);
+    for (int i = 0; i < files; ++i)
+      req.files.push_back(MakeFile(table.location, n++, last));
+    req.expected["w1"][0] =
+        position == 0 ? std::nullopt : std::optional<int64_t>(position);
     position += 250'000;
     req.new_positions["w1"][0] = position;
     req.cluster_id = "bench";
@@ -188,8 +197,8 @@ void BM_Commit(benchmark::State& state) {
     Check(committer.Commit(req), "commit");
   }
   state.SetItemsProcessed(state.iterations() * files);
-  state.counters["commits_per_s"] =
-      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["commits_per_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_Commit)->Arg(1)->Arg(16)->Unit(benchmark::kMillisecond);
 

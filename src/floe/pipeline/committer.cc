@@ -19,8 +19,8 @@ constexpr int kMaxConflictRetries = 20;
 }  // namespace
 
 // The table's current state, or nullopt when it does not exist.
-static Result<std::optional<catalog::LoadedTable>> LoadRaw(catalog::Catalog* catalog,
-                                                         const catalog::TableIdent& ident) {
+static Result<std::optional<catalog::LoadedTable>> LoadRaw(
+    catalog::Catalog* catalog, const catalog::TableIdent& ident) {
   auto loaded = catalog->LoadTable(ident);
   if (!loaded.ok()) {
     if (KindOf(loaded.status()) == ErrorKind::kNotFound) {
@@ -73,7 +73,8 @@ Result<TableState> Committer::CreateIfAbsent(const catalog::TableIdent& ident,
   return StateOf(created->metadata);
 }
 
-Status Committer::EnsureFormats(const catalog::TableIdent& ident, const std::string& formats) {
+Status Committer::EnsureFormats(const catalog::TableIdent& ident,
+                                const std::string& formats) {
   for (int attempt = 0; attempt < kMaxConflictRetries; ++attempt) {
     FLOE_ASSIGN_OR_RAISE(auto loaded, LoadRaw(catalog_, ident));
     if (!loaded) return Status::OK();
@@ -82,13 +83,15 @@ Status Committer::EnsureFormats(const catalog::TableIdent& ident, const std::str
     if (it != md.properties.end() && it->second == formats) return Status::OK();
     FLOE_LOG_INFO("table {}: formats now {}", ident.ToString(), formats);
     auto committed = catalog_->CommitTable(
-        catalog::TableCommit{ident,
-                             {iceberg::requirement::AssertTableUuid{md.table_uuid}},
-                             {iceberg::update::SetProperties{{{catalog::kFormatsProperty, formats}}}}},
+        catalog::TableCommit{
+            ident,
+            {iceberg::requirement::AssertTableUuid{md.table_uuid}},
+            {iceberg::update::SetProperties{{{catalog::kFormatsProperty, formats}}}}},
         catalog::Writer::kFloe);
     if (committed.ok()) return Status::OK();
     ErrorKind kind = KindOf(committed.status());
-    if (kind != ErrorKind::kConflict && kind != ErrorKind::kStateUnknown) return committed.status();
+    if (kind != ErrorKind::kConflict && kind != ErrorKind::kStateUnknown)
+      return committed.status();
   }
   return Retriable("setting floe.formats on " + ident.ToString() + " kept conflicting");
 }
@@ -98,23 +101,26 @@ Status Committer::Commit(const CommitRequest& req) {
   std::unique_ptr<iceberg::FastAppend> append;
   for (int attempt = 0; attempt < kMaxConflictRetries; ++attempt) {
     FLOE_ASSIGN_OR_RAISE(auto loaded, LoadRaw(catalog_, req.ident));
-    if (!loaded) return Status::Invalid("table ", req.ident.ToString(), " disappeared from the catalog");
+    if (!loaded)
+      return Status::Invalid("table ", req.ident.ToString(),
+                             " disappeared from the catalog");
     const iceberg::TableMetadata& base = loaded->metadata;
     Positions recorded = RecordedPositions(base).value_or(Positions{});
 
     // Already applied (a previous attempt's outcome was unknown but it landed)?
     if (append && append->IsCommittedIn(base)) return Status::OK();
-    // The fence (ARCHITECTURE.md §2): every partition must still be where this batch started.
+    // The fence (ARCHITECTURE.md §2): every partition must still be where this batch
+    // started.
     for (const auto& [topic, parts] : req.expected) {
       for (const auto& [p, want] : parts) {
         std::optional<int64_t> have;
         auto t = recorded.find(topic);
         if (t != recorded.end() && t->second.count(p)) have = t->second.at(p);
         if (have != want) {
-          return Conflict("position fence failed for " + req.ident.ToString() + ": " + topic +
-                          "/" + std::to_string(p) + " is at " +
-                          (have ? std::to_string(*have) : "none") + " but this batch starts at " +
-                          (want ? std::to_string(*want) : "none"));
+          return Conflict(
+              "position fence failed for " + req.ident.ToString() + ": " + topic + "/" +
+              std::to_string(p) + " is at " + (have ? std::to_string(*have) : "none") +
+              " but this batch starts at " + (want ? std::to_string(*want) : "none"));
         }
       }
     }
@@ -124,9 +130,10 @@ Status Committer::Commit(const CommitRequest& req) {
       for (const auto& [p, pos] : parts) merged[topic][p] = pos;
     }
     std::string offsets_json = PositionsToJson(merged);
-    std::map<std::string, std::string> floe_keys = {{kOffsetsKey, offsets_json},
-                                                    {kClusterIdKey, req.cluster_id},
-                                                    {kWriterKey, "floe/" FLOE_VERSION_STRING}};
+    std::map<std::string, std::string> floe_keys = {
+        {kOffsetsKey, offsets_json},
+        {kClusterIdKey, req.cluster_id},
+        {kWriterKey, "floe/" FLOE_VERSION_STRING}};
     std::vector<iceberg::TableUpdate> updates;
     std::vector<iceberg::TableRequirement> requirements;
     int64_t now = clock_();
@@ -141,13 +148,15 @@ Status Committer::Commit(const CommitRequest& req) {
       if (!append) {
         iceberg::FastAppendOptions opts;
         opts.summary = floe_keys;
-        FLOE_ASSIGN_OR_RAISE(append, iceberg::FastAppend::Make(io_, base, req.files, opts));
+        FLOE_ASSIGN_OR_RAISE(append,
+                             iceberg::FastAppend::Make(io_, base, req.files, opts));
         CrashPoint("after-manifest-write");
       }
       FLOE_ASSIGN_OR_RAISE(auto pending, append->Prepare(base, now));
       requirements = std::move(pending.requirements);
       updates = std::move(pending.updates);
-      // Positions move with the snapshot: summary (inside the pending snapshot) and property.
+      // Positions move with the snapshot: summary (inside the pending snapshot) and
+      // property.
       auto* add = std::get_if<iceberg::update::AddSnapshot>(&updates.front());
       if (add != nullptr) {
         for (const auto& [k, v] : floe_keys) add->snapshot.summary[k] = v;

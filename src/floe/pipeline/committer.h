@@ -1,7 +1,7 @@
 // Committer: the one commit path per table (ARCHITECTURE.md §1, §2). It loads a table's
-// current state, checks the position fence, writes the Iceberg snapshot and swaps the catalog
-// pointer with compare-and-swap, retrying on conflict and resolving unknown outcomes by
-// looking for its own positions.
+// current state, checks the position fence, writes the Iceberg snapshot and swaps the
+// catalog pointer with compare-and-swap, retrying on conflict and resolving unknown
+// outcomes by looking for its own positions.
 //
 // Threading: used by the pipeline thread only.
 #pragma once
@@ -27,13 +27,13 @@ namespace floe::pipeline {
 // What the pipeline needs to know about a table when it starts reading a topic.
 struct TableState {
   bool exists = false;
-  std::string location;               // file:///.../<table>-<uuid>
+  std::string location;                   // file:///.../<table>-<uuid>
   std::optional<iceberg::Schema> schema;  // current schema
   int last_column_id = 0;
   // Recorded positions: the property, else the newest ancestor's summary.
   std::optional<Positions> positions;
-  std::string cluster_id;             // floe.kafka.cluster-id, empty if never set
-  bool has_data_files = false;        // any snapshot at all
+  std::string cluster_id;       // floe.kafka.cluster-id, empty if never set
+  bool has_data_files = false;  // any snapshot at all
 };
 
 struct CommitRequest {
@@ -42,7 +42,7 @@ struct CommitRequest {
   // The fence: for each partition in this batch, the position the batch started at
   // (absent = the table must have no position for it).
   std::map<std::string, std::map<int32_t, std::optional<int64_t>>> expected;
-  Positions new_positions;             // positions after this batch (merged into the table's)
+  Positions new_positions;  // positions after this batch (merged into the table's)
   std::string cluster_id;
 };
 
@@ -54,17 +54,17 @@ class Committer {
   Committer(catalog::Catalog* catalog, storage::FileIO* io, Clock clock = {});
 
   Result<TableState> Load(const catalog::TableIdent& ident);
-  // Creates the table (namespace too) with this schema if it does not exist yet; returns the
-  // table's location either way.
-  // `formats`: the table property floe.formats ("iceberg", "iceberg,delta").
+  // Creates the table (namespace too) with this schema if it does not exist yet; returns
+  // the table's location either way. `formats`: the table property floe.formats
+  // ("iceberg", "iceberg,delta").
   Result<TableState> CreateIfAbsent(const catalog::TableIdent& ident,
                                     const iceberg::Schema& schema,
                                     const std::string& formats = "iceberg");
   // Sets the table property floe.formats to `formats` if it differs (formats switched in
   // the config). Goes through the same commit path.
   Status EnsureFormats(const catalog::TableIdent& ident, const std::string& formats);
-  // kConflict when the fence fails (another writer moved the positions): the batch must be
-  // discarded and the partitions re-read from the table's positions.
+  // kConflict when the fence fails (another writer moved the positions): the batch must
+  // be discarded and the partitions re-read from the table's positions.
   Status Commit(const CommitRequest& request);
 
  private:

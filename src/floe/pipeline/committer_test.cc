@@ -11,9 +11,9 @@
 #include "floe/catalog/pointer_store.h"
 #include "floe/common/util.h"
 #include "floe/delta/log.h"
-#include "floe/pipeline/delta_mirror.h"
 #include "floe/iceberg/manifest.h"
 #include "floe/iceberg/metadata_io.h"
+#include "floe/pipeline/delta_mirror.h"
 #include "floe/schema/table_schema.h"
 #include "floe/storage/file_io.h"
 
@@ -23,7 +23,8 @@ namespace {
 class CommitterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = std::filesystem::temp_directory_path() / ("floe-committer-" + std::to_string(::getpid()));
+    root_ = std::filesystem::temp_directory_path() /
+            ("floe-committer-" + std::to_string(::getpid()));
     std::filesystem::remove_all(root_);
     std::filesystem::create_directories(root_);
     store_ = *catalog::OpenSqliteStore((root_ / "catalog.db").string(), "floe");
@@ -31,8 +32,10 @@ class CommitterTest : public ::testing::Test {
     catalog_ = std::make_unique<catalog::Catalog>(store_.get(), io_.get(),
                                                   storage::PathToFileUri(root_.string()),
                                                   [this] { return now_; });
-    committer_ = std::make_unique<Committer>(catalog_.get(), io_.get(), [this] { return now_; });
-    iceberg::NestedField id{0, "id", true, iceberg::Type::Primitive(iceberg::TypeId::kLong), {}};
+    committer_ =
+        std::make_unique<Committer>(catalog_.get(), io_.get(), [this] { return now_; });
+    iceberg::NestedField id{
+        0, "id", true, iceberg::Type::Primitive(iceberg::TypeId::kLong), {}};
     int last = 0;
     schema_ = *schema::BuildTableSchema({id}, nullptr, &last);
   }
@@ -145,8 +148,8 @@ TEST_F(CommitterTest, PositionsSurviveWhenThePropertyIsGone) {
   // Another writer removes the property: the newest ancestor's summary still has them.
   std::string loc;
   auto md = Current(&loc);
-  auto next = *iceberg::UpdateTable(*io_, &md, loc, {},
-                                    {iceberg::update::RemoveProperties{{kOffsetsKey}}}, now_);
+  auto next = *iceberg::UpdateTable(
+      *io_, &md, loc, {}, {iceberg::update::RemoveProperties{{kOffsetsKey}}}, now_);
   ASSERT_TRUE(store_->Swap(ident_, loc, next.metadata_location).ok());
   auto reloaded = *committer_->Load(ident_);
   ASSERT_TRUE(reloaded.positions.has_value());
@@ -165,9 +168,9 @@ TEST_F(CommitterTest, PositionOnlyCommitWhenEveryRecordWasSkipped) {
   EXPECT_EQ(committer_->Load(ident_)->positions->at("t").at(0), 5);
 }
 
-// DeltaMirror over the same commits: version 0 with the files so far, then one Delta version
-// per Floe snapshot it missed (a crash between the commits), a txn-only version for
-// positions that moved without a snapshot, and nothing when already in step.
+// DeltaMirror over the same commits: version 0 with the files so far, then one Delta
+// version per Floe snapshot it missed (a crash between the commits), a txn-only version
+// for positions that moved without a snapshot, and nothing when already in step.
 TEST_F(CommitterTest, DeltaMirrorReplaysMissedSnapshotsInOrder) {
   auto state = *committer_->CreateIfAbsent(ident_, schema_, "iceberg,delta");
   DeltaMirror mirror(catalog_.get(), io_.get(), [this] { return now_; });

@@ -17,10 +17,11 @@ constexpr int kMaxConflictRetries = 5;
 // Delta's default delta.logRetentionDuration (30 days).
 constexpr int64_t kLogRetentionMs = int64_t{30} * 24 * 3600 * 1000;
 
-// Data files an Iceberg snapshot added (entries ADDED by it), or every live data file of it.
+// Data files an Iceberg snapshot added (entries ADDED by it), or every live data file of
+// it.
 Result<std::vector<iceberg::DataFile>> SnapshotFiles(storage::FileIO& io,
-                                                    const iceberg::Snapshot& s,
-                                                    bool only_added) {
+                                                     const iceberg::Snapshot& s,
+                                                     bool only_added) {
   std::vector<iceberg::DataFile> out;
   FLOE_ASSIGN_OR_RAISE(auto manifests, iceberg::ReadManifestList(io, s.manifest_list));
   for (const auto& m : manifests) {
@@ -74,7 +75,8 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
   auto cit = cache_.find(md.location);
   if (cit == cache_.end() || cit->second.table_uuid != md.table_uuid) {
     FLOE_ASSIGN_OR_RAISE(auto snap, log.ReadSnapshot());
-    cit = cache_.insert_or_assign(md.location, Cached{md.table_uuid, std::move(snap)}).first;
+    cit = cache_.insert_or_assign(md.location, Cached{md.table_uuid, std::move(snap)})
+              .first;
   }
   delta::Snapshot& snap = cit->second.snapshot;
   const int64_t now = clock_();
@@ -107,24 +109,26 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     return Status::OK();
   };
   auto commit = [&](std::vector<delta::Action> actions, int64_t snapshot_id) -> Status {
-    actions.insert(actions.begin(),
-                   delta::MakeCommitInfo("STREAMING UPDATE",
-                                         {{"outputMode", "Append"},
-                                          {"icebergSnapshotId", std::to_string(snapshot_id)}},
-                                         engine, now));
+    actions.insert(
+        actions.begin(),
+        delta::MakeCommitInfo("STREAMING UPDATE",
+                              {{"outputMode", "Append"},
+                               {"icebergSnapshotId", std::to_string(snapshot_id)}},
+                              engine, now));
     CrashPoint("before-delta-commit");
     FLOE_ASSIGN_OR_RAISE(int64_t v, log.CommitNext(&snap, actions, now));
     if (log.CheckpointDue(v)) {
       // Bounded log (ARCHITECTURE.md §3): files a checkpoint covers, once past Delta's
-      // default log retention. Best effort: a failure leaves files for the next checkpoint.
+      // default log retention. Best effort: a failure leaves files for the next
+      // checkpoint.
       auto cleaned = log.Cleanup(kLogRetentionMs, now);
       if (!cleaned.ok()) {
         FLOE_LOG_WARN("delta log of {}: cleanup failed: {}", ident.ToString(),
                       cleaned.status().message());
       }
     }
-    FLOE_LOG_DEBUG("delta log of {}: version {} for Iceberg snapshot {}", ident.ToString(), v,
-                   snapshot_id);
+    FLOE_LOG_DEBUG("delta log of {}: version {} for Iceberg snapshot {}",
+                   ident.ToString(), v, snapshot_id);
     return Status::OK();
   };
 
@@ -140,7 +144,8 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     FLOE_RETURN_NOT_OK(adds_for(files, actions));
     for (auto& t : txns_for(table_positions)) actions.push_back(std::move(t));
     FLOE_RETURN_NOT_OK(commit(std::move(actions), current->snapshot_id));
-    FLOE_LOG_INFO("delta log of {}: created with {} files", ident.ToString(), files.size());
+    FLOE_LOG_INFO("delta log of {}: created with {} files", ident.ToString(),
+                  files.size());
     return snap.version;
   }
 
@@ -182,9 +187,10 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
        s = s->parent_snapshot_id ? md.SnapshotById(*s->parent_snapshot_id) : nullptr) {
     auto positions = SnapshotPositions(*s);
     if (!positions) {
-      FLOE_LOG_WARN("delta log of {}: Iceberg snapshot {} was not written by Floe; its files "
-                    "are mirrored with the next Floe snapshot",
-                    ident.ToString(), s->snapshot_id);
+      FLOE_LOG_WARN(
+          "delta log of {}: Iceberg snapshot {} was not written by Floe; its files "
+          "are mirrored with the next Floe snapshot",
+          ident.ToString(), s->snapshot_id);
       continue;
     }
     if (covered(*positions)) {
@@ -196,7 +202,8 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
 
   if (!pending.empty() && !reached_covered) {
     // The history back to Delta's positions was expired: one version with every live file
-    // Delta lacks (still no gap and no duplicate; only the per-snapshot versions are lost).
+    // Delta lacks (still no gap and no duplicate; only the per-snapshot versions are
+    // lost).
     std::vector<delta::Action> actions = std::move(schema_actions);
     FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, *current, /*only_added=*/false));
     FLOE_RETURN_NOT_OK(adds_for(files, actions));

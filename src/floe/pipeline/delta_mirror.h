@@ -1,13 +1,13 @@
-// DeltaMirror: keeps a table's Delta log in step with its Iceberg metadata (ARCHITECTURE.md
-// §2 "Both formats"). Iceberg is primary: the Committer commits Iceberg first; Sync then
-// writes Delta versions for the same Parquet files with the same positions, one Delta
-// version per Floe snapshot not yet in Delta, in order. The same Sync repairs a crash
-// between the Iceberg commit and the Delta entry on restart.
+// DeltaMirror: keeps a table's Delta log in step with its Iceberg metadata
+// (ARCHITECTURE.md §2 "Both formats"). Iceberg is primary: the Committer commits Iceberg
+// first; Sync then writes Delta versions for the same Parquet files with the same
+// positions, one Delta version per Floe snapshot not yet in Delta, in order. The same
+// Sync repairs a crash between the Iceberg commit and the Delta entry on restart.
 //
-// How Delta's state is compared: each Delta version carries one `txn` per Kafka partition,
-// appId `floe:<table-uuid>:<topic>:<partition>`, version = the position after the batch.
-// A Floe snapshot is in Delta when every position in its `floe.kafka.offsets` summary is at
-// or below Delta's txn for that partition.
+// How Delta's state is compared: each Delta version carries one `txn` per Kafka
+// partition, appId `floe:<table-uuid>:<topic>:<partition>`, version = the position after
+// the batch. A Floe snapshot is in Delta when every position in its `floe.kafka.offsets`
+// summary is at or below Delta's txn for that partition.
 //
 // Threading: used by the pipeline thread only.
 #pragma once
@@ -38,7 +38,8 @@ class DeltaMirror {
   DeltaMirror(catalog::Catalog* catalog, storage::FileIO* io, Clock clock = {});
 
   // Brings the Delta log of `ident` up to the Iceberg table's current state. A table with
-  // no snapshot yet has no Delta log either. Returns the Delta version reached (-1: none).
+  // no snapshot yet has no Delta log either. Returns the Delta version reached (-1:
+  // none).
   Result<int64_t> Sync(const catalog::TableIdent& ident);
 
  private:

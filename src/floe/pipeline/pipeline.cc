@@ -28,7 +28,9 @@ Clock WithDefaults(Clock c) {
   if (!c.monotonic_ms) c.monotonic_ms = [] { return MonotonicMs(); };
   if (!c.wall_ms) c.wall_ms = [] { return NowMs(); };
   if (!c.sleep_ms) {
-    c.sleep_ms = [](int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+    c.sleep_ms = [](int64_t ms) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    };
   }
   return c;
 }
@@ -132,7 +134,6 @@ class PipelineImpl : public Pipeline {
     }
   }
 
-
   Status Discover() {
     FLOE_ASSIGN_OR_RAISE(auto topics, source_->ListTopics(kMetadataTimeoutMs));
     FLOE_ASSIGN_OR_RAISE(cluster_id_, source_->ClusterId(kMetadataTimeoutMs));
@@ -155,8 +156,8 @@ class PipelineImpl : public Pipeline {
       }
       // The count is kept only once every partition has its position: a topic whose
       // partitions could not all be loaded (a new topic's partition without a leader yet)
-      // is tried again by the next discovery instead of being taken as done. The partitions
-      // already loaded are assigned meanwhile.
+      // is tried again by the next discovery instead of being taken as done. The
+      // partitions already loaded are assigned meanwhile.
       const int previous = it->second.partition_count;
       it->second.partition_count = count;
       Status st = LoadPositions(name, it->second);
@@ -170,25 +171,31 @@ class PipelineImpl : public Pipeline {
     return first_error;
   }
 
-  // Seeks every partition of the topic to the table's recorded position (ARCHITECTURE.md §2).
+  // Seeks every partition of the topic to the table's recorded position (ARCHITECTURE.md
+  // §2).
   Status LoadPositions(const std::string& topic, TopicState& ts) {
     if (ts.suspended) return Status::OK();
     FLOE_ASSIGN_OR_RAISE(ts.table, committer_.Load(ts.ident));
-    if (ts.table.exists && !ts.table.cluster_id.empty() && ts.table.cluster_id != cluster_id_) {
-      return SuspendTopic(topic, ts, "table " + ts.ident.ToString() + " was written from Kafka cluster " +
-                                         ts.table.cluster_id + " but the broker is cluster " +
-                                         cluster_id_ + "; positions do not apply");
+    if (ts.table.exists && !ts.table.cluster_id.empty() &&
+        ts.table.cluster_id != cluster_id_) {
+      return SuspendTopic(topic, ts,
+                          "table " + ts.ident.ToString() +
+                              " was written from Kafka cluster " + ts.table.cluster_id +
+                              " but the broker is cluster " + cluster_id_ +
+                              "; positions do not apply");
     }
     if (ts.table.exists) {
-      FLOE_RETURN_NOT_OK(committer_.EnsureFormats(ts.ident, FormatsProperty(ts.settings)));
+      FLOE_RETURN_NOT_OK(
+          committer_.EnsureFormats(ts.ident, FormatsProperty(ts.settings)));
       // Recovery (ARCHITECTURE.md §2): Floe snapshots committed to Iceberg but not yet to
       // Delta (a crash in between) are replayed into Delta before reading on.
       if (WantsDelta(ts.settings)) SyncDelta(ts);
     }
     if (ts.table.exists && ts.table.has_data_files && !ts.table.positions) {
-      return SuspendTopic(topic, ts, "offsets lost: table " + ts.ident.ToString() +
-                                         " holds data but no floe.kafka.offsets; Floe will not "
-                                         "restart it from the beginning on its own");
+      return SuspendTopic(topic, ts,
+                          "offsets lost: table " + ts.ident.ToString() +
+                              " holds data but no floe.kafka.offsets; Floe will not "
+                              "restart it from the beginning on its own");
     }
     const std::map<int32_t, int64_t>* recorded = nullptr;
     if (ts.table.positions) {
@@ -197,22 +204,25 @@ class PipelineImpl : public Pipeline {
     }
     for (int32_t p = 0; p < ts.partition_count; ++p) {
       if (ts.partitions.count(p)) continue;
-      FLOE_ASSIGN_OR_RAISE(auto wm, source_->QueryWatermarks({topic, p}, kMetadataTimeoutMs));
+      FLOE_ASSIGN_OR_RAISE(auto wm,
+                           source_->QueryWatermarks({topic, p}, kMetadataTimeoutMs));
       PartitionState ps;
       auto rit = recorded ? recorded->find(p) : decltype(recorded->end()){};
       if (recorded && rit != recorded->end()) {
         ps.start = rit->second;
         ps.start_recorded = true;
         if (ps.start < wm.low || ps.start > wm.high) {
-          return SuspendTopic(topic, ts,
-                              "recorded position " + std::to_string(ps.start) + " of partition " +
-                                  std::to_string(p) + " is outside the log [" +
-                                  std::to_string(wm.low) + ", " + std::to_string(wm.high) +
-                                  "] (log start, high watermark): retention or a topic reset "
-                                  "removed records Floe has not ingested; not resetting silently");
+          return SuspendTopic(
+              topic, ts,
+              "recorded position " + std::to_string(ps.start) + " of partition " +
+                  std::to_string(p) + " is outside the log [" + std::to_string(wm.low) +
+                  ", " + std::to_string(wm.high) +
+                  "] (log start, high watermark): retention or a topic reset "
+                  "removed records Floe has not ingested; not resetting silently");
         }
       } else {
-        ps.start = wm.low;  // a new table (or partition) starts at the beginning of the log
+        ps.start =
+            wm.low;  // a new table (or partition) starts at the beginning of the log
       }
       ts.partitions[p] = ps;
     }
@@ -230,7 +240,8 @@ class PipelineImpl : public Pipeline {
     return source_->Assign(assignment);
   }
 
-  Status SuspendTopic(const std::string& topic, TopicState& ts, const std::string& reason) {
+  Status SuspendTopic(const std::string& topic, TopicState& ts,
+                      const std::string& reason) {
     ts.suspended = true;
     ts.suspend_reason = reason;
     FLOE_LOG_ERROR("topic {} suspended: {}", topic, reason);
@@ -245,12 +256,14 @@ class PipelineImpl : public Pipeline {
     }
     if (e.out_of_range) {
       auto wm = source_->QueryWatermarks(e.tp, kMetadataTimeoutMs);
-      std::string range = wm.ok() ? "[" + std::to_string(wm->low) + ", " + std::to_string(wm->high) + "]"
-                                  : "(unknown)";
+      std::string range =
+          wm.ok() ? "[" + std::to_string(wm->low) + ", " + std::to_string(wm->high) + "]"
+                  : "(unknown)";
       (void)SuspendTopic(e.tp.topic, it->second,
                          "position " + std::to_string(e.offset) + " of partition " +
-                             std::to_string(e.tp.partition) + " is out of range; the log is " +
-                             range + " (log start, high watermark): " + e.message);
+                             std::to_string(e.tp.partition) +
+                             " is out of range; the log is " + range +
+                             " (log start, high watermark): " + e.message);
       (void)Reassign();
       return;
     }
@@ -265,19 +278,22 @@ class PipelineImpl : public Pipeline {
     if (pit == ts.partitions.end()) return Status::OK();
     PartitionState& ps = pit->second;
     int64_t expected = ps.ReadPosition();
-    if (r.offset < expected) return Status::OK();  // already covered (stale fetch after reassign)
+    if (r.offset < expected)
+      return Status::OK();  // already covered (stale fetch after reassign)
 
-    // value.format json: a record its schema rejects makes Floe look for a newer version of
-    // the subject once before the record counts as invalid.
+    // value.format json: a record its schema rejects makes Floe look for a newer version
+    // of the subject once before the record counts as invalid.
     for (bool rechecked = false;; rechecked = true) {
       RowPlan plan;
       // Schemas come from the registry and the first one creates the table: both may meet
       // an outage, retried until it ends (or Floe stops).
-      Status st = WithRetry(stop, "schema registry", [&] { return resolver_.Plan(ts, r, &plan); });
+      Status st = WithRetry(stop, "schema registry",
+                            [&] { return resolver_.Plan(ts, r, &plan); });
       registry_outage_ = false;
       if (!st.ok()) {
         ErrorKind kind = KindOf(st);
-        if (kind == ErrorKind::kInvalidRecord || kind == ErrorKind::kNotFound) return Invalid(ts, r, st);
+        if (kind == ErrorKind::kInvalidRecord || kind == ErrorKind::kNotFound)
+          return Invalid(ts, r, st);
         if (kind == ErrorKind::kSuspend) {
           FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, stop, /*batch_done=*/false));
           return SuspendTopic(*r.topic, ts, Where(r) + ": " + st.message());
@@ -288,8 +304,8 @@ class PipelineImpl : public Pipeline {
         }
         return st;
       }
-      // A value that fails to decode leaves nothing appended (its decoder sees to it); the
-      // key was validated by Plan.
+      // A value that fails to decode leaves nothing appended (its decoder sees to it);
+      // the key was validated by Plan.
       st = ts.writer->AppendRow(
           [&](::arrow::ArrayBuilder* const* columns) {
             return resolver_.Fill(ts, r, plan, columns);
@@ -323,8 +339,6 @@ class PipelineImpl : public Pipeline {
     return Reassign();
   }
 
-
-
   Status CommitDue(std::atomic<bool>& stop, bool force) {
     int64_t now = clock_.monotonic_ms();
     for (auto& [topic, ts] : topics_) {
@@ -335,9 +349,9 @@ class PipelineImpl : public Pipeline {
     return Status::OK();
   }
 
-  // `batch_done`: every record fetched so far was processed, so the consumer's position (which
-  // moves past transaction markers and aborted records) may end the batch (ARCHITECTURE.md §2:
-  // b = last delivered + 1, or the consumer position if larger).
+  // `batch_done`: every record fetched so far was processed, so the consumer's position
+  // (which moves past transaction markers and aborted records) may end the batch
+  // (ARCHITECTURE.md §2: b = last delivered + 1, or the consumer position if larger).
   Status CommitTopic(const std::string& topic, TopicState& ts, std::atomic<bool>& stop,
                      bool batch_done) {
     ts.last_commit_ms = clock_.monotonic_ms();
@@ -356,7 +370,8 @@ class PipelineImpl : public Pipeline {
     bool any = false;
     for (auto& [p, ps] : ts.partitions) any |= ps.next >= 0;
     if (!any) return Status::OK();
-    if (!ts.writer && !ts.table.exists) return Status::OK();  // nothing to record positions in
+    if (!ts.writer && !ts.table.exists)
+      return Status::OK();  // nothing to record positions in
     CommitRequest req;
     req.ident = ts.ident;
     req.cluster_id = cluster_id_;
@@ -367,7 +382,8 @@ class PipelineImpl : public Pipeline {
     for (const auto& f : req.files) records += f.record_count;
     for (auto& [p, ps] : ts.partitions) {
       if (ps.next < 0) continue;
-      req.expected[topic][p] = ps.start_recorded ? std::optional<int64_t>(ps.start) : std::nullopt;
+      req.expected[topic][p] =
+          ps.start_recorded ? std::optional<int64_t>(ps.start) : std::nullopt;
       req.new_positions[topic][p] = ps.next;
     }
     Status st = WithRetry(stop, "commit", [&] { return committer_.Commit(req); });
@@ -375,7 +391,8 @@ class PipelineImpl : public Pipeline {
       if (KindOf(st) == ErrorKind::kConflict) {
         // Fenced: another writer advanced this table's positions. Our files are not
         // referenced; re-read from the table's positions.
-        FLOE_LOG_WARN("table {}: {}; re-reading from the table's positions", ts.ident.ToString(), st.message());
+        FLOE_LOG_WARN("table {}: {}; re-reading from the table's positions",
+                      ts.ident.ToString(), st.message());
         for (const auto& f : req.files) (void)io_->Delete(f.file_path);
         ts.ResetForReread();
         FLOE_RETURN_NOT_OK(LoadPositions(topic, ts));
@@ -391,7 +408,8 @@ class PipelineImpl : public Pipeline {
     }
     ts.committed_records += records;
     if (WantsDelta(ts.settings)) SyncDelta(ts);
-    FLOE_LOG_DEBUG("table {}: committed {} records in {} files", ts.ident.ToString(), records, req.files.size());
+    FLOE_LOG_DEBUG("table {}: committed {} records in {} files", ts.ident.ToString(),
+                   records, req.files.size());
     return Status::OK();
   }
 
@@ -400,9 +418,10 @@ class PipelineImpl : public Pipeline {
   void SyncDelta(TopicState& ts) {
     auto version = delta_.Sync(ts.ident);
     if (!version.ok()) {
-      FLOE_LOG_WARN("table {}: Delta log not updated yet ({}); it catches up at the next "
-                    "commit",
-                    ts.ident.ToString(), version.status().message());
+      FLOE_LOG_WARN(
+          "table {}: Delta log not updated yet ({}); it catches up at the next "
+          "commit",
+          ts.ident.ToString(), version.status().message());
     }
   }
 
@@ -435,9 +454,10 @@ class PipelineImpl : public Pipeline {
         FLOE_LOG_WARN("topic {}: SUSPENDED: {}", topic, ts.suspend_reason);
         continue;
       }
-      FLOE_LOG_INFO("topic {} → {}: {} records committed this run, {} buffered, {} skipped", topic,
-                    ts.ident.ToString(), ts.committed_records,
-                    ts.writer ? ts.writer->buffered_rows() : 0, ts.skipped);
+      FLOE_LOG_INFO(
+          "topic {} → {}: {} records committed this run, {} buffered, {} skipped", topic,
+          ts.ident.ToString(), ts.committed_records,
+          ts.writer ? ts.writer->buffered_rows() : 0, ts.skipped);
     }
   }
 

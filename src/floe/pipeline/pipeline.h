@@ -1,7 +1,7 @@
 // Pipeline: fetch → decode → table writer → committer, for every enabled topic
 // (ARCHITECTURE.md §1). One thread runs the loop: poll → route → append → commit. Kafka,
-// the registry, the catalog, storage and time are collaborators passed in as interfaces, so
-// the loop runs as well over a broker as over the scripted fakes of the unit tests.
+// the registry, the catalog, storage and time are collaborators passed in as interfaces,
+// so the loop runs as well over a broker as over the scripted fakes of the unit tests.
 #pragma once
 
 #include <atomic>
@@ -29,20 +29,20 @@ class FileIO;
 
 namespace floe::pipeline {
 
-// Time as the pipeline sees it. Empty members take the system's (monotonic and wall clock,
-// this_thread::sleep_for); tests make sleeping advance a fake clock.
+// Time as the pipeline sees it. Empty members take the system's (monotonic and wall
+// clock, this_thread::sleep_for); tests make sleeping advance a fake clock.
 struct Clock {
-  std::function<int64_t()> monotonic_ms;      // commit intervals, backoff, rediscovery
-  std::function<int64_t()> wall_ms;           // snapshot and Delta commit timestamps
-  std::function<void(int64_t)> sleep_ms;      // backoff between retries
+  std::function<int64_t()> monotonic_ms;  // commit intervals, backoff, rediscovery
+  std::function<int64_t()> wall_ms;       // snapshot and Delta commit timestamps
+  std::function<void(int64_t)> sleep_ms;  // backoff between retries
 };
 
 // What the pipeline works with; every pointer must outlive it.
 struct Collaborators {
-  kafka::RecordSource* source = nullptr;     // Kafka (kafka::Consumer)
-  registry::SchemaSource* schemas = nullptr; // the Schema Registry (registry client)
-  catalog::Catalog* catalog = nullptr;       // commits (shared with the REST server)
-  storage::FileIO* io = nullptr;             // data files, metadata, the Delta log
+  kafka::RecordSource* source = nullptr;      // Kafka (kafka::Consumer)
+  registry::SchemaSource* schemas = nullptr;  // the Schema Registry (registry client)
+  catalog::Catalog* catalog = nullptr;        // commits (shared with the REST server)
+  storage::FileIO* io = nullptr;              // data files, metadata, the Delta log
   Clock clock;
 };
 
@@ -51,7 +51,7 @@ struct TopicStatus {
   std::string topic;
   std::string table;  // "namespace.table"
   bool suspended = false;
-  std::string reason;  // why it is suspended
+  std::string reason;             // why it is suspended
   int64_t committed_records = 0;  // this run
   int64_t buffered_records = 0;
   int64_t skipped_records = 0;
@@ -64,8 +64,8 @@ class Pipeline {
   virtual ~Pipeline() = default;
 
   // Runs until `stop` becomes true, then flushes and commits every table and returns OK.
-  // Returns an error only for failures that need an operator (e.g. an invalid config found
-  // at run time); record-level problems suspend or skip per topic.
+  // Returns an error only for failures that need an operator (e.g. an invalid config
+  // found at run time); record-level problems suspend or skip per topic.
   Status Run(std::atomic<bool>& stop);
 
   // Run's parts, for callers that drive the loop themselves (unit tests):

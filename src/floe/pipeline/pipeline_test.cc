@@ -28,13 +28,15 @@ constexpr char kSkipTopic[] =
 
 class PipelineTest : public ::testing::Test {
  protected:
-  void Make(const std::string& yaml, const std::string& topic = "orders", int partitions = 1) {
+  void Make(const std::string& yaml, const std::string& topic = "orders",
+            int partitions = 1) {
     h_ = std::make_unique<Harness>(yaml);
     h_->kafka.AddTopic(topic, partitions);
     schema_id_ = h_->registry.Register(topic + "-value", testing::AvroSchemaText());
   }
   // Produces ids [first, first + n) on the partition; returns the last offset.
-  int64_t Produce(int32_t partition, int64_t first, int n, const std::string& topic = "orders") {
+  int64_t Produce(int32_t partition, int64_t first, int n,
+                  const std::string& topic = "orders") {
     int64_t last = -1;
     for (int64_t id = first; id < first + n; ++id) {
       ScriptedSource::Message m;
@@ -43,7 +45,8 @@ class PipelineTest : public ::testing::Test {
     }
     return last;
   }
-  int64_t ProduceRaw(int32_t partition, std::string value, const std::string& topic = "orders") {
+  int64_t ProduceRaw(int32_t partition, std::string value,
+                     const std::string& topic = "orders") {
     ScriptedSource::Message m;
     m.value = std::move(value);
     return h_->kafka.Produce(topic, partition, std::move(m));
@@ -132,7 +135,8 @@ TEST_F(PipelineTest, RestartResumesFromTheRecordedPositions) {
   ASSERT_TRUE(h_->Restart().ok());
   Produce(0, 10, 5);
   ASSERT_TRUE(h_->Start().ok());
-  EXPECT_EQ(h_->kafka.assignment().at({"orders", 0}), 10);  // sought to the table's position
+  EXPECT_EQ(h_->kafka.assignment().at({"orders", 0}),
+            10);  // sought to the table's position
   ASSERT_TRUE(Committed(5));
   EXPECT_EQ(Ids(), Range(0, 15));
   EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 15}}}}));
@@ -205,9 +209,10 @@ TEST_F(PipelineTest, RegistryOutageIsRetriedNeverSkipped) {
 }
 
 TEST_F(PipelineTest, AMissingJsonSubjectSuspendsInsteadOfSkipping) {
-  Make("topics: [{name: events, value.format: json, on.invalid.record: skip}]\n"
-       "defaults: {commit.interval.ms: 1000}\n",
-       "events");
+  Make(
+      "topics: [{name: events, value.format: json, on.invalid.record: skip}]\n"
+      "defaults: {commit.interval.ms: 1000}\n",
+      "events");
   ProduceRaw(0, R"({"id": 1})", "events");
   ASSERT_TRUE(h_->Start().ok());
   ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("events").suspended; }));
@@ -219,7 +224,8 @@ TEST_F(PipelineTest, AMissingJsonSubjectSuspendsInsteadOfSkipping) {
 TEST_F(PipelineTest, ASchemaThatAddsColumnsSuspendsUntilEvolutionExists) {
   Make(kOneTopic);
   Produce(0, 0, 3);
-  const int wider = h_->registry.Register("orders-value", testing::AvroSchemaWithExtraText());
+  const int wider =
+      h_->registry.Register("orders-value", testing::AvroSchemaWithExtraText());
   ProduceRaw(0, testing::FramedAvroWithExtra(wider, 3, "x"));
   ASSERT_TRUE(h_->Start().ok());
   ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").suspended; }));
@@ -227,7 +233,8 @@ TEST_F(PipelineTest, ASchemaThatAddsColumnsSuspendsUntilEvolutionExists) {
   EXPECT_NE(h_->Topic("orders").reason.find("adds columns"), std::string::npos);
 }
 
-// --- commits that fail, by error kind ------------------------------------------------------
+// --- commits that fail, by error kind
+// ------------------------------------------------------
 
 TEST_F(PipelineTest, RetriableMetadataWriteIsRetried) {
   Make(kOneTopic);
@@ -253,7 +260,8 @@ TEST_F(PipelineTest, UnknownCommitOutcomeThatDidNotApplyIsRetried) {
   Make(kOneTopic);
   Produce(0, 0, 5);
   ASSERT_TRUE(h_->Start().ok());
-  h_->store.FailSwaps(1, StateUnknown("connection reset during commit"), /*applied=*/false);
+  h_->store.FailSwaps(1, StateUnknown("connection reset during commit"),
+                      /*applied=*/false);
   ASSERT_TRUE(Committed(5));
   EXPECT_EQ(Ids(), Range(0, 5));
   EXPECT_EQ(h_->Metadata("orders")->snapshots.size(), 1u);
@@ -332,7 +340,8 @@ TEST_F(PipelineTest, AFailedFenceDiscardsTheBatchAndRereadsFromTheTable) {
   EXPECT_EQ(Rows().size(), 12u);
 }
 
-// --- positions that do not fit the log suspend the topic ---------------------------------
+// --- positions that do not fit the log suspend the topic
+// ---------------------------------
 
 TEST_F(PipelineTest, APositionBelowTheLogStartSuspendsWithTheNumbers) {
   Make(kOneTopic);
@@ -345,8 +354,9 @@ TEST_F(PipelineTest, APositionBelowTheLogStartSuspendsWithTheNumbers) {
   ASSERT_TRUE(h_->Start().ok());
   auto t = h_->Topic("orders");
   EXPECT_TRUE(t.suspended);
-  EXPECT_NE(t.reason.find("recorded position 10 of partition 0 is outside the log [20, 30]"),
-            std::string::npos)
+  EXPECT_NE(
+      t.reason.find("recorded position 10 of partition 0 is outside the log [20, 30]"),
+      std::string::npos)
       << t.reason;
   EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 10}}}}));  // never reset silently
 }
@@ -383,13 +393,15 @@ TEST_F(PipelineTest, AnOutOfRangePositionWhileReadingSuspends) {
   ASSERT_TRUE(h_->Start().ok());
   ASSERT_TRUE(Committed(3));
   Produce(0, 3, 10);
-  h_->kafka.SetLogStart("orders", 0, 8);  // the records at 3.. are gone before Floe read them
+  h_->kafka.SetLogStart("orders", 0,
+                        8);  // the records at 3.. are gone before Floe read them
   ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").suspended; }));
   EXPECT_NE(h_->Topic("orders").reason.find("out of range"), std::string::npos);
   EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 3}}}}));
 }
 
-// --- discovery, formats, keys -------------------------------------------------------------
+// --- discovery, formats, keys
+// -------------------------------------------------------------
 
 TEST_F(PipelineTest, ANewPartitionIsReadFromItsLogStart) {
   Make(kOneTopic);
@@ -415,9 +427,10 @@ TEST_F(PipelineTest, TopicsOutsideTheConfigAreNotRead) {
 }
 
 TEST_F(PipelineTest, BinaryValuesAndStringKeysMakeTheirColumns) {
-  Make("topics: [{name: raw, value.format: binary, key.format: string}]\n"
-       "defaults: {commit.interval.ms: 1000}\n",
-       "raw");
+  Make(
+      "topics: [{name: raw, value.format: binary, key.format: string}]\n"
+      "defaults: {commit.interval.ms: 1000}\n",
+      "raw");
   ScriptedSource::Message m;
   m.key = "k1";
   m.value = std::string("\x00\x01\xff", 3);
@@ -435,8 +448,9 @@ TEST_F(PipelineTest, BinaryValuesAndStringKeysMakeTheirColumns) {
 }
 
 TEST_F(PipelineTest, AnInvalidStringKeyIsAnInvalidRecordAndLeavesNoPartialRow) {
-  Make("topics: [{name: orders, key.format: string, on.invalid.record: skip}]\n"
-       "defaults: {commit.interval.ms: 1000}\n");
+  Make(
+      "topics: [{name: orders, key.format: string, on.invalid.record: skip}]\n"
+      "defaults: {commit.interval.ms: 1000}\n");
   ScriptedSource::Message m;
   m.key = std::string("\xc3\x28", 2);  // not UTF-8
   m.value = FramedAvro(schema_id_, 1, "bad key");
@@ -451,8 +465,9 @@ TEST_F(PipelineTest, AnInvalidStringKeyIsAnInvalidRecordAndLeavesNoPartialRow) {
 }
 
 TEST_F(PipelineTest, DeltaFollowsEveryIcebergCommit) {
-  Make("topics: [{name: orders, formats: [iceberg, delta]}]\n"
-       "defaults: {commit.interval.ms: 1000}\n");
+  Make(
+      "topics: [{name: orders, formats: [iceberg, delta]}]\n"
+      "defaults: {commit.interval.ms: 1000}\n");
   Produce(0, 0, 3);
   ASSERT_TRUE(h_->Start().ok());
   ASSERT_TRUE(Committed(3));

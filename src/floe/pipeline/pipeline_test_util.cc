@@ -12,10 +12,12 @@
 
 namespace floe::pipeline::testing {
 
-// --- ScriptedSource ----------------------------------------------------------------------
+// --- ScriptedSource
+// ----------------------------------------------------------------------
 
 void ScriptedSource::AddTopic(const std::string& topic, int partitions) {
-  if (!topic_names_.count(topic)) topic_names_[topic] = std::make_unique<std::string>(topic);
+  if (!topic_names_.count(topic))
+    topic_names_[topic] = std::make_unique<std::string>(topic);
   for (int p = 0; p < partitions; ++p) logs_[{topic, p}];
 }
 
@@ -38,10 +40,12 @@ void ScriptedSource::Gap(const std::string& topic, int32_t partition, int64_t n)
   logs_.at({topic, partition}).high += n;
 }
 
-void ScriptedSource::SetLogStart(const std::string& topic, int32_t partition, int64_t offset) {
+void ScriptedSource::SetLogStart(const std::string& topic, int32_t partition,
+                                 int64_t offset) {
   Log& log = logs_.at({topic, partition});
   log.low = offset;
-  while (!log.records.empty() && log.records.front().offset < offset) log.records.pop_front();
+  while (!log.records.empty() && log.records.front().offset < offset)
+    log.records.pop_front();
 }
 
 void ScriptedSource::FailNext(const std::string& what, int n, Status st) {
@@ -58,20 +62,23 @@ Status ScriptedSource::Injected(const std::string& what) {
 Result<std::map<std::string, int>> ScriptedSource::ListTopics(int) {
   FLOE_RETURN_NOT_OK(Injected("ListTopics"));
   std::map<std::string, int> out;
-  for (const auto& [tp, log] : logs_) out[tp.topic] = std::max(out[tp.topic], tp.partition + 1);
+  for (const auto& [tp, log] : logs_)
+    out[tp.topic] = std::max(out[tp.topic], tp.partition + 1);
   return out;
 }
 
 Result<std::string> ScriptedSource::ClusterId(int) { return cluster_id_; }
 
-Result<kafka::Watermarks> ScriptedSource::QueryWatermarks(const kafka::TopicPartition& tp, int) {
+Result<kafka::Watermarks> ScriptedSource::QueryWatermarks(const kafka::TopicPartition& tp,
+                                                          int) {
   FLOE_RETURN_NOT_OK(Injected("QueryWatermarks"));
   auto it = logs_.find(tp);
   if (it == logs_.end()) return NotFound("no partition " + tp.topic);
   return kafka::Watermarks{it->second.low, it->second.high};
 }
 
-Status ScriptedSource::Assign(const std::map<kafka::TopicPartition, int64_t>& start_offsets) {
+Status ScriptedSource::Assign(
+    const std::map<kafka::TopicPartition, int64_t>& start_offsets) {
   positions_ = start_offsets;
   assign_calls_++;
   return Status::OK();
@@ -84,7 +91,8 @@ Status ScriptedSource::Poll(int timeout_ms, size_t max_records, kafka::Batch* ba
   std::vector<kafka::TopicPartition> assigned;
   for (const auto& [tp, pos] : positions_) assigned.push_back(tp);
   if (assigned.empty()) return Status::OK();
-  // Round-robin over the partitions, a few records each, as a fetch would interleave them.
+  // Round-robin over the partitions, a few records each, as a fetch would interleave
+  // them.
   constexpr size_t kPerPartition = 7;
   bool progress = true;
   for (size_t round = 0; progress && batch->records().size() < max_records; ++round) {
@@ -95,7 +103,8 @@ Status ScriptedSource::Poll(int timeout_ms, size_t max_records, kafka::Batch* ba
       Log& log = logs_.at(tp);
       if (pos < log.low || pos > log.high) {
         if (round == 0) {
-          errors->push_back({tp, pos, "Broker: Offset out of range", /*out_of_range=*/true});
+          errors->push_back(
+              {tp, pos, "Broker: Offset out of range", /*out_of_range=*/true});
         }
         continue;
       }
@@ -137,7 +146,8 @@ Result<std::map<kafka::TopicPartition, int64_t>> ScriptedSource::Positions() {
   return positions_;
 }
 
-// --- FakeRegistry ------------------------------------------------------------------------
+// --- FakeRegistry
+// ------------------------------------------------------------------------
 
 int FakeRegistry::Register(const std::string& subject, const std::string& text,
                            registry::SchemaType type) {
@@ -165,7 +175,8 @@ Status FakeRegistry::Injected() {
 Result<std::shared_ptr<const registry::RegisteredSchema>> FakeRegistry::ById(int id) {
   FLOE_RETURN_NOT_OK(Injected());
   auto it = by_id_.find(id);
-  if (it == by_id_.end()) return NotFound("schema registry has no schema " + std::to_string(id));
+  if (it == by_id_.end())
+    return NotFound("schema registry has no schema " + std::to_string(id));
   return std::shared_ptr<const registry::RegisteredSchema>(it->second);
 }
 
@@ -199,7 +210,8 @@ Status FaultyStore::Swap(const catalog::TableIdent& ident, const std::string& ex
   return inner_->Swap(ident, expected, desired);
 }
 
-// --- payloads ----------------------------------------------------------------------------
+// --- payloads
+// ----------------------------------------------------------------------------
 
 namespace {
 std::string Framed(int schema_id, const std::string& payload) {
@@ -235,7 +247,8 @@ std::string FramedAvroWithExtra(int schema_id, int64_t id, const std::string& na
   return Framed(schema_id, e.str());
 }
 
-// --- Harness -----------------------------------------------------------------------------
+// --- Harness
+// -----------------------------------------------------------------------------
 
 Harness::Harness(const std::string& topics_yaml)
     : memory_io(storage::MakeMemoryFileIO()),
@@ -307,7 +320,8 @@ TopicStatus Harness::Topic(const std::string& topic) {
 }
 
 Result<iceberg::TableMetadata> Harness::Metadata(const std::string& table) {
-  FLOE_ASSIGN_OR_RAISE(auto loaded, catalog->LoadTable(catalog::TableIdent{{"kafka"}, table}));
+  FLOE_ASSIGN_OR_RAISE(auto loaded,
+                       catalog->LoadTable(catalog::TableIdent{{"kafka"}, table}));
   return loaded.metadata;
 }
 
@@ -316,26 +330,28 @@ Result<std::vector<Row>> Harness::Rows(const std::string& table) {
   std::vector<Row> rows;
   const iceberg::Snapshot* snap = md.CurrentSnapshot();
   if (snap == nullptr) return rows;
-  FLOE_ASSIGN_OR_RAISE(auto manifests, iceberg::ReadManifestList(*memory_io, snap->manifest_list));
+  FLOE_ASSIGN_OR_RAISE(auto manifests,
+                       iceberg::ReadManifestList(*memory_io, snap->manifest_list));
   for (const auto& m : manifests) {
     FLOE_ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifestEntries(*memory_io, m));
     for (const auto& e : entries) {
       if (!e.is_live()) continue;
       FLOE_ASSIGN_OR_RAISE(auto file, memory_io->OpenInputFile(e.data_file.file_path));
       std::unique_ptr<::parquet::arrow::FileReader> reader;
-      FLOE_ASSIGN_OR_RAISE(reader,
-                           ::parquet::arrow::OpenFile(file, ::arrow::default_memory_pool()));
+      FLOE_ASSIGN_OR_RAISE(
+          reader, ::parquet::arrow::OpenFile(file, ::arrow::default_memory_pool()));
       FLOE_ASSIGN_OR_RAISE(auto t, reader->ReadTable());
       FLOE_ASSIGN_OR_RAISE(auto combined, t->CombineChunksToBatch());
       if (combined->num_rows() != e.data_file.record_count) {
-        return Status::Invalid("record_count ", e.data_file.record_count, " but file has ",
-                               combined->num_rows());
+        return Status::Invalid("record_count ", e.data_file.record_count,
+                               " but file has ", combined->num_rows());
       }
-      auto ids = std::static_pointer_cast<::arrow::Int64Array>(combined->GetColumnByName("id"));
-      auto names =
-          std::static_pointer_cast<::arrow::StringArray>(combined->GetColumnByName("name"));
-      auto kafka_col =
-          std::static_pointer_cast<::arrow::StructArray>(combined->GetColumnByName("_kafka"));
+      auto ids =
+          std::static_pointer_cast<::arrow::Int64Array>(combined->GetColumnByName("id"));
+      auto names = std::static_pointer_cast<::arrow::StringArray>(
+          combined->GetColumnByName("name"));
+      auto kafka_col = std::static_pointer_cast<::arrow::StructArray>(
+          combined->GetColumnByName("_kafka"));
       if (!kafka_col) return Status::Invalid("no _kafka column");
       auto parts = std::static_pointer_cast<::arrow::Int32Array>(kafka_col->field(0));
       auto offs = std::static_pointer_cast<::arrow::Int64Array>(kafka_col->field(1));

@@ -1,6 +1,6 @@
 // Fakes for the pipeline's unit tests: a scripted Kafka (RecordSource), a scripted schema
-// registry, fault injection around FileIO and the pointer store, and a harness that runs a
-// Pipeline over them with a fake clock and reads the committed table back.
+// registry, fault injection around FileIO and the pointer store, and a harness that runs
+// a Pipeline over them with a fake clock and reads the committed table back.
 #pragma once
 
 #include <atomic>
@@ -43,12 +43,15 @@ class ScriptedSource : public kafka::RecordSource {
   // Retention: records below `offset` are gone.
   void SetLogStart(const std::string& topic, int32_t partition, int64_t offset);
   void set_cluster_id(std::string id) { cluster_id_ = std::move(id); }
-  // The next `n` calls of `what` ("ListTopics", "Poll", "QueryWatermarks") fail with `st`.
+  // The next `n` calls of `what` ("ListTopics", "Poll", "QueryWatermarks") fail with
+  // `st`.
   void FailNext(const std::string& what, int n, Status st);
   // Called by every Poll with its timeout (the harness advances its clock).
   std::function<void(int)> on_poll;
 
-  const std::map<kafka::TopicPartition, int64_t>& assignment() const { return positions_; }
+  const std::map<kafka::TopicPartition, int64_t>& assignment() const {
+    return positions_;
+  }
   int assign_calls() const { return assign_calls_; }
 
   Result<std::map<std::string, int>> ListTopics(int timeout_ms) override;
@@ -121,14 +124,17 @@ class FaultyStore : public catalog::PointerStore {
     swap_status_ = std::move(st);
     applied_ = applied;
   }
-  Result<std::string> Get(const catalog::TableIdent& i) override { return inner_->Get(i); }
+  Result<std::string> Get(const catalog::TableIdent& i) override {
+    return inner_->Get(i);
+  }
   Status Create(const catalog::TableIdent& i, const std::string& l) override {
     return inner_->Create(i, l);
   }
   Status Swap(const catalog::TableIdent& ident, const std::string& expected,
               const std::string& desired) override;
   Status Drop(const catalog::TableIdent& i) override { return inner_->Drop(i); }
-  Result<std::vector<catalog::TableIdent>> ListTables(const std::vector<std::string>& ns) override {
+  Result<std::vector<catalog::TableIdent>> ListTables(
+      const std::vector<std::string>& ns) override {
     return inner_->ListTables(ns);
   }
   Status Rename(const catalog::TableIdent& f, const catalog::TableIdent& t) override {
@@ -168,7 +174,8 @@ class FaultyStore : public catalog::PointerStore {
 // Avro payloads of the test schema {id: long, name: string}, Confluent-framed.
 std::string AvroSchemaText();
 std::string FramedAvro(int schema_id, int64_t id, const std::string& name);
-// Avro schema {id: long, name: string, extra: [null, string]} (a writer that adds a column).
+// Avro schema {id: long, name: string, extra: [null, string]} (a writer that adds a
+// column).
 std::string AvroSchemaWithExtraText();
 std::string FramedAvroWithExtra(int schema_id, int64_t id, const std::string& name);
 

@@ -19,12 +19,15 @@ std::string PositionsToJson(const Positions& p) {
 
 Result<Positions> PositionsFromJson(const std::string& json) {
   auto j = nlohmann::json::parse(json, nullptr, false);
-  if (!j.is_object()) return Status::Invalid(kOffsetsKey, " is not a JSON object: ", json);
+  if (!j.is_object())
+    return Status::Invalid(kOffsetsKey, " is not a JSON object: ", json);
   Positions out;
   for (const auto& [topic, parts] : j.items()) {
-    if (!parts.is_object()) return Status::Invalid(kOffsetsKey, ": topic ", topic, " is not an object");
+    if (!parts.is_object())
+      return Status::Invalid(kOffsetsKey, ": topic ", topic, " is not an object");
     for (const auto& [part, pos] : parts.items()) {
-      if (!pos.is_number_integer()) return Status::Invalid(kOffsetsKey, ": bad position for ", topic, "/", part);
+      if (!pos.is_number_integer())
+        return Status::Invalid(kOffsetsKey, ": bad position for ", topic, "/", part);
       char* end = nullptr;
       long p = std::strtol(part.c_str(), &end, 10);
       if (end == part.c_str() || *end != '\0' || p < 0 || p > INT32_MAX) {

@@ -5,9 +5,8 @@
 
 #include <cstdint>
 #include <map>
-#include <string>
-
 #include <optional>
+#include <string>
 
 #include "floe/common/status.h"
 
@@ -31,8 +30,9 @@ Result<Positions> PositionsFromJson(const std::string& json);
 // A snapshot's `floe.kafka.offsets` summary; nullopt when absent or unreadable.
 std::optional<Positions> SnapshotPositions(const iceberg::Snapshot& snapshot);
 
-// Recorded positions: the table property, else the newest ancestor carrying the summary key
-// (ARCHITECTURE.md §2: properties survive other writers' commits and snapshot expiry).
+// Recorded positions: the table property, else the newest ancestor carrying the summary
+// key (ARCHITECTURE.md §2: properties survive other writers' commits and snapshot
+// expiry).
 std::optional<Positions> RecordedPositions(const iceberg::TableMetadata& metadata);
 
 }  // namespace floe::pipeline

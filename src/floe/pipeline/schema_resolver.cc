@@ -29,7 +29,8 @@ bool SamePath(const registry::MessageIndexes& a, const registry::MessageIndexes&
 // field `key`: its binary encoding is the same bytes.
 Result<avro::Schema> WrapAvroKey(const std::string& text, const std::string& what) {
   auto wrapped = avro::Schema::Parse(
-      R"({"type":"record","name":"floe_key","fields":[{"name":"key","type":)" + text + "}]}");
+      R"({"type":"record","name":"floe_key","fields":[{"name":"key","type":)" + text +
+      "}]}");
   if (!wrapped.ok()) return InvalidRecord(what + ": " + wrapped.status().message());
   return std::move(*wrapped);
 }
@@ -68,7 +69,8 @@ Status SchemaResolver::Fill(TopicState& ts, const kafka::Record& r, const RowPla
 // for value.format json, the subject's latest version) picks the schema; a Protobuf
 // payload's message indexes pick the message. Compiles what it has not seen and creates
 // the table writer on the first schema.
-Result<ResolvedValue> SchemaResolver::ResolveValue(TopicState& ts, const kafka::Record& r) {
+Result<ResolvedValue> SchemaResolver::ResolveValue(TopicState& ts,
+                                                   const kafka::Record& r) {
   if (ts.settings.value_format == config::ValueFormat::kJson) {
     FLOE_ASSIGN_OR_RAISE(CompiledSchema * cs, JsonSubjectSchema(ts));
     ResolvedValue v;
@@ -81,12 +83,12 @@ Result<ResolvedValue> SchemaResolver::ResolveValue(TopicState& ts, const kafka::
 }
 
 // A Confluent-framed value or key (schema id in a header or a 5-byte prefix).
-Result<ResolvedValue> SchemaResolver::ResolveFramed(TopicState& ts, const kafka::Record& r,
-                                                   Role role, const uint8_t* bytes,
-                                                   size_t len) {
+Result<ResolvedValue> SchemaResolver::ResolveFramed(TopicState& ts,
+                                                    const kafka::Record& r, Role role,
+                                                    const uint8_t* bytes, size_t len) {
   kafka::Header h;
-  const char* header =
-      role == Role::kValue ? registry::kValueSchemaIdHeader : registry::kKeySchemaIdHeader;
+  const char* header = role == Role::kValue ? registry::kValueSchemaIdHeader
+                                            : registry::kKeySchemaIdHeader;
   bool has_header = r.FindHeader(header, &h);
   FLOE_ASSIGN_OR_RAISE(auto framing,
                        registry::DetectFraming(has_header ? h.value : nullptr,
@@ -97,7 +99,8 @@ Result<ResolvedValue> SchemaResolver::ResolveFramed(TopicState& ts, const kafka:
   v.data = framing.payload;
   v.size = framing.payload_len;
   if (!cs->protobuf && framing.header_rest_len > 0) {
-    return InvalidRecord("schema id header has " + std::to_string(framing.header_rest_len) +
+    return InvalidRecord("schema id header has " +
+                         std::to_string(framing.header_rest_len) +
                          " bytes after the id; only Protobuf puts message indexes there");
   }
   if (cs->avro) {
@@ -105,20 +108,22 @@ Result<ResolvedValue> SchemaResolver::ResolveFramed(TopicState& ts, const kafka:
   } else if (cs->json) {
     v.json = cs->json.get();
   } else {
-    // Message indexes: in the header after the id when the header carries any (Confluent's
-    // header serializers), else at the start of the payload.
+    // Message indexes: in the header after the id when the header carries any
+    // (Confluent's header serializers), else at the start of the payload.
     size_t consumed = 0;
     registry::MessageIndexes path;
     if (framing.header_rest_len > 0) {
-      FLOE_ASSIGN_OR_RAISE(path, registry::ParseMessageIndexes(
-                                     framing.header_rest, framing.header_rest_len, &consumed));
+      FLOE_ASSIGN_OR_RAISE(
+          path, registry::ParseMessageIndexes(framing.header_rest,
+                                              framing.header_rest_len, &consumed));
       if (consumed != framing.header_rest_len) {
         return InvalidRecord("schema id header has " +
                              std::to_string(framing.header_rest_len - consumed) +
                              " bytes after the message indexes");
       }
     } else {
-      FLOE_ASSIGN_OR_RAISE(path, registry::ParseMessageIndexes(v.data, v.size, &consumed));
+      FLOE_ASSIGN_OR_RAISE(path,
+                           registry::ParseMessageIndexes(v.data, v.size, &consumed));
       v.data += consumed;
       v.size -= consumed;
     }
@@ -139,8 +144,8 @@ Result<ResolvedValue> SchemaResolver::ResolveFramed(TopicState& ts, const kafka:
 }
 
 // The compiled schema of a framed record, fetched from the registry on first sight.
-Result<CompiledSchema*> SchemaResolver::SchemaFor(TopicState& ts, const registry::Framing& f,
-                                                  Role role) {
+Result<CompiledSchema*> SchemaResolver::SchemaFor(TopicState& ts,
+                                                  const registry::Framing& f, Role role) {
   auto& schemas = role == Role::kValue ? ts.schemas.values : ts.schemas.keys;
   auto& guid_ids = role == Role::kValue ? ts.schemas.value_guids : ts.schemas.key_guids;
   int id = f.schema_id;
@@ -177,10 +182,12 @@ Result<CompiledSchema*> SchemaResolver::JsonSubjectSchema(TopicState& ts) {
   } else {
     auto fetched = registry_->BySubjectVersion(ts.settings.value_subject, 0);
     if (!fetched.ok() && KindOf(fetched.status()) == ErrorKind::kNotFound) {
-      // A missing subject is a setup problem, not a bad record: never skip records for it.
-      return Suspend(fetched.status().message() + "; value.format: json reads the latest "
-                     "JSON Schema of subject '" + ts.settings.value_subject +
-                     "' (set value.subject to use another)");
+      // A missing subject is a setup problem, not a bad record: never skip records for
+      // it.
+      return Suspend(fetched.status().message() +
+                     "; value.format: json reads the latest "
+                     "JSON Schema of subject '" +
+                     ts.settings.value_subject + "' (set value.subject to use another)");
     }
     FLOE_ASSIGN_OR_RAISE(latest, std::move(fetched));
   }
@@ -206,10 +213,13 @@ bool SchemaResolver::CheckJsonSubject(TopicState& ts, bool rate_limited) {
                   ts.settings.value_subject, latest.status().message());
     return false;
   }
-  if ((*latest)->id == ts.schemas.json_schema_id || (*latest)->type != registry::SchemaType::kJson) return false;
-  FLOE_LOG_INFO("topic {}: subject '{}' has version {} (schema id {}); decoding with it "
-                "from now on",
-                topic, ts.settings.value_subject, (*latest)->version, (*latest)->id);
+  if ((*latest)->id == ts.schemas.json_schema_id ||
+      (*latest)->type != registry::SchemaType::kJson)
+    return false;
+  FLOE_LOG_INFO(
+      "topic {}: subject '{}' has version {} (schema id {}); decoding with it "
+      "from now on",
+      topic, ts.settings.value_subject, (*latest)->version, (*latest)->id);
   ts.schemas.json_schema_id = (*latest)->id;
   return true;
 }
@@ -218,8 +228,10 @@ bool SchemaResolver::CheckJsonSubject(TopicState& ts, bool rate_limited) {
 // schema against the `key` column, and compiles the decoder. Protobuf message decoders
 // are compiled per message-index path later (CompileMessage).
 Result<CompiledSchema*> SchemaResolver::Compile(TopicState& ts, int id,
-                                                const registry::RegisteredSchema& s, Role role) {
-  const std::string what = (role == Role::kKey ? "key schema " : "schema ") + std::to_string(id);
+                                                const registry::RegisteredSchema& s,
+                                                Role role) {
+  const std::string what =
+      (role == Role::kKey ? "key schema " : "schema ") + std::to_string(id);
   CompiledSchema cs;
   if (s.type == registry::SchemaType::kAvro) {
     auto parsed = avro::Schema::Parse(s.schema);
@@ -242,7 +254,8 @@ Result<CompiledSchema*> SchemaResolver::Compile(TopicState& ts, int id,
     }
   } else if (s.type == registry::SchemaType::kJson) {
     if (!s.references.empty()) {
-      return InvalidRecord(what + ": JSON Schema references to other subjects are not "
+      return InvalidRecord(what +
+                           ": JSON Schema references to other subjects are not "
                            "supported; use local $ref/$defs");
     }
     auto json = schema::JsonSchema::Parse(s.schema);
@@ -292,7 +305,8 @@ Result<std::shared_ptr<const schema::ProtobufSchema>> SchemaResolver::ParseProto
 Result<iceberg::Schema> SchemaResolver::DecodeTarget(const TopicState& ts, Role role) {
   if (role == Role::kValue) return ts.writer->schema();
   const iceberg::NestedField* key = ts.writer->schema().FindTopLevel(decode::kKeyColumn);
-  if (key == nullptr) return Suspend("table " + ts.ident.ToString() + " has no key column");
+  if (key == nullptr)
+    return Suspend("table " + ts.ident.ToString() + " has no key column");
   iceberg::Schema target;
   if (key->type->id == iceberg::TypeId::kStruct) {
     target.fields = key->type->fields;
@@ -303,13 +317,14 @@ Result<iceberg::Schema> SchemaResolver::DecodeTarget(const TopicState& ts, Role 
 }
 
 // The Protobuf message a payload's message indexes select, mapped and compiled once.
-Result<CompiledMessage*> SchemaResolver::CompileMessage(TopicState& ts, CompiledSchema& cs,
-                                                const registry::MessageIndexes& path,
-                                                Role role) {
-  FLOE_ASSIGN_OR_RAISE(const auto* message,
-                       cs.protobuf->MessageAt(path.data(), static_cast<size_t>(path.size)));
+Result<CompiledMessage*> SchemaResolver::CompileMessage(
+    TopicState& ts, CompiledSchema& cs, const registry::MessageIndexes& path, Role role) {
+  FLOE_ASSIGN_OR_RAISE(
+      const auto* message,
+      cs.protobuf->MessageAt(path.data(), static_cast<size_t>(path.size)));
   const std::string what =
-      (role == Role::kKey ? "key Protobuf message " : "Protobuf message ") + message->full_name();
+      (role == Role::kKey ? "key Protobuf message " : "Protobuf message ") +
+      message->full_name();
   if (role == Role::kValue) {
     auto fields = schema::ProtobufToIcebergFields(*message);
     if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
@@ -336,7 +351,8 @@ Result<CompiledMessage*> SchemaResolver::CompileMessage(TopicState& ts, Compiled
 // Protobuf imports: each schema reference (recursively) fetched by subject and version
 // and named by its import path.
 Status SchemaResolver::ResolveImports(const registry::RegisteredSchema& s,
-                      std::map<std::string, std::string>* imports, int depth) {
+                                      std::map<std::string, std::string>* imports,
+                                      int depth) {
   if (depth >= kMaxReferenceDepth) {
     return InvalidRecord("schema references nest deeper than " +
                          std::to_string(kMaxReferenceDepth));
@@ -364,8 +380,8 @@ Status SchemaResolver::EnsureKeyField(TopicState& ts, const kafka::Record& r) {
   if (ts.settings.key_format != config::KeyFormat::kRegistry || ts.key_field) {
     return Status::OK();
   }
-  const iceberg::Schema* table = ts.writer ? &ts.writer->schema()
-                                           : (ts.table.schema ? &*ts.table.schema : nullptr);
+  const iceberg::Schema* table =
+      ts.writer ? &ts.writer->schema() : (ts.table.schema ? &*ts.table.schema : nullptr);
   if (table != nullptr) {
     if (const auto* key = table->FindTopLevel(decode::kKeyColumn)) {
       ts.key_field = *key;
@@ -386,17 +402,18 @@ Status SchemaResolver::EnsureKeyField(TopicState& ts, const kafka::Record& r) {
     if (!latest.ok() && KindOf(latest.status()) == ErrorKind::kNotFound) {
       return Suspend("the first record has no key and subject '" + subject +
                      "' does not exist, so the type of the `key` column (key.format: "
-                     "registry) is unknown: " + latest.status().message());
+                     "registry) is unknown: " +
+                     latest.status().message());
     }
     FLOE_ASSIGN_OR_RAISE(s, std::move(latest));
     what = "key schema of subject '" + subject + "'";
   } else {
     kafka::Header h;
     bool has_header = r.FindHeader(registry::kKeySchemaIdHeader, &h);
-    FLOE_ASSIGN_OR_RAISE(auto framing,
-                         registry::DetectFraming(has_header ? h.value : nullptr,
-                                                 has_header ? h.value_len : 0, r.key,
-                                                 r.key_len));
+    FLOE_ASSIGN_OR_RAISE(
+        auto framing,
+        registry::DetectFraming(has_header ? h.value : nullptr,
+                                has_header ? h.value_len : 0, r.key, r.key_len));
     if (framing.source == registry::Framing::Source::kHeaderGuid) {
       FLOE_ASSIGN_OR_RAISE(s, registry_->ByGuid(framing.GuidString()));
     } else {
@@ -407,9 +424,10 @@ Status SchemaResolver::EnsureKeyField(TopicState& ts, const kafka::Record& r) {
       const bool in_header = framing.header_rest_len > 0;
       size_t consumed = 0;
       FLOE_ASSIGN_OR_RAISE(
-          parsed, registry::ParseMessageIndexes(
-                      in_header ? framing.header_rest : framing.payload,
-                      in_header ? framing.header_rest_len : framing.payload_len, &consumed));
+          parsed,
+          registry::ParseMessageIndexes(
+              in_header ? framing.header_rest : framing.payload,
+              in_header ? framing.header_rest_len : framing.payload_len, &consumed));
       path = &parsed;
     }
     what = "key schema " + std::to_string(s->id);
@@ -420,9 +438,9 @@ Status SchemaResolver::EnsureKeyField(TopicState& ts, const kafka::Record& r) {
 
 // The `key` column for a key schema: a struct of a record's/message's/object's fields, or
 // the Avro primitive itself. Optional: a record without a key gets a null.
-Result<iceberg::NestedField> SchemaResolver::KeyFieldOf(const registry::RegisteredSchema& s,
-                                        const registry::MessageIndexes& path,
-                                        const std::string& what) {
+Result<iceberg::NestedField> SchemaResolver::KeyFieldOf(
+    const registry::RegisteredSchema& s, const registry::MessageIndexes& path,
+    const std::string& what) {
   std::vector<iceberg::NestedField> fields;
   bool wrapped = false;
   if (s.type == registry::SchemaType::kAvro) {
@@ -456,8 +474,8 @@ Result<iceberg::NestedField> SchemaResolver::KeyFieldOf(const registry::Register
     key.required = false;
     return key;
   }
-  return iceberg::NestedField{0, decode::kKeyColumn, false,
-                              iceberg::Type::Struct(std::move(fields)), {}};
+  return iceberg::NestedField{
+      0, decode::kKeyColumn, false, iceberg::Type::Struct(std::move(fields)), {}};
 }
 
 // Prepares the record's key for AppendKey: key.format string validates the UTF-8;
@@ -465,8 +483,10 @@ Result<iceberg::NestedField> SchemaResolver::KeyFieldOf(const registry::Register
 Status SchemaResolver::ResolveKey(TopicState& ts, const kafka::Record& r, RowPlan* plan) {
   plan->key_null = r.key == nullptr;
   switch (ts.settings.key_format) {
-    case config::KeyFormat::kBinary: return Status::OK();
-    case config::KeyFormat::kString: return ts.key_column->Validate(r.key, r.key_len);
+    case config::KeyFormat::kBinary:
+      return Status::OK();
+    case config::KeyFormat::kString:
+      return ts.key_column->Validate(r.key, r.key_len);
     case config::KeyFormat::kRegistry:
       if (plan->key_null) return Status::OK();
       FLOE_ASSIGN_OR_RAISE(plan->key, ResolveFramed(ts, r, Role::kKey, r.key, r.key_len));
@@ -476,12 +496,16 @@ Status SchemaResolver::ResolveKey(TopicState& ts, const kafka::Record& r, RowPla
 }
 
 // Appends the (validated) key's columns; nothing can fail here for a valid key.
-Status SchemaResolver::AppendKey(TopicState& ts, const kafka::Record& r, const RowPlan& plan,
-                 ::arrow::ArrayBuilder* const* columns) {
+Status SchemaResolver::AppendKey(TopicState& ts, const kafka::Record& r,
+                                 const RowPlan& plan,
+                                 ::arrow::ArrayBuilder* const* columns) {
   switch (ts.settings.key_format) {
-    case config::KeyFormat::kBinary: return Status::OK();
-    case config::KeyFormat::kString: return ts.key_column->Append(r.key, r.key_len, columns);
-    case config::KeyFormat::kRegistry: break;
+    case config::KeyFormat::kBinary:
+      return Status::OK();
+    case config::KeyFormat::kString:
+      return ts.key_column->Append(r.key, r.key_len, columns);
+    case config::KeyFormat::kRegistry:
+      break;
   }
   ::arrow::ArrayBuilder* column = columns[ts.key_index];
   if (plan.key_null) return column->AppendNull();

@@ -1,8 +1,8 @@
 // SchemaResolver: how a record becomes a row. It reads the registry framing of the value
 // and the key (a schema id in a header or a 5-byte prefix; for value.format json the
-// subject's latest version), fetches schemas through a registry::SchemaSource, compiles one
-// decoder per schema id (per message-index path for Protobuf) against the table, and has
-// TableSetup create the table on the first schema. Then it fills a row: the value's
+// subject's latest version), fetches schemas through a registry::SchemaSource, compiles
+// one decoder per schema id (per message-index path for Protobuf) against the table, and
+// has TableSetup create the table on the first schema. Then it fills a row: the value's
 // columns, then the key column of key.format string/registry.
 //
 // Errors of Plan(): kInvalidRecord / kNotFound (the record cannot be decoded: the topic's
@@ -52,8 +52,8 @@ struct CompiledSchema {
   std::unique_ptr<decode::AvroDecoder> avro;
   std::unique_ptr<decode::JsonDecoder> json;
   std::shared_ptr<const schema::ProtobufSchema> protobuf;
-  // Protobuf: a decoder per message-index path seen (a topic uses one or a few paths, so a
-  // linear search that allocates nothing).
+  // Protobuf: a decoder per message-index path seen (a topic uses one or a few paths, so
+  // a linear search that allocates nothing).
   std::vector<CompiledMessage> messages;
   Status invalid;
 };
@@ -64,7 +64,7 @@ struct TopicSchemas {
   std::map<std::string, int> value_guids;  // GUID framing → the id its decoder is under
   std::map<int, CompiledSchema> keys;
   std::map<std::string, int> key_guids;
-  int json_schema_id = -1;      // value.format json: the subject version in use (-1: none)
+  int json_schema_id = -1;  // value.format json: the subject version in use (-1: none)
   int64_t json_checked_ms = 0;  // when the subject was last checked for a new version
 };
 
@@ -92,9 +92,9 @@ struct ResolvedValue {
 
 // How one record becomes a row (Plan fills it, Fill appends it).
 struct RowPlan {
-  ResolvedValue value;    // unset for value.format: binary
-  bool key_null = true;   // no key: the `key` column gets a null
-  ResolvedValue key;      // key.format: registry
+  ResolvedValue value;   // unset for value.format: binary
+  bool key_null = true;  // no key: the `key` column gets a null
+  ResolvedValue key;     // key.format: registry
 };
 
 class SchemaResolver {
@@ -103,8 +103,8 @@ class SchemaResolver {
   SchemaResolver(registry::SchemaSource* registry, TableSetup* tables, Clock clock)
       : registry_(registry), tables_(tables), clock_(std::move(clock)) {}
 
-  // Resolves the record's value and key decoders (compiling what was not seen, creating the
-  // table on the first schema) and validates the key completely.
+  // Resolves the record's value and key decoders (compiling what was not seen, creating
+  // the table on the first schema) and validates the key completely.
   Status Plan(TopicState& ts, const kafka::Record& r, RowPlan* plan);
   // Appends one row's columns (the value's, then the key's) to `columns`; nothing when it
   // fails (kInvalidRecord).
@@ -112,7 +112,8 @@ class SchemaResolver {
               ::arrow::ArrayBuilder* const* columns);
 
   // value.format json: true when the subject has a newer JSON Schema than the one in use
-  // (now in use). With `rate_limited`, asks the registry at most once per second per topic.
+  // (now in use). With `rate_limited`, asks the registry at most once per second per
+  // topic.
   bool CheckJsonSubject(TopicState& ts, bool rate_limited);
 
  private:
@@ -121,12 +122,14 @@ class SchemaResolver {
   Result<ResolvedValue> ResolveValue(TopicState& ts, const kafka::Record& r);
   Result<ResolvedValue> ResolveFramed(TopicState& ts, const kafka::Record& r, Role role,
                                       const uint8_t* bytes, size_t len);
-  Result<CompiledSchema*> SchemaFor(TopicState& ts, const registry::Framing& f, Role role);
+  Result<CompiledSchema*> SchemaFor(TopicState& ts, const registry::Framing& f,
+                                    Role role);
   Result<CompiledSchema*> JsonSubjectSchema(TopicState& ts);
-  Result<CompiledSchema*> Compile(TopicState& ts, int id, const registry::RegisteredSchema& s,
-                                  Role role);
+  Result<CompiledSchema*> Compile(TopicState& ts, int id,
+                                  const registry::RegisteredSchema& s, Role role);
   Result<CompiledMessage*> CompileMessage(TopicState& ts, CompiledSchema& cs,
-                                          const registry::MessageIndexes& path, Role role);
+                                          const registry::MessageIndexes& path,
+                                          Role role);
   Result<std::shared_ptr<const schema::ProtobufSchema>> ParseProtobuf(
       const registry::RegisteredSchema& s, const std::string& what);
   Status ResolveImports(const registry::RegisteredSchema& s,

@@ -13,14 +13,16 @@ namespace floe::pipeline {
 // must fit it (new columns need schema evolution, not built yet).
 Status TableSetup::PrepareTable(TopicState& ts, const std::string& what,
                                 std::vector<iceberg::NestedField> fields) {
-  const iceberg::Schema* existing = ts.writer ? &ts.writer->schema()
-                                              : (ts.table.schema ? &*ts.table.schema : nullptr);
-  int last_id = ts.writer ? std::max(ts.table.last_column_id, ts.writer->schema().HighestFieldId())
-                          : ts.table.last_column_id;
+  const iceberg::Schema* existing =
+      ts.writer ? &ts.writer->schema() : (ts.table.schema ? &*ts.table.schema : nullptr);
+  int last_id =
+      ts.writer ? std::max(ts.table.last_column_id, ts.writer->schema().HighestFieldId())
+                : ts.table.last_column_id;
   FLOE_RETURN_NOT_OK(AddKeyField(ts, &fields));
   auto built = schema::BuildTableSchema(fields, existing, &last_id);
   if (!built.ok()) {
-    // e.g. a value field named _kafka: the topic cannot be mapped until the schema changes.
+    // e.g. a value field named _kafka: the topic cannot be mapped until the schema
+    // changes.
     return Suspend(what + ": " + built.status().message());
   }
   if (existing != nullptr && last_id > existing->HighestFieldId() &&
@@ -28,9 +30,10 @@ Status TableSetup::PrepareTable(TopicState& ts, const std::string& what,
     // The writer schema adds columns. Fields the writer lacks are fine (the decoder
     // appends nulls) and type widenings are checked by the decoder; adding columns needs
     // schema evolution, which is not built yet.
-    return Suspend(what + " adds columns to table " + ts.ident.ToString() +
-                   "; schema evolution is not supported yet, so the topic stops here with "
-                   "nothing lost");
+    return Suspend(
+        what + " adds columns to table " + ts.ident.ToString() +
+        "; schema evolution is not supported yet, so the topic stops here with "
+        "nothing lost");
   }
   return OpenWriter(ts, *built);
 }
@@ -50,8 +53,12 @@ Status TableSetup::AddKeyField(const TopicState& ts,
   if (ts.settings.key_format == config::KeyFormat::kRegistry) {
     fields->push_back(*ts.key_field);
   } else {
-    fields->push_back(iceberg::NestedField{
-        0, decode::kKeyColumn, false, iceberg::Type::Primitive(iceberg::TypeId::kString), {}});
+    fields->push_back(
+        iceberg::NestedField{0,
+                             decode::kKeyColumn,
+                             false,
+                             iceberg::Type::Primitive(iceberg::TypeId::kString),
+                             {}});
   }
   return Status::OK();
 }
@@ -61,8 +68,9 @@ Status TableSetup::OpenWriter(TopicState& ts, const iceberg::Schema& table_schem
   if (!ts.writer) {
     TableWriterOptions wo;
     if (!ts.table.exists) {
-      FLOE_ASSIGN_OR_RAISE(ts.table, committer_->CreateIfAbsent(ts.ident, table_schema,
-                                                                FormatsProperty(ts.settings)));
+      FLOE_ASSIGN_OR_RAISE(ts.table,
+                           committer_->CreateIfAbsent(ts.ident, table_schema,
+                                                      FormatsProperty(ts.settings)));
     }
     wo.table_location = ts.table.location;
     wo.io = io_;
@@ -85,8 +93,8 @@ Status TableSetup::OpenWriter(TopicState& ts, const iceberg::Schema& table_schem
   if (ts.settings.key_format == config::KeyFormat::kString && !ts.key_column) {
     auto key = decode::KeyColumnAppender::Make(ts.writer->schema());
     if (!key.ok()) {
-      return Suspend("table " + ts.ident.ToString() + " cannot take key.format: string: " +
-                     key.status().message());
+      return Suspend("table " + ts.ident.ToString() +
+                     " cannot take key.format: string: " + key.status().message());
     }
     ts.key_column = std::move(*key);
   }
@@ -96,8 +104,12 @@ Status TableSetup::OpenWriter(TopicState& ts, const iceberg::Schema& table_schem
 // value.format: binary: the table is `value` (binary) [+ `key`] + `_kafka`.
 Status TableSetup::EnsureRawTable(TopicState& ts) {
   if (ts.writer && ts.raw_value) return Status::OK();
-  std::vector<iceberg::NestedField> fields = {iceberg::NestedField{
-      0, decode::kValueColumn, false, iceberg::Type::Primitive(iceberg::TypeId::kBinary), {}}};
+  std::vector<iceberg::NestedField> fields = {
+      iceberg::NestedField{0,
+                           decode::kValueColumn,
+                           false,
+                           iceberg::Type::Primitive(iceberg::TypeId::kBinary),
+                           {}}};
   FLOE_RETURN_NOT_OK(AddKeyField(ts, &fields));
   const iceberg::Schema* existing = ts.table.schema ? &*ts.table.schema : nullptr;
   int last_id = ts.table.last_column_id;
@@ -106,8 +118,8 @@ Status TableSetup::EnsureRawTable(TopicState& ts) {
   FLOE_RETURN_NOT_OK(OpenWriter(ts, *built));
   auto raw = decode::RawValueDecoder::Make(ts.writer->schema());
   if (!raw.ok()) {
-    return Suspend("table " + ts.ident.ToString() + " cannot take value.format: binary: " +
-                   raw.status().message());
+    return Suspend("table " + ts.ident.ToString() +
+                   " cannot take value.format: binary: " + raw.status().message());
   }
   ts.raw_value = std::move(*raw);
   return Status::OK();

@@ -1,7 +1,7 @@
-// TableSetup: a topic's table and its writer. On the first schema it creates the table (the
-// value's fields, the `key` column of key.format string/registry, then `_kafka`) or opens
-// the existing one, checks that a later schema fits it, and opens the TableWriter that
-// writes data files through FileIO.
+// TableSetup: a topic's table and its writer. On the first schema it creates the table
+// (the value's fields, the `key` column of key.format string/registry, then `_kafka`) or
+// opens the existing one, checks that a later schema fits it, and opens the TableWriter
+// that writes data files through FileIO.
 //
 // Errors: kSuspend when the topic cannot be mapped (a value field collides with `key` or
 // `_kafka`, a schema adds columns before schema evolution exists); storage and catalog
@@ -27,10 +27,11 @@ struct TopicState;
 
 class TableSetup {
  public:
-  TableSetup(Committer* committer, storage::FileIO* io) : committer_(committer), io_(io) {}
+  TableSetup(Committer* committer, storage::FileIO* io)
+      : committer_(committer), io_(io) {}
 
-  // The table for a value schema's fields (`what` names the schema in messages): created on
-  // the first schema; a later schema must fit it.
+  // The table for a value schema's fields (`what` names the schema in messages): created
+  // on the first schema; a later schema must fit it.
   Status PrepareTable(TopicState& ts, const std::string& what,
                       std::vector<iceberg::NestedField> fields);
   // value.format: binary: the table is `value` (binary) [+ `key`] + `_kafka`.

@@ -33,11 +33,12 @@ Status TableWriter::Init() {
   }
   FLOE_ASSIGN_OR_RAISE(arrow_schema_, schema::ToArrowSchema(schema_));
   schema_json_ = iceberg::SchemaToJsonString(schema_);
-  FLOE_ASSIGN_OR_RAISE(builder_, ::arrow::RecordBatchBuilder::Make(
-                                     arrow_schema_, ::arrow::default_memory_pool(),
-                                     options_.batch_rows));
+  FLOE_ASSIGN_OR_RAISE(
+      builder_, ::arrow::RecordBatchBuilder::Make(
+                    arrow_schema_, ::arrow::default_memory_pool(), options_.batch_rows));
   columns_.clear();
-  for (int i = 0; i < builder_->num_fields(); ++i) columns_.push_back(builder_->GetField(i));
+  for (int i = 0; i < builder_->num_fields(); ++i)
+    columns_.push_back(builder_->GetField(i));
   // Every builder of the tree, pre-order; Flush() finishes them but keeps the objects.
   all_builders_.clear();
   auto walk = [&](auto&& self, ::arrow::ArrayBuilder* b) -> void {
@@ -54,7 +55,8 @@ void TableWriter::RememberBuilderSizes() {
   for (auto& s : all_builders_) {
     s.length = s.builder->length();
     s.data_bytes =
-        s.binary ? static_cast<::arrow::BinaryBuilder*>(s.builder)->value_data_length() : 0;
+        s.binary ? static_cast<::arrow::BinaryBuilder*>(s.builder)->value_data_length()
+                 : 0;
   }
 }
 
@@ -71,8 +73,8 @@ Status TableWriter::ReserveLikeLastBatch() {
   return Status::OK();
 }
 
-Status TableWriter::Append(decode::AvroDecoder& decoder, const uint8_t* payload, size_t len,
-                           const kafka::Record& record) {
+Status TableWriter::Append(decode::AvroDecoder& decoder, const uint8_t* payload,
+                           size_t len, const kafka::Record& record) {
   // An invalid record leaves no trace: the decoder takes back what it appended of it.
   FLOE_RETURN_NOT_OK(decoder.Decode(payload, len, columns_.data()));
   return FinishRow(record);
@@ -134,20 +136,23 @@ Status TableWriter::FlushBuilders() {
     file_uri_ = options_.table_location + "/data/" + name;
     FLOE_ASSIGN_OR_RAISE(auto out, options_.io->OpenOutputStream(file_uri_));
     parquet::DataFileWriter::Options opts;
-    opts.max_row_group_bytes = std::min<int64_t>(options_.target_file_size_bytes, 32 << 20);
+    opts.max_row_group_bytes =
+        std::min<int64_t>(options_.target_file_size_bytes, 32 << 20);
     opts.initial_compression_ratio = compression_ratio_;
     opts.zstd_level = options_.zstd_level;
     opts.dictionary_page_bytes = options_.dictionary_page_bytes;
     // Offsets never repeat within a partition: a dictionary would only cost memory.
     opts.plain_columns = {"_kafka.offset"};
     max_row_group_bytes_ = opts.max_row_group_bytes;
-    FLOE_ASSIGN_OR_RAISE(file_, parquet::DataFileWriter::Open(out, file_uri_, arrow_schema_,
-                                                              schema_, schema_json_, opts));
+    FLOE_ASSIGN_OR_RAISE(
+        file_, parquet::DataFileWriter::Open(out, file_uri_, arrow_schema_, schema_,
+                                             schema_json_, opts));
   }
   FLOE_RETURN_NOT_OK(file_->Write(*batch));
   rows_in_file_ += rows_in_builders_;
   rows_in_builders_ = 0;
-  if (file_->EstimatedBytes() >= options_.target_file_size_bytes) FLOE_RETURN_NOT_OK(CloseFile());
+  if (file_->EstimatedBytes() >= options_.target_file_size_bytes)
+    FLOE_RETURN_NOT_OK(CloseFile());
   return Status::OK();
 }
 
@@ -156,7 +161,8 @@ Status TableWriter::CloseFile() {
   int64_t raw = file_->RawBytesWritten();
   FLOE_ASSIGN_OR_RAISE(auto data_file, file_->Close());
   if (raw > 0 && data_file.file_size_in_bytes > 0) {
-    compression_ratio_ = std::min(1.0, static_cast<double>(data_file.file_size_in_bytes) / raw);
+    compression_ratio_ =
+        std::min(1.0, static_cast<double>(data_file.file_size_in_bytes) / raw);
   }
   file_.reset();
   rows_in_file_ = 0;

@@ -1,6 +1,6 @@
-// TableWriter: one columnar buffer per table (ARCHITECTURE.md §1). Decoded values go straight
-// into Arrow builders; full batches go into the open Parquet file; a file is closed when it
-// reaches the target size or when the committer takes the files.
+// TableWriter: one columnar buffer per table (ARCHITECTURE.md §1). Decoded values go
+// straight into Arrow builders; full batches go into the open Parquet file; a file is
+// closed when it reaches the target size or when the committer takes the files.
 //
 // Threading: owned and used by the pipeline thread only.
 #pragma once
@@ -37,7 +37,8 @@ namespace floe::pipeline {
 
 struct TableWriterOptions {
   std::string table_location;  // <warehouse>/<namespace>/<table>-<uuid>
-  storage::FileIO* io = nullptr;  // data files are written through it (outlives the writer)
+  storage::FileIO* io =
+      nullptr;  // data files are written through it (outlives the writer)
   int64_t target_file_size_bytes = 128 << 20;
   // Parquet data files (parquet::DataFileWriterOptions)
   int zstd_level = 1;
@@ -101,8 +102,8 @@ class TableWriter {
   int64_t rows_in_builders_ = 0;
   int64_t rows_in_file_ = 0;
   int64_t max_row_group_bytes_ = 0;
-  // Compressed / in-memory ratio of the previous file, so the next file's size estimate is
-  // right from its first row group.
+  // Compressed / in-memory ratio of the previous file, so the next file's size estimate
+  // is right from its first row group.
   double compression_ratio_ = 1.0;
   std::vector<iceberg::DataFile> done_;
 };

@@ -1,6 +1,7 @@
-// TopicState: what the pipeline knows about one enabled topic and its table: the settings,
-// the table as loaded or created, its writer and key/value column helpers, the compiled
-// decoders, each partition's batch range [start, next), and whether the topic is suspended.
+// TopicState: what the pipeline knows about one enabled topic and its table: the
+// settings, the table as loaded or created, its writer and key/value column helpers, the
+// compiled decoders, each partition's batch range [start, next), and whether the topic is
+// suspended.
 //
 // Threading: owned and used by the pipeline thread only.
 #pragma once
@@ -25,9 +26,9 @@ namespace floe::pipeline {
 
 // One partition's batch: the half-open range [start, next) of ARCHITECTURE.md §2.
 struct PartitionState {
-  int64_t start = 0;             // a: where this batch started (seek position or previous b)
-  bool start_recorded = false;   // false: the table had no position for this partition
-  int64_t next = -1;             // last processed offset + 1 (-1: nothing processed yet)
+  int64_t start = 0;  // a: where this batch started (seek position or previous b)
+  bool start_recorded = false;  // false: the table had no position for this partition
+  int64_t next = -1;            // last processed offset + 1 (-1: nothing processed yet)
 
   // Where reading goes on: the end of what was processed, else the batch's start.
   int64_t ReadPosition() const { return next >= 0 ? next : start; }
@@ -42,8 +43,9 @@ struct TopicState {
   std::unique_ptr<TableWriter> writer;
   std::optional<decode::RawValueDecoder> raw_value;     // value.format: binary
   std::optional<decode::KeyColumnAppender> key_column;  // key.format: string
-  // key.format: registry: the table's `key` column (a struct of the key schema's fields, or
-  // a primitive for an Avro primitive key), its position and, for a struct, its children.
+  // key.format: registry: the table's `key` column (a struct of the key schema's fields,
+  // or a primitive for an Avro primitive key), its position and, for a struct, its
+  // children.
   std::optional<iceberg::NestedField> key_field;
   int key_index = -1;
   std::vector<::arrow::ArrayBuilder*> key_children;

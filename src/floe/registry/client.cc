@@ -2,9 +2,8 @@
 
 #include <httplib.h>
 
-#include <utility>
-
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "floe/common/util.h"
 
@@ -22,14 +21,16 @@ class HttpRegistryClient : public SchemaSource {
       auto it = by_id_.find(id);
       if (it != by_id_.end()) return it->second;
     }
-    FLOE_ASSIGN_OR_RAISE(auto s, Fetch("/schemas/ids/" + std::to_string(id), "schema id " + std::to_string(id)));
+    FLOE_ASSIGN_OR_RAISE(auto s, Fetch("/schemas/ids/" + std::to_string(id),
+                                       "schema id " + std::to_string(id)));
     s->id = id;
     std::lock_guard lock(mu_);
     by_id_[id] = s;
     return std::shared_ptr<const RegisteredSchema>(s);
   }
 
-  Result<std::shared_ptr<const RegisteredSchema>> ByGuid(const std::string& guid) override {
+  Result<std::shared_ptr<const RegisteredSchema>> ByGuid(
+      const std::string& guid) override {
     {
       std::lock_guard lock(mu_);
       auto it = by_guid_.find(guid);
@@ -41,8 +42,8 @@ class HttpRegistryClient : public SchemaSource {
     return std::shared_ptr<const RegisteredSchema>(s);
   }
 
-  Result<std::shared_ptr<const RegisteredSchema>> BySubjectVersion(const std::string& subject,
-                                                                   int version) override {
+  Result<std::shared_ptr<const RegisteredSchema>> BySubjectVersion(
+      const std::string& subject, int version) override {
     const bool latest = version <= 0;
     if (!latest) {
       std::lock_guard lock(mu_);
@@ -50,46 +51,53 @@ class HttpRegistryClient : public SchemaSource {
       if (it != by_subject_.end()) return it->second;
     }
     const std::string v = latest ? "latest" : std::to_string(version);
-    FLOE_ASSIGN_OR_RAISE(auto s, Fetch("/subjects/" + PercentEncode(subject, /*keep_slash=*/false) +
-                                           "/versions/" + v,
-                                       "subject '" + subject + "' version " + v));
+    FLOE_ASSIGN_OR_RAISE(
+        auto s, Fetch("/subjects/" + PercentEncode(subject, /*keep_slash=*/false) +
+                          "/versions/" + v,
+                      "subject '" + subject + "' version " + v));
     std::lock_guard lock(mu_);
     if (!latest) by_subject_[{subject, version}] = s;
     return std::shared_ptr<const RegisteredSchema>(s);
   }
 
  private:
-  Result<std::shared_ptr<RegisteredSchema>> Fetch(const std::string& path, const std::string& what) {
+  Result<std::shared_ptr<RegisteredSchema>> Fetch(const std::string& path,
+                                                  const std::string& what) {
     std::unique_lock lock(http_mu_);
     httplib::Result res =
         http_->Get(path.c_str(), {{"Accept", "application/vnd.schemaregistry.v1+json"}});
     lock.unlock();
     if (!res) {
-      return Retriable("schema registry " + options_.url + " unreachable fetching " + what + ": " +
-                       httplib::to_string(res.error()));
+      return Retriable("schema registry " + options_.url + " unreachable fetching " +
+                       what + ": " + httplib::to_string(res.error()));
     }
     const int status = res->status;
     if (status == 401 || status == 403) {
-      return MakeError(ErrorKind::kUnauthorized, "schema registry refused credentials (HTTP " +
-                                                     std::to_string(status) + ") fetching " + what);
+      return MakeError(ErrorKind::kUnauthorized,
+                       "schema registry refused credentials (HTTP " +
+                           std::to_string(status) + ") fetching " + what);
     }
     if (status == 404) {
       int code = 0;
       auto body = nlohmann::json::parse(res->body, nullptr, false);
-      if (body.is_object() && body.contains("error_code") && body["error_code"].is_number_integer()) {
+      if (body.is_object() && body.contains("error_code") &&
+          body["error_code"].is_number_integer()) {
         code = body["error_code"].get<int>();
       }
       // Only the registry's own "schema not found" is a fact about the record; a bare 404
       // (wrong URL, proxy) is a systemic problem.
       // 40401 subject not found, 40402 version not found, 40403 schema not found.
       if (code == 40401 || code == 40402 || code == 40403) {
-        return NotFound("schema registry has no " + what + " (" + std::to_string(code) + ")");
+        return NotFound("schema registry has no " + what + " (" + std::to_string(code) +
+                        ")");
       }
-      return Retriable("schema registry answered 404 without a not-found error code for " + what +
-                       ": check registry.url");
+      return Retriable(
+          "schema registry answered 404 without a not-found error code for " + what +
+          ": check registry.url");
     }
     if (status != 200) {
-      return Retriable("schema registry HTTP " + std::to_string(status) + " fetching " + what);
+      return Retriable("schema registry HTTP " + std::to_string(status) + " fetching " +
+                       what);
     }
     auto body = nlohmann::json::parse(res->body, nullptr, false);
     if (!body.is_object() || !body.contains("schema") || !body["schema"].is_string()) {
@@ -101,7 +109,8 @@ class HttpRegistryClient : public SchemaSource {
       s->type_name = body["schemaType"].get<std::string>();
       s->type = ParseSchemaType(s->type_name);
     }
-    if (body.contains("id") && body["id"].is_number_integer()) s->id = body["id"].get<int>();
+    if (body.contains("id") && body["id"].is_number_integer())
+      s->id = body["id"].get<int>();
     if (body.contains("version") && body["version"].is_number_integer()) {
       s->version = body["version"].get<int>();
     }
@@ -124,7 +133,8 @@ class HttpRegistryClient : public SchemaSource {
   std::mutex mu_;
   std::map<int, std::shared_ptr<const RegisteredSchema>> by_id_;
   std::map<std::string, std::shared_ptr<const RegisteredSchema>> by_guid_;
-  std::map<std::pair<std::string, int>, std::shared_ptr<const RegisteredSchema>> by_subject_;
+  std::map<std::pair<std::string, int>, std::shared_ptr<const RegisteredSchema>>
+      by_subject_;
 };
 
 }  // namespace
@@ -138,12 +148,14 @@ SchemaType ParseSchemaType(const std::string& name) {
 
 Result<std::unique_ptr<SchemaSource>> MakeRegistryClient(const ClientOptions& options) {
   if (options.url.rfind("http://", 0) != 0 && options.url.rfind("https://", 0) != 0) {
-    return InvalidConfig("registry.url must start with http:// or https://, got '" + options.url + "'");
+    return InvalidConfig("registry.url must start with http:// or https://, got '" +
+                         options.url + "'");
   }
   std::string base = options.url;
   while (!base.empty() && base.back() == '/') base.pop_back();
   auto http = std::make_unique<httplib::Client>(base);
-  if (!http->is_valid()) return InvalidConfig("registry.url '" + options.url + "' is not a valid URL");
+  if (!http->is_valid())
+    return InvalidConfig("registry.url '" + options.url + "' is not a valid URL");
   http->set_connection_timeout(std::chrono::milliseconds(options.timeout_ms));
   http->set_read_timeout(std::chrono::milliseconds(options.timeout_ms));
   http->set_keep_alive(true);

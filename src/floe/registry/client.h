@@ -1,5 +1,5 @@
-// Schema Registry client (Confluent REST API) with a cache that never expires: schema ids and
-// GUIDs are immutable, so each is fetched once per process.
+// Schema Registry client (Confluent REST API) with a cache that never expires: schema ids
+// and GUIDs are immutable, so each is fetched once per process.
 //
 // Threading: thread-safe; lookups of different ids may run concurrently.
 #pragma once
@@ -29,7 +29,7 @@ struct RegisteredSchema {
   int version = 0;  // only when fetched by subject and version
   SchemaType type = SchemaType::kAvro;
   std::string type_name = "AVRO";  // as the registry spelled it (for messages)
-  std::string schema;                 // the schema text
+  std::string schema;              // the schema text
   std::vector<SchemaReference> references;
 };
 
@@ -37,20 +37,21 @@ struct RegisteredSchema {
 class SchemaSource {
  public:
   virtual ~SchemaSource() = default;
-  // kNotFound when a healthy registry says the id does not exist (40403); kRetriable when the
-  // registry cannot be reached or fails (5xx); kUnauthorized on 401/403.
+  // kNotFound when a healthy registry says the id does not exist (40403); kRetriable when
+  // the registry cannot be reached or fails (5xx); kUnauthorized on 401/403.
   virtual Result<std::shared_ptr<const RegisteredSchema>> ById(int id) = 0;
-  virtual Result<std::shared_ptr<const RegisteredSchema>> ByGuid(const std::string& guid) = 0;
-  // A subject's version (a schema reference, or the schema of a `value.format: json` topic).
-  // `version` <= 0 means the latest, which is fetched each time; a fixed version is cached.
-  // kNotFound when the subject or version does not exist (40401/40402).
+  virtual Result<std::shared_ptr<const RegisteredSchema>> ByGuid(
+      const std::string& guid) = 0;
+  // A subject's version (a schema reference, or the schema of a `value.format: json`
+  // topic). `version` <= 0 means the latest, which is fetched each time; a fixed version
+  // is cached. kNotFound when the subject or version does not exist (40401/40402).
   virtual Result<std::shared_ptr<const RegisteredSchema>> BySubjectVersion(
       const std::string& subject, int version) = 0;
 };
 
 struct ClientOptions {
-  std::string url;                  // e.g. http://127.0.0.1:8081
-  std::string basic_auth_user_info; // "user:password" or empty
+  std::string url;                   // e.g. http://127.0.0.1:8081
+  std::string basic_auth_user_info;  // "user:password" or empty
   int timeout_ms = 10000;
 };
 

@@ -1,7 +1,7 @@
 // The registry client against the in-repo Confluent-compatible registry
-// (tools/registry/floe_registry.py), started as a real process on loopback: lookups by id,
-// GUID and subject version, the cache, schema types and references, and the error kinds
-// the pipeline reacts to (not found, outage, unauthorized, unreachable).
+// (tools/registry/floe_registry.py), started as a real process on loopback: lookups by
+// id, GUID and subject version, the cache, schema types and references, and the error
+// kinds the pipeline reacts to (not found, outage, unauthorized, unreachable).
 #include "floe/registry/client.h"
 
 #include <gtest/gtest.h>
@@ -26,13 +26,15 @@ class RegistryProcess {
     if (pid_ == 0) {
       ::dup2(fds[1], 1);
       ::close(fds[0]);
-      const std::string script = std::string(FLOE_SOURCE_DIR) + "/tools/registry/floe_registry.py";
+      const std::string script =
+          std::string(FLOE_SOURCE_DIR) + "/tools/registry/floe_registry.py";
       if (basic_auth.empty()) {
-        ::execlp("python3", "python3", "-u", script.c_str(), "--host", "127.0.0.1", "--port", "0",
-                 static_cast<char*>(nullptr));
+        ::execlp("python3", "python3", "-u", script.c_str(), "--host", "127.0.0.1",
+                 "--port", "0", static_cast<char*>(nullptr));
       } else {
-        ::execlp("python3", "python3", "-u", script.c_str(), "--host", "127.0.0.1", "--port", "0",
-                 "--basic-auth", basic_auth.c_str(), static_cast<char*>(nullptr));
+        ::execlp("python3", "python3", "-u", script.c_str(), "--host", "127.0.0.1",
+                 "--port", "0", "--basic-auth", basic_auth.c_str(),
+                 static_cast<char*>(nullptr));
       }
       ::_exit(127);
     }
@@ -63,7 +65,8 @@ class RegistryProcess {
   int port() const { return port_; }
 
   // Registers a schema under `subject`; returns {id, guid}.
-  std::pair<int, std::string> Register(const std::string& subject, const nlohmann::json& body,
+  std::pair<int, std::string> Register(const std::string& subject,
+                                       const nlohmann::json& body,
                                        const std::string& auth = "") {
     httplib::Client cli("127.0.0.1", port_);
     if (!auth.empty()) {
@@ -100,10 +103,12 @@ class RegistryProcess {
 
 // A record schema; different names make different schemas (and ids).
 std::string Avro(const std::string& name) {
-  return R"({"type":"record","name":")" + name + R"(","fields":[{"name":"id","type":"long"}]})";
+  return R"({"type":"record","name":")" + name +
+         R"(","fields":[{"name":"id","type":"long"}]})";
 }
 
-std::unique_ptr<SchemaSource> Client(const std::string& url, const std::string& auth = "") {
+std::unique_ptr<SchemaSource> Client(const std::string& url,
+                                     const std::string& auth = "") {
   ClientOptions o;
   o.url = url;
   o.basic_auth_user_info = auth;
@@ -147,13 +152,17 @@ TEST_F(RegistryClientTest, FetchesByGuid) {
 }
 
 TEST_F(RegistryClientTest, SchemaTypesAndReferences) {
-  registry_->Register("common.proto", {{"schemaType", "PROTOBUF"},
-                                       {"schema", "syntax = \"proto3\"; message Money { int64 units = 1; }"}});
+  registry_->Register(
+      "common.proto",
+      {{"schemaType", "PROTOBUF"},
+       {"schema", "syntax = \"proto3\"; message Money { int64 units = 1; }"}});
   auto [id, guid] = registry_->Register(
       "orders-pb-value",
       {{"schemaType", "PROTOBUF"},
-       {"schema", "syntax = \"proto3\"; import \"common.proto\"; message Order { Money m = 1; }"},
-       {"references", {{{"name", "common.proto"}, {"subject", "common.proto"}, {"version", 1}}}}});
+       {"schema",
+        "syntax = \"proto3\"; import \"common.proto\"; message Order { Money m = 1; }"},
+       {"references",
+        {{{"name", "common.proto"}, {"subject", "common.proto"}, {"version", 1}}}}});
   auto s = Client(registry_->url())->ById(id);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ((*s)->type, SchemaType::kProtobuf);
@@ -161,8 +170,10 @@ TEST_F(RegistryClientTest, SchemaTypesAndReferences) {
   ASSERT_EQ((*s)->references.size(), 1u);
   EXPECT_EQ((*s)->references[0].subject, "common.proto");
   EXPECT_EQ((*s)->references[0].version, 1);
-  auto json_id = registry_->Register("json-value", {{"schemaType", "JSON"},
-                                                   {"schema", R"({"type":"object"})"}}).first;
+  auto json_id = registry_
+                     ->Register("json-value", {{"schemaType", "JSON"},
+                                               {"schema", R"({"type":"object"})"}})
+                     .first;
   EXPECT_EQ((*Client(registry_->url())->ById(json_id))->type, SchemaType::kJson);
 }
 
@@ -207,7 +218,8 @@ TEST(RegistryClient, AnUnreachableRegistryIsRetriable) {
 
 TEST(RegistryClient, CredentialsAreSentAndTheirAbsenceIsUnauthorized) {
   RegistryProcess secured("floe:secret");
-  auto [id, guid] = secured.Register("auth-value", {{"schema", Avro("plain")}}, "floe:secret");
+  auto [id, guid] =
+      secured.Register("auth-value", {{"schema", Avro("plain")}}, "floe:secret");
   EXPECT_EQ(KindOf(Client(secured.url())->ById(id).status()), ErrorKind::kUnauthorized);
   EXPECT_EQ(KindOf(Client(secured.url(), "floe:wrong")->ById(id).status()),
             ErrorKind::kUnauthorized);

@@ -7,7 +7,8 @@
 namespace floe::registry {
 
 std::string Framing::GuidString() const {
-  std::string hex = HexEncode(std::string_view(reinterpret_cast<const char*>(guid.data()), 16));
+  std::string hex =
+      HexEncode(std::string_view(reinterpret_cast<const char*>(guid.data()), 16));
   return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
          hex.substr(16, 4) + "-" + hex.substr(20, 12);
 }
@@ -21,8 +22,8 @@ int32_t ReadBigEndian32(const uint8_t* p) {
 
 }  // namespace
 
-Result<Framing> DetectFraming(const uint8_t* header, size_t header_len, const uint8_t* payload,
-                              size_t payload_len) {
+Result<Framing> DetectFraming(const uint8_t* header, size_t header_len,
+                              const uint8_t* payload, size_t payload_len) {
   Framing f;
   if (header != nullptr) {
     size_t used = 0;
@@ -44,12 +45,14 @@ Result<Framing> DetectFraming(const uint8_t* header, size_t header_len, const ui
     f.payload_len = payload_len;
     return f;
   }
-  if (payload == nullptr) return InvalidRecord("record has no value (tombstone) and no schema");
+  if (payload == nullptr)
+    return InvalidRecord("record has no value (tombstone) and no schema");
   if (payload_len < 5 || payload[0] != 0x00) {
-    return InvalidRecord(payload_len < 5 ? "payload of " + std::to_string(payload_len) +
-                                               " bytes is too short for the schema-id prefix"
-                                         : "payload does not start with magic byte 0x00 and "
-                                           "no __value_schema_id header: not registry framed");
+    return InvalidRecord(payload_len < 5
+                             ? "payload of " + std::to_string(payload_len) +
+                                   " bytes is too short for the schema-id prefix"
+                             : "payload does not start with magic byte 0x00 and "
+                               "no __value_schema_id header: not registry framed");
   }
   f.source = Framing::Source::kPrefix;
   f.schema_id = ReadBigEndian32(payload + 1);
@@ -60,8 +63,8 @@ Result<Framing> DetectFraming(const uint8_t* header, size_t header_len, const ui
 
 namespace {
 
-// A zig-zag varint of at most 10 bytes. Returns false (with *error set) when it is truncated
-// or longer than 10 bytes.
+// A zig-zag varint of at most 10 bytes. Returns false (with *error set) when it is
+// truncated or longer than 10 bytes.
 bool ReadZigZag(const uint8_t* data, size_t size, size_t* pos, int64_t* out,
                 std::string* error) {
   uint64_t v = 0;

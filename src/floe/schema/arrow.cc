@@ -28,11 +28,16 @@ Result<std::shared_ptr<::arrow::Field>> ToArrowFieldNamed(
 
 Result<std::shared_ptr<::arrow::DataType>> ToArrowType(const iceberg::Type& type) {
   switch (type.id) {
-    case TypeId::kBoolean: return ::arrow::boolean();
-    case TypeId::kInt: return ::arrow::int32();
-    case TypeId::kLong: return ::arrow::int64();
-    case TypeId::kFloat: return ::arrow::float32();
-    case TypeId::kDouble: return ::arrow::float64();
+    case TypeId::kBoolean:
+      return ::arrow::boolean();
+    case TypeId::kInt:
+      return ::arrow::int32();
+    case TypeId::kLong:
+      return ::arrow::int64();
+    case TypeId::kFloat:
+      return ::arrow::float32();
+    case TypeId::kDouble:
+      return ::arrow::float64();
     case TypeId::kDecimal:
       if (type.precision < 1 || type.precision > 38 || type.scale < 0 ||
           type.scale > type.precision) {
@@ -40,19 +45,26 @@ Result<std::shared_ptr<::arrow::DataType>> ToArrowType(const iceberg::Type& type
                                ") has no Arrow decimal128 equivalent");
       }
       return ::arrow::decimal128(type.precision, type.scale);
-    case TypeId::kDate: return ::arrow::date32();
-    case TypeId::kTime: return ::arrow::time64(::arrow::TimeUnit::MICRO);
-    case TypeId::kTimestamp: return ::arrow::timestamp(::arrow::TimeUnit::MICRO);
-    case TypeId::kTimestampTz: return ::arrow::timestamp(::arrow::TimeUnit::MICRO, "UTC");
-    case TypeId::kString: return ::arrow::utf8();
-    case TypeId::kUuid: return ::arrow::fixed_size_binary(16);
+    case TypeId::kDate:
+      return ::arrow::date32();
+    case TypeId::kTime:
+      return ::arrow::time64(::arrow::TimeUnit::MICRO);
+    case TypeId::kTimestamp:
+      return ::arrow::timestamp(::arrow::TimeUnit::MICRO);
+    case TypeId::kTimestampTz:
+      return ::arrow::timestamp(::arrow::TimeUnit::MICRO, "UTC");
+    case TypeId::kString:
+      return ::arrow::utf8();
+    case TypeId::kUuid:
+      return ::arrow::fixed_size_binary(16);
     case TypeId::kFixed:
       if (type.length < 1) {
         return Status::Invalid("Iceberg fixed[", type.length,
                                "] must have a positive length");
       }
       return ::arrow::fixed_size_binary(type.length);
-    case TypeId::kBinary: return ::arrow::binary();
+    case TypeId::kBinary:
+      return ::arrow::binary();
     case TypeId::kStruct: {
       std::vector<std::shared_ptr<::arrow::Field>> fields;
       fields.reserve(type.fields.size());

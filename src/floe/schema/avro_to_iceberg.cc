@@ -71,15 +71,21 @@ Result<Mapped> MapType(const avro::Node& node, const std::string& path, int dept
     return Mapped{Type::Primitive(id), true, std::move(doc)};
   };
   switch (node.logical_type) {
-    case avro::LogicalType::kNone: break;
-    case avro::LogicalType::kDate: return prim(TypeId::kDate);
+    case avro::LogicalType::kNone:
+      break;
+    case avro::LogicalType::kDate:
+      return prim(TypeId::kDate);
     case avro::LogicalType::kTimeMillis:
-    case avro::LogicalType::kTimeMicros: return prim(TypeId::kLong, kTimeOfDayDoc);
+    case avro::LogicalType::kTimeMicros:
+      return prim(TypeId::kLong, kTimeOfDayDoc);
     case avro::LogicalType::kTimestampMillis:
-    case avro::LogicalType::kTimestampMicros: return prim(TypeId::kTimestampTz);
+    case avro::LogicalType::kTimestampMicros:
+      return prim(TypeId::kTimestampTz);
     case avro::LogicalType::kLocalTimestampMillis:
-    case avro::LogicalType::kLocalTimestampMicros: return prim(TypeId::kTimestamp);
-    case avro::LogicalType::kUuid: return prim(TypeId::kString);
+    case avro::LogicalType::kLocalTimestampMicros:
+      return prim(TypeId::kTimestamp);
+    case avro::LogicalType::kUuid:
+      return prim(TypeId::kString);
     case avro::LogicalType::kDecimal:
       if (node.precision > kMaxDecimalPrecision) {
         return Error(path, "decimal precision " + std::to_string(node.precision) +
@@ -91,15 +97,24 @@ Result<Mapped> MapType(const avro::Node& node, const std::string& path, int dept
   switch (node.type) {
     case avro::Type::kNull:
       return Error(path, "a field of type null has no Iceberg type; use [\"null\", T]");
-    case avro::Type::kBoolean: return prim(TypeId::kBoolean);
-    case avro::Type::kInt: return prim(TypeId::kInt);
-    case avro::Type::kLong: return prim(TypeId::kLong);
-    case avro::Type::kFloat: return prim(TypeId::kFloat);
-    case avro::Type::kDouble: return prim(TypeId::kDouble);
-    case avro::Type::kBytes: return prim(TypeId::kBinary);
-    case avro::Type::kString: return prim(TypeId::kString);
-    case avro::Type::kEnum: return prim(TypeId::kString);
-    case avro::Type::kFixed: return prim(TypeId::kBinary);
+    case avro::Type::kBoolean:
+      return prim(TypeId::kBoolean);
+    case avro::Type::kInt:
+      return prim(TypeId::kInt);
+    case avro::Type::kLong:
+      return prim(TypeId::kLong);
+    case avro::Type::kFloat:
+      return prim(TypeId::kFloat);
+    case avro::Type::kDouble:
+      return prim(TypeId::kDouble);
+    case avro::Type::kBytes:
+      return prim(TypeId::kBinary);
+    case avro::Type::kString:
+      return prim(TypeId::kString);
+    case avro::Type::kEnum:
+      return prim(TypeId::kString);
+    case avro::Type::kFixed:
+      return prim(TypeId::kBinary);
     case avro::Type::kRecord: {
       FLOE_ASSIGN_OR_RAISE(auto fields, MapRecord(node, path, depth));
       return Mapped{Type::Struct(std::move(fields)), true, {}};

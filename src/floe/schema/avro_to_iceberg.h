@@ -35,8 +35,7 @@ inline constexpr int kMaxDecimalPrecision = 38;
 // Avro field path, e.g. "Avro field 'order.lines[].price': decimal precision 40 ...":
 // a top-level type that is not a record, a field of type null, a record with no fields
 // (Parquet cannot store an empty struct), decimal precision above 38.
-Result<std::vector<iceberg::NestedField>> AvroToIcebergFields(
-    const avro::Schema& schema);
+Result<std::vector<iceberg::NestedField>> AvroToIcebergFields(const avro::Schema& schema);
 
 // The same for any record node.
 Result<std::vector<iceberg::NestedField>> AvroRecordToIcebergFields(

@@ -36,9 +36,9 @@ std::string EscapeToken(const std::string& s) {
 }
 
 // Keywords whose meaning cannot be carried by one column type.
-constexpr const char* kRefused[] = {"patternProperties", "not",          "if",
-                                    "then",              "else",         "dependentSchemas",
-                                    "dependencies",      "prefixItems",  "propertyNames"};
+constexpr const char* kRefused[] = {
+    "patternProperties", "not",          "if",          "then",         "else",
+    "dependentSchemas",  "dependencies", "prefixItems", "propertyNames"};
 
 bool IsNullSchema(const Json& s) {
   if (!s.is_object()) return false;
@@ -64,17 +64,20 @@ class Resolver {
     if (!s.is_object()) return Error(path, "a schema must be a JSON object");
     if (auto r = s.find("$ref"); r != s.end()) return Ref(*r, path, depth);
     for (const char* k : kRefused) {
-      if (s.contains(k)) return Error(path, std::string(k) + " cannot be mapped to a column");
+      if (s.contains(k))
+        return Error(path, std::string(k) + " cannot be mapped to a column");
     }
     if (auto u = s.find("unevaluatedProperties"); u != s.end() && *u != false) {
-      return Error(path, "unevaluatedProperties other than false cannot be mapped to a column");
+      return Error(path,
+                   "unevaluatedProperties other than false cannot be mapped to a column");
     }
     for (const char* k : {"oneOf", "anyOf"}) {
       if (auto it = s.find(k); it != s.end()) return NullableOf(*it, k, path, depth);
     }
     if (auto it = s.find("allOf"); it != s.end()) {
       if (!it->is_array() || it->size() != 1) {
-        return Error(path, "allOf with more than one schema cannot be mapped to a column");
+        return Error(path,
+                     "allOf with more than one schema cannot be mapped to a column");
       }
       return Schema((*it)[0], path + "/allOf/0", depth + 1);
     }
@@ -143,7 +146,8 @@ class Resolver {
         return Error(path, "an array without `items` cannot be mapped to a column");
       }
       if (items->is_array()) {
-        return Error(path, "tuple `items` (an array of schemas) cannot be mapped to a column");
+        return Error(path,
+                     "tuple `items` (an array of schemas) cannot be mapped to a column");
       }
       FLOE_ASSIGN_OR_RAISE(node->items, Schema(*items, path + "/items", depth + 1));
     } else if (type == "null") {
@@ -170,10 +174,11 @@ class Resolver {
                              Schema(*extra, path + "/additionalProperties", depth + 1));
         return Status::OK();
       }
-      return Error(path,
-                   "an object without properties (an open object) cannot be mapped to a "
-                   "column; declare its properties, or give additionalProperties a schema "
-                   "for a map");
+      return Error(
+          path,
+          "an object without properties (an open object) cannot be mapped to a "
+          "column; declare its properties, or give additionalProperties a schema "
+          "for a map");
     }
     if (!props->is_object()) return Error(path, "properties must be an object");
     if (has_extra && extra->is_object()) {
@@ -188,9 +193,10 @@ class Resolver {
                    "properties");
     }
     if (props->empty()) {
-      return Error(path,
-                   "an object with no properties cannot be mapped (Parquet cannot store an "
-                   "empty struct)");
+      return Error(
+          path,
+          "an object with no properties cannot be mapped (Parquet cannot store an "
+          "empty struct)");
     }
     std::vector<std::string> required;
     if (auto r = s.find("required"); r != s.end()) {
@@ -204,8 +210,8 @@ class Resolver {
       JsonSchemaProperty p;
       p.name = name;
       for (const auto& r : required) p.required |= r == name;
-      FLOE_ASSIGN_OR_RAISE(p.schema,
-                           Schema(sub, path + "/properties/" + EscapeToken(name), depth + 1));
+      FLOE_ASSIGN_OR_RAISE(
+          p.schema, Schema(sub, path + "/properties/" + EscapeToken(name), depth + 1));
       node->properties.push_back(std::move(p));
     }
     return Status::OK();
@@ -234,7 +240,8 @@ class Resolver {
     if (!ref.is_string()) return Error(path, "$ref must be a string");
     const std::string target = ref.get<std::string>();
     if (target.empty() || target[0] != '#') {
-      return Error(path, "only local $ref (\"#/...\") is supported, not '" + target + "'");
+      return Error(path,
+                   "only local $ref (\"#/...\") is supported, not '" + target + "'");
     }
     for (const auto& a : active_) {
       if (a == target) {
@@ -290,18 +297,24 @@ class Mapper {
       return m;
     };
     switch (node.type) {
-      case JsonSchemaType::kBoolean: return prim(TypeId::kBoolean);
-      case JsonSchemaType::kInteger: return prim(TypeId::kLong);
-      case JsonSchemaType::kNumber: return prim(TypeId::kDouble);
+      case JsonSchemaType::kBoolean:
+        return prim(TypeId::kBoolean);
+      case JsonSchemaType::kInteger:
+        return prim(TypeId::kLong);
+      case JsonSchemaType::kNumber:
+        return prim(TypeId::kDouble);
       case JsonSchemaType::kString:
         switch (node.format) {
-          case JsonStringFormat::kDateTime: return prim(TypeId::kTimestampTz);
-          case JsonStringFormat::kDate: return prim(TypeId::kDate);
+          case JsonStringFormat::kDateTime:
+            return prim(TypeId::kTimestampTz);
+          case JsonStringFormat::kDate:
+            return prim(TypeId::kDate);
           case JsonStringFormat::kTime:
             m.doc = m.doc.empty() ? kTimeOfDayDoc : m.doc + " (" + kTimeOfDayDoc + ")";
             return prim(TypeId::kLong);
           case JsonStringFormat::kUuid:
-          case JsonStringFormat::kNone: return prim(TypeId::kString);
+          case JsonStringFormat::kNone:
+            return prim(TypeId::kString);
         }
         break;
       case JsonSchemaType::kObject: {
@@ -365,21 +378,43 @@ Result<JsonSchema> JsonSchema::Parse(std::string_view text) {
 std::string JsonSchemaTypeName(const JsonSchemaNode& node) {
   std::string s;
   switch (node.type) {
-    case JsonSchemaType::kBoolean: s = "boolean"; break;
-    case JsonSchemaType::kInteger: s = "integer"; break;
-    case JsonSchemaType::kNumber: s = "number"; break;
+    case JsonSchemaType::kBoolean:
+      s = "boolean";
+      break;
+    case JsonSchemaType::kInteger:
+      s = "integer";
+      break;
+    case JsonSchemaType::kNumber:
+      s = "number";
+      break;
     case JsonSchemaType::kString:
       switch (node.format) {
-        case JsonStringFormat::kNone: s = "string"; break;
-        case JsonStringFormat::kDateTime: s = "string(date-time)"; break;
-        case JsonStringFormat::kDate: s = "string(date)"; break;
-        case JsonStringFormat::kTime: s = "string(time)"; break;
-        case JsonStringFormat::kUuid: s = "string(uuid)"; break;
+        case JsonStringFormat::kNone:
+          s = "string";
+          break;
+        case JsonStringFormat::kDateTime:
+          s = "string(date-time)";
+          break;
+        case JsonStringFormat::kDate:
+          s = "string(date)";
+          break;
+        case JsonStringFormat::kTime:
+          s = "string(time)";
+          break;
+        case JsonStringFormat::kUuid:
+          s = "string(uuid)";
+          break;
       }
       break;
-    case JsonSchemaType::kObject: s = "object"; break;
-    case JsonSchemaType::kMap: s = "map"; break;
-    case JsonSchemaType::kArray: s = "array"; break;
+    case JsonSchemaType::kObject:
+      s = "object";
+      break;
+    case JsonSchemaType::kMap:
+      s = "map";
+      break;
+    case JsonSchemaType::kArray:
+      s = "array";
+      break;
   }
   return node.nullable ? "nullable " + s : s;
 }
@@ -387,8 +422,10 @@ std::string JsonSchemaTypeName(const JsonSchemaNode& node) {
 Result<std::vector<NestedField>> JsonSchemaToIcebergFields(const JsonSchema& schema) {
   const JsonSchemaNode& root = schema.root();
   if (root.type != JsonSchemaType::kObject || root.nullable) {
-    return Error(root.path, "the JSON value schema must be a non-nullable object with "
-                            "properties, not " + JsonSchemaTypeName(root));
+    return Error(root.path,
+                 "the JSON value schema must be a non-nullable object with "
+                 "properties, not " +
+                     JsonSchemaTypeName(root));
   }
   Mapper mapper;
   return mapper.Fields(root, 1);

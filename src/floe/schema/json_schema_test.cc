@@ -31,9 +31,10 @@ std::string TypeString(const Type& t) {
       return "list<" + std::string(t.element().required ? "" : "?") +
              TypeString(*t.element().type) + ">";
     case TypeId::kMap:
-      return "map<" + TypeString(*t.key().type) + ", " +
-             (t.value().required ? "" : "?") + TypeString(*t.value().type) + ">";
-    default: return iceberg::PrimitiveTypeString(t);
+      return "map<" + TypeString(*t.key().type) + ", " + (t.value().required ? "" : "?") +
+             TypeString(*t.value().type) + ">";
+    default:
+      return iceberg::PrimitiveTypeString(t);
   }
 }
 
@@ -86,8 +87,9 @@ TEST(JsonSchemaTest, RequiredAndNullableForms) {
   EXPECT_EQ(Fields(Prop(R"({"type": ["string", "null"]})")), "f?: string");
   EXPECT_EQ(Fields(Prop(R"({"oneOf": [{"type": "null"}, {"type": "integer"}]})")),
             "f?: long");
-  EXPECT_EQ(Fields(Prop(R"({"anyOf": [{"type": "number"}, {"type": "null", "title": "x"}]})")),
-            "f?: double");
+  EXPECT_EQ(
+      Fields(Prop(R"({"anyOf": [{"type": "number"}, {"type": "null", "title": "x"}]})")),
+      "f?: double");
   EXPECT_EQ(Fields(Prop(R"({"allOf": [{"type": "boolean"}]})")), "f: boolean");
 }
 
@@ -200,9 +202,11 @@ TEST(JsonSchemaTest, UnmappableConstructsNameTheirPath) {
        "JSON Schema at #/properties/f: oneOf cannot be mapped to a column unless"},
       {R"({"anyOf": [{"type": "null"}, {"type": "string"}, {"type": "integer"}]})",
        "anyOf cannot be mapped"},
-      {R"({"allOf": [{"type": "string"}, {"minLength": 2}]})", "allOf with more than one"},
+      {R"({"allOf": [{"type": "string"}, {"minLength": 2}]})",
+       "allOf with more than one"},
       {R"({"not": {"type": "string"}})", "at #/properties/f: not cannot be mapped"},
-      {R"({"type": "string", "if": {"minLength": 1}, "then": {}})", "if cannot be mapped"},
+      {R"({"type": "string", "if": {"minLength": 1}, "then": {}})",
+       "if cannot be mapped"},
       {R"({"type": "array", "items": [{"type": "string"}, {"type": "integer"}]})",
        "tuple `items`"},
       {R"({"type": "array", "prefixItems": [{"type": "string"}]})", "prefixItems cannot"},
@@ -226,9 +230,10 @@ TEST(JsonSchemaTest, UnmappableConstructsNameTheirPath) {
 TEST(JsonSchemaTest, RootMustBeAnObject) {
   EXPECT_NE(Error(R"({"type": "string"})").find("must be a non-nullable object"),
             std::string::npos);
-  EXPECT_NE(Error(R"({"type": ["null", "object"], "properties": {"a": {"type": "integer"}}})")
-                .find("must be a non-nullable object"),
-            std::string::npos);
+  EXPECT_NE(
+      Error(R"({"type": ["null", "object"], "properties": {"a": {"type": "integer"}}})")
+          .find("must be a non-nullable object"),
+      std::string::npos);
   EXPECT_NE(Error(R"({"type": "object", "additionalProperties": {"type": "string"}})")
                 .find("must be a non-nullable object"),
             std::string::npos);
@@ -251,7 +256,8 @@ TEST(JsonSchemaTest, DepthAndExpansionAreBounded) {
             R"("}, "b": {"$ref": ")" + prev + R"("}}})";
   }
   const std::string wide = R"({"type": "object", "properties": {"x": {"$ref":
-      "#/definitions/d30"}}, "definitions": {)" + defs + "}}";
+      "#/definitions/d30"}}, "definitions": {)" +
+                           defs + "}}";
   EXPECT_NE(Error(wide).find("expands to more than"), std::string::npos) << Error(wide);
 }
 

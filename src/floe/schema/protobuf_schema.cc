@@ -12,8 +12,8 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/source_context.pb.h>
-#include <google/protobuf/stubs/strutil.h>
 #include <google/protobuf/struct.pb.h>
+#include <google/protobuf/stubs/strutil.h>
 #include <google/protobuf/timestamp.pb.h>
 #include <google/protobuf/type.pb.h>
 #include <google/protobuf/wrappers.pb.h>
@@ -33,11 +33,16 @@ namespace {
 // file is registered in the generated pool before we look it up.
 const pb::FileDescriptor* BuiltinFile(const std::string& name) {
   static const std::vector<const pb::FileDescriptor*> files = {
-      pb::Any::descriptor()->file(),         pb::Api::descriptor()->file(),
-      pb::Duration::descriptor()->file(),    pb::Empty::descriptor()->file(),
-      pb::FieldMask::descriptor()->file(),   pb::SourceContext::descriptor()->file(),
-      pb::Struct::descriptor()->file(),      pb::Timestamp::descriptor()->file(),
-      pb::Type::descriptor()->file(),        pb::Int32Value::descriptor()->file(),
+      pb::Any::descriptor()->file(),
+      pb::Api::descriptor()->file(),
+      pb::Duration::descriptor()->file(),
+      pb::Empty::descriptor()->file(),
+      pb::FieldMask::descriptor()->file(),
+      pb::SourceContext::descriptor()->file(),
+      pb::Struct::descriptor()->file(),
+      pb::Timestamp::descriptor()->file(),
+      pb::Type::descriptor()->file(),
+      pb::Int32Value::descriptor()->file(),
       pb::FileDescriptorProto::descriptor()->file(),
   };
   for (const auto* f : files) {
@@ -46,15 +51,16 @@ const pb::FileDescriptor* BuiltinFile(const std::string& name) {
   return nullptr;
 }
 
-// A registry may hold a Protobuf schema as base64 of a serialized FileDescriptorProto (the
-// form Confluent's Python and Go serializers register) instead of .proto text. .proto text
-// always has a ';' or '{', so text made only of the base64 alphabet is a descriptor.
+// A registry may hold a Protobuf schema as base64 of a serialized FileDescriptorProto
+// (the form Confluent's Python and Go serializers register) instead of .proto text.
+// .proto text always has a ';' or '{', so text made only of the base64 alphabet is a
+// descriptor.
 bool LooksLikeBase64(const std::string& text) {
   size_t n = 0;
   for (char c : text) {
     if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    const bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                       c == '+' || c == '/' || c == '=';
+    const bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                       (c >= '0' && c <= '9') || c == '+' || c == '/' || c == '=';
     if (!alpha) return false;
     ++n;
   }
@@ -63,11 +69,12 @@ bool LooksLikeBase64(const std::string& text) {
 
 class TextErrors : public pb::io::ErrorCollector {
  public:
-  void AddError(int line, pb::io::ColumnNumber column, const std::string& message) override {
+  void AddError(int line, pb::io::ColumnNumber column,
+                const std::string& message) override {
     if (!first.empty()) return;
     // Tokenizer lines and columns are zero-based.
-    first = "line " + std::to_string(line + 1) + ", column " + std::to_string(column + 1) +
-            ": " + message;
+    first = "line " + std::to_string(line + 1) + ", column " +
+            std::to_string(column + 1) + ": " + message;
   }
   std::string first;
 };
@@ -92,7 +99,8 @@ struct ProtobufSchema::Database : public pb::DescriptorDatabase {
   std::string parse_error;  // the first .proto syntax error, with its file
   PoolErrors pool_errors;
 
-  bool FindFileByName(const std::string& filename, pb::FileDescriptorProto* output) override {
+  bool FindFileByName(const std::string& filename,
+                      pb::FileDescriptorProto* output) override {
     auto it = texts.find(filename);
     if (it == texts.end()) {
       const pb::FileDescriptor* builtin = BuiltinFile(filename);
@@ -100,20 +108,23 @@ struct ProtobufSchema::Database : public pb::DescriptorDatabase {
       builtin->CopyTo(output);
       return true;
     }
-    const std::string what =
-        filename == kProtobufMainFile ? std::string("the schema") : "import \"" + filename + "\"";
+    const std::string what = filename == kProtobufMainFile
+                                 ? std::string("the schema")
+                                 : "import \"" + filename + "\"";
     if (LooksLikeBase64(it->second)) {
       std::string bytes;
       if (!pb::Base64Unescape(it->second, &bytes) || !output->ParseFromString(bytes)) {
         if (parse_error.empty()) {
-          parse_error = what + ", base64 text that is not a serialized FileDescriptorProto";
+          parse_error =
+              what + ", base64 text that is not a serialized FileDescriptorProto";
         }
         return false;
       }
       output->set_name(filename);
       return true;
     }
-    pb::io::ArrayInputStream input(it->second.data(), static_cast<int>(it->second.size()));
+    pb::io::ArrayInputStream input(it->second.data(),
+                                   static_cast<int>(it->second.size()));
     TextErrors errors;
     pb::io::Tokenizer tokenizer(&input, &errors);
     pb::compiler::Parser parser;
@@ -121,7 +132,8 @@ struct ProtobufSchema::Database : public pb::DescriptorDatabase {
     const bool ok = parser.Parse(&tokenizer, output);
     if (!ok || !errors.first.empty()) {
       if (parse_error.empty()) {
-        parse_error = what + ", " + (errors.first.empty() ? "syntax error" : errors.first);
+        parse_error =
+            what + ", " + (errors.first.empty() ? "syntax error" : errors.first);
       }
       return false;
     }
@@ -153,9 +165,9 @@ Result<std::shared_ptr<const ProtobufSchema>> ProtobufSchema::Make(
   s->file_ = s->pool_->FindFileByName(kProtobufMainFile);
   if (s->file_ == nullptr) {
     const auto& db = *s->database_;
-    std::string why = !db.parse_error.empty()   ? db.parse_error
+    std::string why = !db.parse_error.empty()         ? db.parse_error
                       : !db.pool_errors.first.empty() ? db.pool_errors.first
-                                                       : "cannot be built";
+                                                      : "cannot be built";
     return Status::Invalid("Protobuf schema: ", why);
   }
   return std::shared_ptr<const ProtobufSchema>(std::move(s));
@@ -170,7 +182,8 @@ Result<const pb::Descriptor*> ProtobufSchema::MessageAt(const int32_t* indexes,
   }
   auto out_of_range = [&](size_t level, int available) {
     std::string path;
-    for (size_t i = 0; i < count; ++i) path += (i ? "," : "") + std::to_string(indexes[i]);
+    for (size_t i = 0; i < count; ++i)
+      path += (i ? "," : "") + std::to_string(indexes[i]);
     return InvalidRecord("Protobuf message index path [" + path + "]: index " +
                          std::to_string(indexes[level]) + " at level " +
                          std::to_string(level) + " is outside the " +
@@ -227,8 +240,8 @@ Status Error(const std::string& path, const std::string& what) {
 
 class Mapper {
  public:
-  Result<std::vector<NestedField>> Message(const pb::Descriptor& d, const std::string& path,
-                                           int depth) {
+  Result<std::vector<NestedField>> Message(const pb::Descriptor& d,
+                                           const std::string& path, int depth) {
     if (depth > kMaxProtobufDepth) {
       return Error(path, "nesting is deeper than " + std::to_string(kMaxProtobufDepth));
     }
@@ -258,42 +271,56 @@ class Mapper {
                             int depth) {
     if (f.is_map()) {
       const pb::Descriptor& entry = *f.message_type();
-      FLOE_ASSIGN_OR_RAISE(TypePtr key, Value(*entry.field(0), path + "{key}", depth + 1));
+      FLOE_ASSIGN_OR_RAISE(TypePtr key,
+                           Value(*entry.field(0), path + "{key}", depth + 1));
       FLOE_ASSIGN_OR_RAISE(TypePtr value, Value(*entry.field(1), path + "{}", depth + 1));
       const bool wrapper = entry.field(1)->message_type() != nullptr &&
                            IsProtobufWrapper(*entry.field(1)->message_type());
-      return NestedField{0, f.name(), true,
-                         Type::Map(0, std::move(key), 0, !wrapper, std::move(value)), {}};
+      return NestedField{0,
+                         f.name(),
+                         true,
+                         Type::Map(0, std::move(key), 0, !wrapper, std::move(value)),
+                         {}};
     }
-    FLOE_ASSIGN_OR_RAISE(TypePtr t, Value(f, f.is_repeated() ? path + "[]" : path, depth));
+    FLOE_ASSIGN_OR_RAISE(TypePtr t,
+                         Value(f, f.is_repeated() ? path + "[]" : path, depth));
     if (f.is_repeated()) {
       return NestedField{0, f.name(), true, Type::List(0, true, std::move(t)), {}};
     }
     const ProtobufPresence presence = PresenceOf(f);
-    return NestedField{0, f.name(), presence != ProtobufPresence::kExplicit, std::move(t),
-                       {}};
+    return NestedField{
+        0, f.name(), presence != ProtobufPresence::kExplicit, std::move(t), {}};
   }
 
   // The type of one value of field `f` (an element, for a repeated field).
-  Result<TypePtr> Value(const pb::FieldDescriptor& f, const std::string& path, int depth) {
+  Result<TypePtr> Value(const pb::FieldDescriptor& f, const std::string& path,
+                        int depth) {
     using FD = pb::FieldDescriptor;
     switch (f.type()) {
       case FD::TYPE_INT32:
       case FD::TYPE_SINT32:
-      case FD::TYPE_SFIXED32: return Type::Primitive(TypeId::kInt);
+      case FD::TYPE_SFIXED32:
+        return Type::Primitive(TypeId::kInt);
       case FD::TYPE_INT64:
       case FD::TYPE_SINT64:
       case FD::TYPE_SFIXED64:
       case FD::TYPE_UINT32:
-      case FD::TYPE_FIXED32: return Type::Primitive(TypeId::kLong);
+      case FD::TYPE_FIXED32:
+        return Type::Primitive(TypeId::kLong);
       case FD::TYPE_UINT64:
-      case FD::TYPE_FIXED64: return Type::Decimal(20, 0);
-      case FD::TYPE_BOOL: return Type::Primitive(TypeId::kBoolean);
-      case FD::TYPE_FLOAT: return Type::Primitive(TypeId::kFloat);
-      case FD::TYPE_DOUBLE: return Type::Primitive(TypeId::kDouble);
+      case FD::TYPE_FIXED64:
+        return Type::Decimal(20, 0);
+      case FD::TYPE_BOOL:
+        return Type::Primitive(TypeId::kBoolean);
+      case FD::TYPE_FLOAT:
+        return Type::Primitive(TypeId::kFloat);
+      case FD::TYPE_DOUBLE:
+        return Type::Primitive(TypeId::kDouble);
       case FD::TYPE_STRING:
-      case FD::TYPE_ENUM: return Type::Primitive(TypeId::kString);
-      case FD::TYPE_BYTES: return Type::Primitive(TypeId::kBinary);
+      case FD::TYPE_ENUM:
+        return Type::Primitive(TypeId::kString);
+      case FD::TYPE_BYTES:
+        return Type::Primitive(TypeId::kBinary);
       case FD::TYPE_GROUP:
         return Error(path, "proto2 groups are not supported; use a nested message");
       case FD::TYPE_MESSAGE: {

@@ -1,7 +1,7 @@
 // Protobuf schemas from the registry (schemaType PROTOBUF) and their Iceberg mapping
-// (docs/type-mapping.md "Protobuf"). Library floe_schema_protobuf: the only schema code that
-// links libprotobuf/libprotoc; this header forward-declares protobuf's types so including it
-// stays cheap.
+// (docs/type-mapping.md "Protobuf"). Library floe_schema_protobuf: the only schema code
+// that links libprotobuf/libprotoc; this header forward-declares protobuf's types so
+// including it stays cheap.
 //
 //   int32, sint32, sfixed32 → int          int64, sint64, sfixed64 → long
 //   uint32, fixed32 → long                 uint64, fixed64 → decimal(20,0)
@@ -11,12 +11,12 @@
 //   google.protobuf.*Value wrappers → the wrapped primitive, optional
 //
 // Presence: proto3 scalars without `optional` (implicit presence, absent = default) and
-// proto2 `required` fields are required; fields with explicit presence (proto3 `optional`,
-// proto2 `optional`, oneof members, messages) are optional. A proto2 optional scalar with
-// an explicit `[default = ...]` is required: a reader sees the default when it is absent.
-// Refused with Status::Invalid naming the field path: recursive messages, groups, a
-// message with no fields (Parquet cannot store an empty struct; google.protobuf.Empty
-// included), nesting deeper than kMaxProtobufDepth.
+// proto2 `required` fields are required; fields with explicit presence (proto3
+// `optional`, proto2 `optional`, oneof members, messages) are optional. A proto2 optional
+// scalar with an explicit `[default = ...]` is required: a reader sees the default when
+// it is absent. Refused with Status::Invalid naming the field path: recursive messages,
+// groups, a message with no fields (Parquet cannot store an empty struct;
+// google.protobuf.Empty included), nesting deeper than kMaxProtobufDepth.
 //
 // The fields come back WITHOUT ids, like AvroToIcebergFields.
 //
@@ -51,10 +51,10 @@ class ProtobufSchema {
  public:
   // Parses `text` (a .proto file). `imports` maps import paths to .proto text (the
   // registry references, resolved by the caller, recursively); `google/protobuf/*.proto`
-  // are built in and need not be given. The schema and each import may also be base64 of a
-  // serialized FileDescriptorProto (what Confluent's Python and Go serializers register and
-  // what `?format=serialized` returns). Errors (Status::Invalid) carry the file, line and
-  // column of the first problem, or name the missing import.
+  // are built in and need not be given. The schema and each import may also be base64 of
+  // a serialized FileDescriptorProto (what Confluent's Python and Go serializers register
+  // and what `?format=serialized` returns). Errors (Status::Invalid) carry the file, line
+  // and column of the first problem, or name the missing import.
   static Result<std::shared_ptr<const ProtobufSchema>> Make(
       const std::string& text, const std::map<std::string, std::string>& imports = {});
 

@@ -50,7 +50,8 @@ std::string TypeString(const NestedField& f) {
   if (!f.type) return "?";
   if (f.type->is_primitive()) return iceberg::PrimitiveTypeString(*f.type);
   switch (f.type->id) {
-    case TypeId::kList: return "list<" + TypeString(f.type->element()) + ">";
+    case TypeId::kList:
+      return "list<" + TypeString(f.type->element()) + ">";
     case TypeId::kMap:
       return "map<" + TypeString(f.type->key()) + "," + TypeString(f.type->value()) +
              (f.type->value().required ? "" : "?") + ">";
@@ -77,9 +78,9 @@ TEST(ProtobufSchemaTest, EveryScalarProto3) {
     })");
   ASSERT_EQ(fs.size(), 16u);
   const std::vector<std::string> expected = {
-      "int",  "int",  "int",           "long",          "long",    "long",
-      "long", "long", "decimal(20,0)", "decimal(20,0)", "boolean", "float",
-      "double", "string", "binary", "string"};
+      "int",    "int",    "int",           "long",          "long",    "long",
+      "long",   "long",   "decimal(20,0)", "decimal(20,0)", "boolean", "float",
+      "double", "string", "binary",        "string"};
   for (size_t i = 0; i < fs.size(); ++i) {
     EXPECT_EQ(TypeString(fs[i]), expected[i]) << fs[i].name;
     EXPECT_TRUE(fs[i].required) << fs[i].name << ": proto3 implicit presence";
@@ -98,7 +99,8 @@ TEST(ProtobufSchemaTest, Proto3Presence) {
       oneof choice { string a = 4; Inner b = 5; }
       repeated int32 list = 6;
       map<string, int64> m = 7;
-    })", {1});
+    })",
+                   {1});
   EXPECT_TRUE(Find(fs, "plain").required);
   EXPECT_FALSE(Find(fs, "opt").required);
   EXPECT_FALSE(Find(fs, "inner").required);
@@ -157,10 +159,19 @@ TEST(ProtobufSchemaTest, WellKnownTypes) {
       map<string, google.protobuf.StringValue> labels = 13;
     })");
   ASSERT_EQ(fs.size(), 13u);
-  const std::vector<std::string> expected = {
-      "timestamptz", "int",    "long",   "long",   "decimal(20,0)",
-      "boolean",     "float",  "double", "string", "binary",
-      "struct<seconds:long;nanos:int;>", "list<timestamptz>", "map<string,string?>"};
+  const std::vector<std::string> expected = {"timestamptz",
+                                             "int",
+                                             "long",
+                                             "long",
+                                             "decimal(20,0)",
+                                             "boolean",
+                                             "float",
+                                             "double",
+                                             "string",
+                                             "binary",
+                                             "struct<seconds:long;nanos:int;>",
+                                             "list<timestamptz>",
+                                             "map<string,string?>"};
   for (size_t i = 0; i < fs.size(); ++i) {
     EXPECT_EQ(TypeString(fs[i]), expected[i]) << fs[i].name;
   }
@@ -178,7 +189,8 @@ TEST(ProtobufSchemaTest, MapKeysAndNestedMessages) {
       map<uint64, bool> flags = 3;
     })");
   EXPECT_EQ(TypeString(Find(fs, "lines")), "list<struct<sku:string;qty:decimal(20,0);>>");
-  EXPECT_EQ(TypeString(Find(fs, "by_id")), "map<int,struct<sku:string;qty:decimal(20,0);>>");
+  EXPECT_EQ(TypeString(Find(fs, "by_id")),
+            "map<int,struct<sku:string;qty:decimal(20,0);>>");
   EXPECT_EQ(TypeString(Find(fs, "flags")), "map<decimal(20,0),boolean>");
 }
 
@@ -223,12 +235,13 @@ TEST(ProtobufSchemaTest, ImportsFromReferences) {
   auto fs = Fields(R"(
     syntax = "proto3";
     import "common/money.proto";
-    message Order { common.Money total = 1; })", {}, imports);
+    message Order { common.Money total = 1; })",
+                   {}, imports);
   EXPECT_EQ(TypeString(Find(fs, "total")), "struct<currency:string;units:long;>");
 }
 
-// Confluent's Python and Go serializers register base64 of a serialized FileDescriptorProto;
-// the schema and its imports may each come in that form.
+// Confluent's Python and Go serializers register base64 of a serialized
+// FileDescriptorProto; the schema and its imports may each come in that form.
 TEST(ProtobufSchemaTest, Base64Descriptors) {
   const std::string money = R"(
       syntax = "proto3";
@@ -250,7 +263,8 @@ TEST(ProtobufSchemaTest, Base64Descriptors) {
       message Order { common.Money total = 1; string id = 2; })",
                           {{"common/money.proto", money}});
   ASSERT_NE(order, nullptr);
-  auto fs = Fields(b64(order->file()), {}, {{"common/money.proto", b64(money_schema->file())}});
+  auto fs =
+      Fields(b64(order->file()), {}, {{"common/money.proto", b64(money_schema->file())}});
   EXPECT_EQ(TypeString(Find(fs, "total")), "struct<units:long;at:timestamptz?;>");
   EXPECT_EQ(TypeString(Find(fs, "id")), "string");
 
@@ -264,7 +278,8 @@ TEST(ProtobufSchemaTest, Base64Descriptors) {
 TEST(ProtobufSchemaTest, ParseErrors) {
   auto s = ProtobufSchema::Make("syntax = \"proto3\";\nmessage M { int32 x = ; }");
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.status().message().find("line 2"), std::string::npos) << s.status().ToString();
+  EXPECT_NE(s.status().message().find("line 2"), std::string::npos)
+      << s.status().ToString();
 
   s = ProtobufSchema::Make("syntax = \"proto3\"; import \"missing.proto\"; message M {}");
   ASSERT_FALSE(s.ok());
@@ -273,7 +288,8 @@ TEST(ProtobufSchemaTest, ParseErrors) {
 
   s = ProtobufSchema::Make("syntax = \"proto3\"; message M { Unknown u = 1; }");
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.status().message().find("Unknown"), std::string::npos) << s.status().ToString();
+  EXPECT_NE(s.status().message().find("Unknown"), std::string::npos)
+      << s.status().ToString();
 
   s = ProtobufSchema::Make("syntax = \"proto3\"; import \"bad.proto\"; message M {}",
                            {{"bad.proto", "message {"}});
@@ -283,25 +299,29 @@ TEST(ProtobufSchemaTest, ParseErrors) {
 }
 
 TEST(ProtobufSchemaTest, Refused) {
-  EXPECT_EQ(MapError(R"(
+  EXPECT_EQ(
+      MapError(R"(
     syntax = "proto3";
     message Node { string name = 1; Wrapper w = 2; }
     message Wrapper { repeated Node children = 1; })"),
-            "Protobuf field 'w.children[]': recursive message type Node is not supported");
+      "Protobuf field 'w.children[]': recursive message type Node is not supported");
   EXPECT_EQ(MapError(R"(
     syntax = "proto3";
     import "google/protobuf/struct.proto";
     message M { google.protobuf.Struct s = 1; })"),
             "Protobuf field 's.fields{}.struct_value': recursive message type "
             "google.protobuf.Struct is not supported");
-  EXPECT_EQ(MapError(R"(
+  EXPECT_EQ(
+      MapError(R"(
     syntax = "proto3";
     message Empty {}
-    message M { int32 a = 1; Empty e = 2; })", {1}),
-            "Protobuf field 'e': message Empty has no fields; Parquet cannot store an empty "
-            "struct");
+    message M { int32 a = 1; Empty e = 2; })",
+               {1}),
+      "Protobuf field 'e': message Empty has no fields; Parquet cannot store an empty "
+      "struct");
   EXPECT_EQ(MapError("syntax = \"proto3\"; message M {}"),
-            "Protobuf field 'M': message M has no fields; Parquet cannot store an empty struct");
+            "Protobuf field 'M': message M has no fields; Parquet cannot store an empty "
+            "struct");
   EXPECT_EQ(MapError(R"(
     syntax = "proto2";
     message M { optional group G = 1 { optional int32 a = 2; } })"),

@@ -12,7 +12,7 @@ using iceberg::TypeId;
 
 std::vector<NestedField> FromAvro(const std::string& fields_json) {
   auto s = avro::Schema::Parse(R"({"type": "record", "name": "R", "fields": )" +
-                             fields_json + "}");
+                               fields_json + "}");
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   auto r = AvroToIcebergFields(*s);
   EXPECT_TRUE(r.ok()) << r.status().ToString();

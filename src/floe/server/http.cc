@@ -1,5 +1,7 @@
 // HTTP plumbing shared by every route set: request accessors, errors and their mapping to
 // HTTP codes, path decoding and the router.
+#include "floe/server/http.h"
+
 #include <httplib.h>
 
 #include <cctype>
@@ -8,7 +10,6 @@
 
 #include "floe/common/json.h"
 #include "floe/common/utf8.h"
-#include "floe/server/http.h"
 #include "floe/server/router_internal.h"
 
 namespace floe::server {
@@ -278,9 +279,9 @@ Status Router::Serve(HttpRequest& request, HttpResponse* response) const {
     return HttpError(405, kUnsupported,
                      "method " + method + " is not allowed here; allowed: " + allowed);
   }
-  return HttpError(404, kNotFoundType,
-                   "no such endpoint: " + method + " " +
-                       std::string(PathOf(request.target())));
+  return HttpError(
+      404, kNotFoundType,
+      "no such endpoint: " + method + " " + std::string(PathOf(request.target())));
 }
 
 void Router::Dispatch(const httplib::Request& req, std::string_view body,

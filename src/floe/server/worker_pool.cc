@@ -1,6 +1,6 @@
-#include "floe/server/worker_pool_internal.h"
-
 #include <utility>
+
+#include "floe/server/worker_pool_internal.h"
 
 namespace floe::server {
 

@@ -92,7 +92,8 @@ Result<std::vector<FileInfo>> ArrowFileIO::List(const std::string& prefix_uri) {
   FLOE_ASSIGN_OR_RAISE(auto prefix, PathOf(prefix_uri));
   const size_t slash = prefix.rfind('/');
   const std::string dir = slash == std::string::npos ? "" : prefix.substr(0, slash);
-  const std::string name_prefix = prefix.substr(slash == std::string::npos ? 0 : slash + 1);
+  const std::string name_prefix =
+      prefix.substr(slash == std::string::npos ? 0 : slash + 1);
   ::arrow::fs::FileSelector selector;
   selector.base_dir = dir;
   selector.allow_not_found = true;

@@ -1,7 +1,7 @@
 // ArrowFileIO: FileIO over an arrow::fs::FileSystem (the shape of iceberg-cpp's
-// ArrowFileSystemFileIO). A backend maps its URIs to the filesystem's paths and supplies the
-// operations arrow::fs cannot express portably: create-if-absent, and what "durable" means
-// for a stream.
+// ArrowFileSystemFileIO). A backend maps its URIs to the filesystem's paths and supplies
+// the operations arrow::fs cannot express portably: create-if-absent, and what "durable"
+// means for a stream.
 #pragma once
 
 #include <arrow/filesystem/filesystem.h>
@@ -30,7 +30,8 @@ class ArrowFileIO : public FileIO {
   Result<std::vector<FileInfo>> List(const std::string& prefix_uri) override;
 
  protected:
-  explicit ArrowFileIO(std::shared_ptr<::arrow::fs::FileSystem> fs) : fs_(std::move(fs)) {}
+  explicit ArrowFileIO(std::shared_ptr<::arrow::fs::FileSystem> fs)
+      : fs_(std::move(fs)) {}
   // The filesystem path of a URI this backend serves; an error for any other URI.
   virtual Result<std::string> PathOf(const std::string& uri) const = 0;
   // The URI of a path (inverse of PathOf).

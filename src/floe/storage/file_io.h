@@ -1,7 +1,7 @@
-// FileIO: the only way Floe touches table storage: data files, manifests, metadata JSON and
-// the Delta log. Locations are absolute URIs (file:///... for the local backend, memory://...
-// for the in-memory one, s3://... with the S3 issue). Backends sit over arrow::fs
-// (storage/arrow_file_io_internal.h), so one interface serves every store.
+// FileIO: the only way Floe touches table storage: data files, manifests, metadata JSON
+// and the Delta log. Locations are absolute URIs (file:///... for the local backend,
+// memory://... for the in-memory one, s3://... with the S3 issue). Backends sit over
+// arrow::fs (storage/arrow_file_io_internal.h), so one interface serves every store.
 //
 // Threading: implementations are thread-safe; a stream is used by one thread.
 #pragma once
@@ -34,9 +34,9 @@ class FileIO {
 
   // --- streams (data files) ---
   // A new object written as a stream (Parquet data files). The object must not exist yet
-  // (names are unique per write attempt); it is complete and durable once Close() returned
-  // OK, and only then may a commit reference it. An object whose stream was not closed is
-  // never referenced (an orphan at worst).
+  // (names are unique per write attempt); it is complete and durable once Close()
+  // returned OK, and only then may a commit reference it. An object whose stream was not
+  // closed is never referenced (an orphan at worst).
   virtual Result<std::shared_ptr<::arrow::io::OutputStream>> OpenOutputStream(
       const std::string& uri) = 0;
   // Random access for readers (Parquet footers, Avro manifests). kNotFound if absent.
@@ -62,14 +62,14 @@ class FileIO {
   virtual Status Delete(const std::string& uri) = 0;
   // Objects whose URI starts with `prefix_uri`, one level deep (like an S3 listing with
   // delimiter '/'): ".../t/_delta_log/" lists that directory; ".../t/x/0" the names in x/
-  // starting with "0". Sorted by URI; empty when nothing matches or the directory does not
-  // exist; objects still being written by WriteNew are not listed.
+  // starting with "0". Sorted by URI; empty when nothing matches or the directory does
+  // not exist; objects still being written by WriteNew are not listed.
   virtual Result<std::vector<FileInfo>> List(const std::string& prefix_uri) = 0;
 };
 
 // file:// URIs under `root_uri` (the warehouse); refuses any location outside it
-// (lexically normalized, no `..` escapes). Errors: ENOENT → kNotFound, EEXIST → kConflict,
-// everything else (disk full, permissions, I/O) → kRetriable.
+// (lexically normalized, no `..` escapes). Errors: ENOENT → kNotFound, EEXIST →
+// kConflict, everything else (disk full, permissions, I/O) → kRetriable.
 std::unique_ptr<FileIO> MakeLocalFileIO(std::string root_uri);
 
 // memory:// URIs, held in process memory (arrow::fs's MockFileSystem): unit tests and

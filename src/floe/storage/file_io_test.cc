@@ -1,5 +1,7 @@
-// The FileIO contract, run against every backend (local disk, process memory), plus what is
-// particular to the local one (warehouse containment, hidden temporaries).
+// The FileIO contract, run against every backend (local disk, process memory), plus what
+// is particular to the local one (warehouse containment, hidden temporaries).
+#include "floe/storage/file_io.h"
+
 #include <arrow/io/interfaces.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -7,8 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
-
-#include "floe/storage/file_io.h"
 
 namespace floe::storage {
 namespace {
@@ -139,7 +139,8 @@ TEST_P(FileIOContract, RefusesOtherSchemesAndEscapes) {
 INSTANTIATE_TEST_SUITE_P(Backends, FileIOContract,
                          ::testing::Values(Backend::kLocal, Backend::kMemory),
                          [](const auto& param_info) {
-                           return param_info.param == Backend::kLocal ? "Local" : "Memory";
+                           return param_info.param == Backend::kLocal ? "Local"
+                                                                      : "Memory";
                          });
 
 TEST(LocalFileIO, RefusesPathsOutsideTheWarehouse) {

@@ -16,7 +16,8 @@
 namespace floe::storage {
 
 // Delegates to another FileIO and fails chosen operations, so tests can check how a
-// fault's kind travels up (a storage outage, a vanished or corrupt file, a library error):
+// fault's kind travels up (a storage outage, a vanished or corrupt file, a library
+// error):
 //  - FailReads(st): every Read and OpenInputFile fails with `st` until FailReads(OK);
 //  - FailNext(op, needle, n, st): the next `n` calls of `op` ("WriteNew",
 //    "OpenOutputStream", "Read", "OpenInputFile") whose URI contains `needle` fail.

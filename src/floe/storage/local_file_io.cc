@@ -1,5 +1,6 @@
-// The local backend: arrow::fs::LocalFileSystem for reads, listing and deletes; POSIX calls
-// where durability and atomicity need them (create-if-absent by link(), fsync of streams).
+// The local backend: arrow::fs::LocalFileSystem for reads, listing and deletes; POSIX
+// calls where durability and atomicity need them (create-if-absent by link(), fsync of
+// streams).
 #include <arrow/filesystem/localfs.h>
 #include <arrow/io/file.h>
 #include <fcntl.h>
@@ -40,7 +41,9 @@ Status FsyncDir(const fs::path& dir) {
 Status MakeParent(const fs::path& p) {
   std::error_code ec;
   fs::create_directories(p.parent_path(), ec);
-  if (ec) return Retriable("create directory " + p.parent_path().string() + ": " + ec.message());
+  if (ec)
+    return Retriable("create directory " + p.parent_path().string() + ": " +
+                     ec.message());
   return Status::OK();
 }
 
@@ -60,9 +63,9 @@ bool IsTemporaryName(const std::string& name) {
   return digits(rest.substr(0, dash)) && digits(rest.substr(dash + 1));
 }
 
-// A data file's stream: Arrow's file stream over a descriptor opened with O_EXCL (a name is
-// never written twice), made durable on Close() (fsync of the file and of its directory) so
-// a commit never references a file a power loss could empty.
+// A data file's stream: Arrow's file stream over a descriptor opened with O_EXCL (a name
+// is never written twice), made durable on Close() (fsync of the file and of its
+// directory) so a commit never references a file a power loss could empty.
 class DurableFileStream : public ::arrow::io::OutputStream {
  public:
   DurableFileStream(std::shared_ptr<::arrow::io::FileOutputStream> inner, fs::path path)
@@ -97,7 +100,8 @@ class DurableFileStream : public ::arrow::io::OutputStream {
 class LocalFileIO : public internal::ArrowFileIO {
  public:
   explicit LocalFileIO(std::string root)
-      : ArrowFileIO(std::make_shared<::arrow::fs::LocalFileSystem>()), root_(std::move(root)) {}
+      : ArrowFileIO(std::make_shared<::arrow::fs::LocalFileSystem>()),
+        root_(std::move(root)) {}
 
   Result<std::shared_ptr<::arrow::io::OutputStream>> OpenOutputStream(
       const std::string& uri) override {
@@ -117,8 +121,9 @@ class LocalFileIO : public internal::ArrowFileIO {
     FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
     fs::path p(path);
     FLOE_RETURN_NOT_OK(MakeParent(p));
-    // Write to a unique temporary name, then link() it into place: link fails with EEXIST if
-    // the target exists, which gives put-if-absent without ever exposing a partial file.
+    // Write to a unique temporary name, then link() it into place: link fails with EEXIST
+    // if the target exists, which gives put-if-absent without ever exposing a partial
+    // file.
     static std::atomic<uint64_t> counter{0};
     std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" +
                       std::to_string(counter.fetch_add(1));
@@ -166,13 +171,18 @@ class LocalFileIO : public internal::ArrowFileIO {
     }
     auto normal = fs::path(path).lexically_normal().string();
     if (normal != path || path.rfind(root_, 0) != 0 ||
-        (path.size() > root_.size() && root_.back() != '/' && path[root_.size()] != '/')) {
+        (path.size() > root_.size() && root_.back() != '/' &&
+         path[root_.size()] != '/')) {
       return Status::Invalid("location ", uri, " is outside the warehouse ", root_);
     }
     return path;
   }
-  std::string UriOf(const std::string& path) const override { return PathToFileUri(path); }
-  bool IsTemporary(const std::string& name) const override { return IsTemporaryName(name); }
+  std::string UriOf(const std::string& path) const override {
+    return PathToFileUri(path);
+  }
+  bool IsTemporary(const std::string& name) const override {
+    return IsTemporaryName(name);
+  }
 
  private:
   std::string root_;
@@ -180,7 +190,9 @@ class LocalFileIO : public internal::ArrowFileIO {
 
 }  // namespace
 
-std::string PathToFileUri(const std::string& absolute_path) { return "file://" + absolute_path; }
+std::string PathToFileUri(const std::string& absolute_path) {
+  return "file://" + absolute_path;
+}
 
 std::unique_ptr<FileIO> MakeLocalFileIO(std::string root_uri) {
   std::string root = root_uri.rfind("file://", 0) == 0 ? root_uri.substr(7) : root_uri;

@@ -1,6 +1,6 @@
-// The in-memory backend: arrow::fs's MockFileSystem behind memory:// URIs. Create-if-absent
-// is a check and a write under one lock (atomic within the process, which is all a process
-// memory can offer).
+// The in-memory backend: arrow::fs's MockFileSystem behind memory:// URIs.
+// Create-if-absent is a check and a write under one lock (atomic within the process,
+// which is all a process memory can offer).
 #include <arrow/filesystem/mockfs.h>
 #include <arrow/io/interfaces.h>
 
