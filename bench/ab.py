@@ -15,6 +15,7 @@ import json
 import os
 import pathlib
 import statistics
+import subprocess
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -24,6 +25,14 @@ import run as bench  # noqa: E402
 from harness import procs  # noqa: E402
 from harness.kafka import start_kafka  # noqa: E402
 from harness.registry import start_registry  # noqa: E402
+
+
+def Describe(binary: pathlib.Path) -> str:
+    """The binary as "<commit of its tree>:<path in the tree>": results name no machine path."""
+    tree = binary.parents[4]  # <tree>/build/<preset>/src/floe/cli/floe
+    commit = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip() or "unknown"
+    return f"{commit}:{binary.relative_to(tree)}"
 
 
 def main() -> int:
@@ -56,7 +65,7 @@ def main() -> int:
                       flush=True)
     finally:
         procs.kill_all()
-    summary = {side: {"binary": str(binaries[side]), "runs": v,
+    summary = {side: {"binary": Describe(binaries[side]), "runs": v,
                       "median": statistics.median(v), "min": min(v), "max": max(v)}
                for side, v in rates.items()}
     ratio = summary["b"]["median"] / summary["a"]["median"]
