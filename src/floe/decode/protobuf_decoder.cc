@@ -247,19 +247,6 @@ std::string WriterTypeName(const pb::FieldDescriptor& f) {
   return f.is_repeated() ? "repeated " + base : base;
 }
 
-std::string TableTypeName(const Type& t) {
-  switch (t.id) {
-    case TypeId::kStruct:
-      return "struct";
-    case TypeId::kList:
-      return "list";
-    case TypeId::kMap:
-      return "map";
-    default:
-      return iceberg::PrimitiveTypeString(t);
-  }
-}
-
 class Compiler : public internal::CompilerBase<Compiler, Program> {
  public:
   using CompilerBase::CompilerBase;
@@ -283,7 +270,7 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
 
  private:
   Status Mismatch(uint32_t op, const pb::FieldDescriptor& f, const Type& t) {
-    return TypeMismatch(op, WriterTypeName(f), TableTypeName(t));
+    return TypeMismatch(op, WriterTypeName(f), iceberg::PrimitiveTypeString(t));
   }
 
   // The fields of message `d` decoded into table fields `columns` (whose builders are
