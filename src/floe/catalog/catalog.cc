@@ -326,7 +326,9 @@ Result<LoadedTable> Catalog::CreateTable(const CreateTableRequest& req) {
   FLOE_ASSIGN_OR_RAISE(auto written, iceberg::CreateTable(*io_, md));
   Status st = store_->Create(req.ident, written.metadata_location);
   if (!st.ok()) {
-    if (KindOf(st) == ErrorKind::kConflict) (void)io_->Delete(written.metadata_location);
+    // Only an unknown outcome may have registered the file.
+    if (KindOf(st) != ErrorKind::kStateUnknown)
+      (void)io_->Delete(written.metadata_location);
     return st;
   }
   FLOE_LOG_INFO("catalog: created table {} at {}", req.ident.ToString(), location);
@@ -385,15 +387,20 @@ Result<LoadedTable> Catalog::CommitTable(const TableCommit& commit, Writer write
       CrashPoint("after-pointer-swap");
       return LoadedTable{std::move(p.new_location), std::move(p.metadata)};
     }
-    if (KindOf(st) != ErrorKind::kConflict) return st;  // unknown: keep the file
-    // Definitely not applied: the new file is garbage. Re-check against the new base.
-    (void)io_->Delete(p.new_location);
+    const ErrorKind kind = KindOf(st);
+    // Anything but an unknown outcome was definitely not applied: the new file is
+    // garbage (a store that refuses writes must not leave one file per attempt).
+    if (kind != ErrorKind::kStateUnknown) (void)io_->Delete(p.new_location);
+    if (kind != ErrorKind::kConflict) return st;  // unknown: keep the file
+    // Lost a race: re-check against the new base.
     FLOE_LOG_DEBUG("catalog: commit to {} lost a race ({}); re-checking (attempt {})",
                    commit.ident.ToString(), st.message(), attempt + 1);
   }
   return Conflict("commit to " + commit.ident.ToString() + " kept losing races after " +
                   std::to_string(kMaxSwapRetries) + " attempts");
 }
+
+Status Catalog::CheckWritable() { return store_->CheckWritable(); }
 
 Status Catalog::CommitTransaction(const std::vector<TableCommit>& commits,
                                   Writer writer) {
@@ -429,8 +436,9 @@ Status Catalog::CommitTransaction(const std::vector<TableCommit>& commits,
     CrashPoint("before-pointer-swap");
     Status st = store_->SwapAll(ops);
     if (st.ok()) return Status::OK();
-    if (KindOf(st) != ErrorKind::kConflict) return st;
+    if (KindOf(st) == ErrorKind::kStateUnknown) return st;  // keep the files
     discard();
+    if (KindOf(st) != ErrorKind::kConflict) return st;
   }
   return Conflict("transaction kept losing races after " +
                   std::to_string(kMaxSwapRetries) + " attempts");

@@ -117,6 +117,8 @@ class Catalog {
   Status DropTable(const TableIdent& ident, bool purge);
   // kNotFound if `from` or `to`'s namespace is absent; kConflict if `to` exists.
   Status RenameTable(const TableIdent& from, const TableIdent& to);
+  // kRetriable naming the pointer store when it cannot take commits now (read-only).
+  Status CheckWritable();
   // Registers an existing metadata file (under the warehouse) as a new table.
   Result<LoadedTable> RegisterTable(const TableIdent& ident,
                                     const std::string& metadata_location);

@@ -75,6 +75,10 @@ class PointerStore {
       const std::vector<std::string>& removals) = 0;
   // Removes the namespace's properties rows (the caller checks it is empty).
   virtual Status DropNamespace(const std::vector<std::string>& ns) = 0;
+
+  // kRetriable naming the store when it cannot take writes now (a read-only catalog
+  // file); a store that becomes writable again is picked up without a restart.
+  virtual Status CheckWritable() { return Status::OK(); }
 };
 
 // Opens (creating if needed) a SQLite catalog file: WAL mode, busy timeout ≥ 5 s, tables

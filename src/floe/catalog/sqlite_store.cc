@@ -19,6 +19,8 @@ std::string TableIdent::ToString() const { return NamespaceString() + "." + name
 
 namespace {
 
+constexpr int kBusyTimeoutMs = 10000;
+
 Status ValidateName(const std::string& part, const char* what) {
   if (part.empty()) return InvalidInput(std::string(what) + " must not be empty");
   if (part.size() > 255) {
@@ -40,8 +42,8 @@ Status ValidateName(const std::string& part, const char* what) {
 
 class SqliteStore : public PointerStore {
  public:
-  SqliteStore(sqlite3* db, std::string catalog_name)
-      : db_(db), catalog_(std::move(catalog_name)) {}
+  SqliteStore(sqlite3* db, std::string path, std::string catalog_name)
+      : db_(db), path_(std::move(path)), catalog_(std::move(catalog_name)) {}
   ~SqliteStore() override { sqlite3_close(db_); }
 
   Status Init() {
@@ -88,12 +90,14 @@ class SqliteStore : public PointerStore {
   Status Create(const TableIdent& ident, const std::string& location) override {
     FLOE_RETURN_NOT_OK(ValidateIdent(ident));
     std::lock_guard lock(mu_);
+    FLOE_RETURN_NOT_OK(WritableLocked());
     return CreateLocked(ident, location);
   }
 
   Status Swap(const TableIdent& ident, const std::string& expected,
               const std::string& desired) override {
     std::lock_guard lock(mu_);
+    FLOE_RETURN_NOT_OK(WritableLocked());
     return SwapLocked(ident, expected, desired);
   }
 
@@ -102,9 +106,11 @@ class SqliteStore : public PointerStore {
       if (op.expected.empty()) FLOE_RETURN_NOT_OK(ValidateIdent(op.ident));
     }
     std::lock_guard lock(mu_);
+    FLOE_RETURN_NOT_OK(WritableLocked());
     // IMMEDIATE: take the write lock up front so no other writer (pyiceberg on the same
     // file) can slip in between our statements.
     int rc = sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_READONLY) return ReadOnly();
     if (rc != SQLITE_OK)
       return Retriable(std::string("catalog busy: ") + sqlite3_errmsg(db_));
     for (const auto& op : ops) {
@@ -128,6 +134,7 @@ class SqliteStore : public PointerStore {
   Status Rename(const TableIdent& from, const TableIdent& to) override {
     FLOE_RETURN_NOT_OK(ValidateIdent(to));
     std::lock_guard lock(mu_);
+    FLOE_RETURN_NOT_OK(WritableLocked());
     Stmt st(db_,
             "UPDATE iceberg_tables SET table_namespace=?, table_name=? WHERE "
             "catalog_name=? AND table_namespace=? AND table_name=?");
@@ -147,6 +154,7 @@ class SqliteStore : public PointerStore {
 
   Status Drop(const TableIdent& ident) override {
     std::lock_guard lock(mu_);
+    FLOE_RETURN_NOT_OK(WritableLocked());
     Stmt st(db_,
             "DELETE FROM iceberg_tables WHERE catalog_name=? AND table_namespace=? AND "
             "table_name=?");
@@ -182,6 +190,7 @@ class SqliteStore : public PointerStore {
     for (const auto& level : ns)
       FLOE_RETURN_NOT_OK(ValidateName(level, "namespace level"));
     std::lock_guard lock(mu_);
+    FLOE_RETURN_NOT_OK(WritableLocked());
     TableIdent probe{ns, ""};
     auto all = props;
     all.emplace("exists", "true");
@@ -257,6 +266,7 @@ class SqliteStore : public PointerStore {
                                    const std::map<std::string, std::string>& updates,
                                    const std::vector<std::string>& removals) override {
     std::lock_guard lock(mu_);
+    FLOE_RETURN_NOT_OK(WritableLocked());
     TableIdent probe{ns, ""};
     const std::string nss = probe.NamespaceString();
     if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) {
@@ -302,6 +312,7 @@ class SqliteStore : public PointerStore {
 
   Status DropNamespace(const std::vector<std::string>& ns) override {
     std::lock_guard lock(mu_);
+    FLOE_RETURN_NOT_OK(WritableLocked());
     TableIdent probe{ns, ""};
     Stmt st(db_,
             "DELETE FROM iceberg_namespace_properties WHERE catalog_name=? AND "
@@ -364,6 +375,7 @@ class SqliteStore : public PointerStore {
       if (sqlite3_changes(db_) == 1) return Status::OK();
       return Conflict("table " + ident.ToString() + " was changed by another writer");
     }
+    if (rc == SQLITE_READONLY) return ReadOnly();  // refused before it changed anything
     if (rc == SQLITE_BUSY) {
       // Busy after the timeout: the statement did not run, so nothing was applied.
       return Retriable("catalog busy while committing " + ident.ToString());
@@ -392,6 +404,35 @@ class SqliteStore : public PointerStore {
     Status status;
   };
 
+  Status CheckWritable() override {
+    std::lock_guard lock(mu_);
+    return WritableLocked();
+  }
+
+  // A connection SQLite opened read-only (the file was not writable then) stays
+  // read-only: writes reopen it first, so a catalog made writable again is used without
+  // a restart. Until then every write fails here, before anything was attempted.
+  Status WritableLocked() {
+    if (sqlite3_db_readonly(db_, "main") != 1) return Status::OK();
+    sqlite3* fresh = nullptr;
+    int rc = sqlite3_open_v2(path_.c_str(), &fresh,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, nullptr);
+    if (rc == SQLITE_OK && sqlite3_db_readonly(fresh, "main") == 0) {
+      sqlite3_busy_timeout(fresh, kBusyTimeoutMs);
+      sqlite3_close(db_);
+      db_ = fresh;
+      return Status::OK();
+    }
+    sqlite3_close(fresh);
+    return ReadOnly();
+  }
+
+  Status ReadOnly() const {
+    return Retriable("catalog " + path_ +
+                     " is read-only (the file or its directory is not writable); "
+                     "nothing was changed, commits are retried until it is writable");
+  }
+
   Status Exec(const char* sql) {
     char* err = nullptr;
     if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
@@ -404,6 +445,7 @@ class SqliteStore : public PointerStore {
 
   Status Error(const std::string& what) {
     int code = sqlite3_errcode(db_);
+    if (code == SQLITE_READONLY) return ReadOnly();
     std::string msg = "catalog: " + what + ": " + sqlite3_errmsg(db_);
     if (code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_IOERR ||
         code == SQLITE_FULL || code == SQLITE_CANTOPEN) {
@@ -416,6 +458,7 @@ class SqliteStore : public PointerStore {
 
   std::mutex mu_;
   sqlite3* db_;
+  std::string path_;
   std::string catalog_;
 };
 
@@ -440,8 +483,8 @@ Result<std::unique_ptr<PointerStore>> OpenSqliteStore(const std::string& path,
     return Retriable("cannot open SQLite catalog " + path + ": " + msg);
   }
   // pyiceberg may write the same file: wait for its locks rather than failing.
-  sqlite3_busy_timeout(db, 10000);
-  auto store = std::make_unique<SqliteStore>(db, catalog_name);
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  auto store = std::make_unique<SqliteStore>(db, path, catalog_name);
   FLOE_RETURN_NOT_OK(store->Init());
   return std::unique_ptr<PointerStore>(std::move(store));
 }

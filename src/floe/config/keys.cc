@@ -265,7 +265,11 @@ std::vector<KeyInfo> MakeKeys() {
        .description =
            "A record that cannot be decoded: `suspend` stops the topic with the "
            "reason (other topics go on); `skip` counts and logs it with "
-           "topic/partition/offset.",
+           "topic/partition/offset. Not bad records, whatever the policy: a tombstone "
+           "(null value) is counted and skipped; a record whose registered schema the "
+           "table cannot take (a type change, a schema of another subject) suspends the "
+           "topic; a schema id the registry does not know is asked for again for 30 s "
+           "before the record counts as invalid.",
        .per_topic = true});
   add({.section = "defaults",
        .name = "key.format",

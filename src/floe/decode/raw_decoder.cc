@@ -37,14 +37,25 @@ Status CheckLength(size_t size, const char* what) {
 Result<RawValueDecoder> RawValueDecoder::Make(const iceberg::Schema& table) {
   FLOE_ASSIGN_OR_RAISE(int column,
                        FindColumn(table, kValueColumn, iceberg::TypeId::kBinary));
-  return RawValueDecoder(column);
+  std::vector<int> null_columns;
+  for (size_t i = 0; i < table.fields.size(); ++i) {
+    const auto& f = table.fields[i];
+    if (f.name == kValueColumn || f.name == kKeyColumn || f.name == "_kafka") continue;
+    if (f.required) {
+      return Status::Invalid("table column '", f.name,
+                             "' is required but value.format: binary fills only `value`");
+    }
+    null_columns.push_back(static_cast<int>(i));
+  }
+  return RawValueDecoder(column, std::move(null_columns));
 }
 
 Status RawValueDecoder::Decode(const uint8_t* data, size_t size,
                                ::arrow::ArrayBuilder* const* columns) {
+  if (data != nullptr) FLOE_RETURN_NOT_OK(CheckLength(size, "value"));
+  for (int c : null_columns_) FLOE_RETURN_NOT_OK(columns[c]->AppendNull());
   auto* b = static_cast<::arrow::BinaryBuilder*>(columns[column_]);
   if (data == nullptr) return b->AppendNull();
-  FLOE_RETURN_NOT_OK(CheckLength(size, "value"));
   return b->Append(data, static_cast<int32_t>(size));
 }
 

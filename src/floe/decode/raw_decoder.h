@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "floe/common/status.h"
 #include "floe/iceberg/schema.h"
@@ -28,14 +29,17 @@ inline constexpr char kKeyColumn[] = "key";
 
 class RawValueDecoder {
  public:
-  // `table` must have an optional binary top-level column `value`.
+  // `table` must have an optional binary top-level column `value`. Columns other writers
+  // added (anything but `value`, `key` and `_kafka`) get nulls; they must be optional.
   static Result<RawValueDecoder> Make(const iceberg::Schema& table);
   // `data` null: a tombstone (null value).
   Status Decode(const uint8_t* data, size_t size, ::arrow::ArrayBuilder* const* columns);
 
  private:
-  explicit RawValueDecoder(int column) : column_(column) {}
+  RawValueDecoder(int column, std::vector<int> null_columns)
+      : column_(column), null_columns_(std::move(null_columns)) {}
   int column_;
+  std::vector<int> null_columns_;
 };
 
 class KeyColumnAppender {

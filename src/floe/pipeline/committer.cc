@@ -99,16 +99,41 @@ Status Committer::EnsureFormats(const catalog::TableIdent& ident,
 Status Committer::Commit(const CommitRequest& req) {
   // The data manifest is written once; each attempt rebuilds only the manifest list.
   std::unique_ptr<iceberg::FastAppend> append;
+  // What an attempt wrote, deleted when it is known not to be referenced: a failure
+  // that is retried (a read-only catalog, a full disk) must not leave files per attempt.
+  std::vector<std::string> attempt_files;
+  bool unknown = false;  // the last attempt's outcome could not be known
+  auto discard = [&](bool with_manifest) {
+    for (const auto& f : attempt_files) (void)io_->Delete(f);
+    attempt_files.clear();
+    if (with_manifest && append && append->data_manifest()) {
+      (void)io_->Delete(append->data_manifest()->manifest_path);
+    }
+  };
+  // A failure before this commit could have landed: nothing of it is referenced.
+  auto fail = [&](Status st) {
+    if (unknown) {
+      return StateUnknown("commit to " + req.ident.ToString() +
+                          " has an unknown outcome: " + st.message());
+    }
+    discard(true);
+    return st;
+  };
   for (int attempt = 0; attempt < kMaxConflictRetries; ++attempt) {
-    FLOE_ASSIGN_OR_RAISE(auto loaded, LoadRaw(catalog_, req.ident));
-    if (!loaded)
-      return Status::Invalid("table ", req.ident.ToString(),
-                             " disappeared from the catalog");
+    auto reloaded = LoadRaw(catalog_, req.ident);
+    if (!reloaded.ok()) return fail(reloaded.status());
+    auto& loaded = *reloaded;
+    if (!loaded) {
+      return fail(NotFound("table " + req.ident.ToString() +
+                           " was dropped from the catalog (or renamed) while Floe "
+                           "was writing it"));
+    }
     const iceberg::TableMetadata& base = loaded->metadata;
     Positions recorded = RecordedPositions(base).value_or(Positions{});
 
     // Already applied (a previous attempt's outcome was unknown but it landed)?
     if (append && append->IsCommittedIn(base)) return Status::OK();
+    unknown = false;  // not in the table we just loaded, and SQLite's swap is synchronous
     // The fence (ARCHITECTURE.md §2): every partition must still be where this batch
     // started.
     for (const auto& [topic, parts] : req.expected) {
@@ -117,10 +142,10 @@ Status Committer::Commit(const CommitRequest& req) {
         auto t = recorded.find(topic);
         if (t != recorded.end() && t->second.count(p)) have = t->second.at(p);
         if (have != want) {
-          return Conflict(
+          return fail(Conflict(
               "position fence failed for " + req.ident.ToString() + ": " + topic + "/" +
               std::to_string(p) + " is at " + (have ? std::to_string(*have) : "none") +
-              " but this batch starts at " + (want ? std::to_string(*want) : "none"));
+              " but this batch starts at " + (want ? std::to_string(*want) : "none")));
         }
       }
     }
@@ -148,11 +173,15 @@ Status Committer::Commit(const CommitRequest& req) {
       if (!append) {
         iceberg::FastAppendOptions opts;
         opts.summary = floe_keys;
-        FLOE_ASSIGN_OR_RAISE(append,
-                             iceberg::FastAppend::Make(io_, base, req.files, opts));
+        auto made = iceberg::FastAppend::Make(io_, base, req.files, opts);
+        if (!made.ok()) return fail(made.status());
+        append = std::move(*made);
         CrashPoint("after-manifest-write");
       }
-      FLOE_ASSIGN_OR_RAISE(auto pending, append->Prepare(base, now));
+      auto prepared = append->Prepare(base, now);
+      if (!prepared.ok()) return fail(prepared.status());
+      auto& pending = *prepared;
+      attempt_files = pending.written_files;
       requirements = std::move(pending.requirements);
       updates = std::move(pending.updates);
       // Positions move with the snapshot: summary (inside the pending snapshot) and
@@ -181,12 +210,18 @@ Status Committer::Commit(const CommitRequest& req) {
     if (kind == ErrorKind::kConflict || kind == ErrorKind::kStateUnknown) {
       FLOE_LOG_DEBUG("commit to {}: {}; reloading (attempt {})", req.ident.ToString(),
                      committed.status().message(), attempt + 1);
+      if (kind == ErrorKind::kConflict) {
+        discard(false);
+      } else {
+        unknown = true;
+        attempt_files.clear();  // possibly referenced now
+      }
       continue;
     }
-    return committed.status();
+    return fail(WithContext(committed.status(), "commit to " + req.ident.ToString()));
   }
-  return Retriable("commit to " + req.ident.ToString() + " kept conflicting after " +
-                   std::to_string(kMaxConflictRetries) + " attempts");
+  return fail(Retriable("commit to " + req.ident.ToString() + " kept conflicting after " +
+                        std::to_string(kMaxConflictRetries) + " attempts"));
 }
 
 }  // namespace floe::pipeline

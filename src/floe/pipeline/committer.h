@@ -54,6 +54,8 @@ class Committer {
   Committer(catalog::Catalog* catalog, storage::FileIO* io, Clock clock = {});
 
   Result<TableState> Load(const catalog::TableIdent& ident);
+  // kRetriable when the catalog cannot take commits now (read-only).
+  Status CheckWritable() { return catalog_->CheckWritable(); }
   // Creates the table (namespace too) with this schema if it does not exist yet; returns
   // the table's location either way. `formats`: the table property floe.formats
   // ("iceberg", "iceberg,delta").

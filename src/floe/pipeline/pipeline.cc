@@ -11,6 +11,7 @@
 #include "floe/pipeline/committer.h"
 #include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/schema_resolver.h"
+#include "floe/pipeline/table_faults.h"
 #include "floe/pipeline/table_setup.h"
 #include "floe/pipeline/topic_state.h"
 #include "floe/storage/file_io.h"
@@ -23,6 +24,11 @@ constexpr size_t kPollMaxRecords = 20000;
 constexpr int kMetadataTimeoutMs = 10000;
 constexpr int64_t kRediscoverMs = 30000;
 constexpr int64_t kProgressMs = 10000;
+constexpr int64_t kMissingTopicWarnMs = 600000;
+// A schema id the registry answers "not found" for is retried this long before its
+// records count as invalid: a registry restarting from its _schemas topic, or a replica
+// that has not caught up yet, knows the id a few seconds later.
+constexpr int64_t kUnknownSchemaWindowMs = 30000;
 
 Clock WithDefaults(Clock c) {
   if (!c.monotonic_ms) c.monotonic_ms = [] { return MonotonicMs(); };
@@ -48,12 +54,14 @@ class PipelineImpl : public Pipeline {
         resolver_(c.schemas, &tables_, clock_.monotonic_ms) {}
 
   Status Start(std::atomic<bool>& stop) override {
+    Status writable = committer_.CheckWritable();
+    if (!writable.ok()) FLOE_LOG_ERROR("{}", writable.message());
     FLOE_RETURN_NOT_OK(WithRetry(stop, "discover topics", [&] { return Discover(); }));
     last_discover_ = last_progress_ = clock_.monotonic_ms();
     return Status::OK();
   }
 
-  Status Step(std::atomic<bool>& stop) override {
+  Status Step(std::atomic<bool>& /*stop*/) override {
     batch_.Clear();
     errors_.clear();
     Status st = source_->Poll(kPollMs, kPollMaxRecords, &batch_, &errors_);
@@ -63,13 +71,11 @@ class PipelineImpl : public Pipeline {
       return Status::OK();
     }
     for (const auto& e : errors_) HandlePartitionError(e);
-    for (const auto& r : batch_.records()) {
-      if (stop.load() && registry_outage_) break;
-      FLOE_RETURN_NOT_OK(Process(r, stop));
-    }
+    for (const auto& r : batch_.records()) FLOE_RETURN_NOT_OK(Process(r));
     batch_.Clear();
-    FLOE_RETURN_NOT_OK(CommitDue(stop, false));
-    EnforceMemoryBudget(stop);
+    FLOE_RETURN_NOT_OK(CommitDue(false));
+    FLOE_RETURN_NOT_OK(ResumeDue());
+    EnforceMemoryBudget();
     if (clock_.monotonic_ms() - last_discover_ > kRediscoverMs) {
       Status ds = Discover();
       if (!ds.ok()) FLOE_LOG_WARN("topic discovery failed: {}", ds.message());
@@ -85,8 +91,7 @@ class PipelineImpl : public Pipeline {
 
   Status Finish() override {
     FLOE_LOG_INFO("stopping: committing buffered records");
-    std::atomic<bool> no_stop{false};
-    FLOE_RETURN_NOT_OK(CommitDue(no_stop, true));
+    FLOE_RETURN_NOT_OK(CommitDue(true));
     LogProgress();
     return Status::OK();
   }
@@ -98,10 +103,12 @@ class PipelineImpl : public Pipeline {
       s.topic = topic;
       s.table = ts.settings.QualifiedTable();
       s.suspended = ts.suspended;
-      s.reason = ts.suspend_reason;
+      s.paused = ts.paused_until_ms >= 0;
+      s.reason = ts.suspended ? ts.suspend_reason : ts.pause_reason;
       s.committed_records = ts.committed_records;
       s.buffered_records = ts.writer ? ts.writer->buffered_rows() : 0;
       s.skipped_records = ts.skipped;
+      s.tombstones = ts.tombstones;
       out.push_back(std::move(s));
     }
     return out;
@@ -167,15 +174,47 @@ class PipelineImpl : public Pipeline {
       }
       changed = true;
     }
+    WarnMissingTopics(topics);
     if (changed) FLOE_RETURN_NOT_OK(Reassign());
     return first_error;
   }
 
+  // A topic named in the config that the cluster does not have: one warning at once,
+  // repeated every kMissingTopicWarnMs while it is missing.
+  void WarnMissingTopics(const std::map<std::string, int>& existing) {
+    const int64_t now = clock_.monotonic_ms();
+    for (const auto& entry : config_.topics) {
+      if (entry.name.empty() || existing.count(entry.name)) {
+        missing_warned_ms_.erase(entry.name);
+        continue;
+      }
+      auto it = missing_warned_ms_.find(entry.name);
+      if (it != missing_warned_ms_.end() && now - it->second < kMissingTopicWarnMs)
+        continue;
+      missing_warned_ms_[entry.name] = now;
+      FLOE_LOG_WARN(
+          "topic {} is configured but does not exist in the Kafka cluster; Floe "
+          "starts reading it when it is created",
+          entry.name);
+    }
+  }
+
   // Seeks every partition of the topic to the table's recorded position (ARCHITECTURE.md
-  // §2).
+  // §2). A fault of the table pauses or suspends the topic (TableFault), never the
+  // daemon; errors returned are Kafka's.
   Status LoadPositions(const std::string& topic, TopicState& ts) {
-    if (ts.suspended) return Status::OK();
-    FLOE_ASSIGN_OR_RAISE(ts.table, committer_.Load(ts.ident));
+    if (!ts.Active()) return Status::OK();
+    auto loaded = committer_.Load(ts.ident);
+    if (!loaded.ok()) return TableFault(topic, ts, loaded.status());
+    ts.table = std::move(*loaded);
+    if (!ts.table.exists && ts.table_seen) {
+      return TableFault(topic, ts,
+                        NotFound("table " + ts.ident.ToString() +
+                                 " was dropped from the catalog (or renamed) while Floe "
+                                 "was writing it; restart Floe to create it again from "
+                                 "the beginning of the topic"));
+    }
+    ts.table_seen = ts.table.exists;
     if (ts.table.exists && !ts.table.cluster_id.empty() &&
         ts.table.cluster_id != cluster_id_) {
       return SuspendTopic(topic, ts,
@@ -185,8 +224,8 @@ class PipelineImpl : public Pipeline {
                               "; positions do not apply");
     }
     if (ts.table.exists) {
-      FLOE_RETURN_NOT_OK(
-          committer_.EnsureFormats(ts.ident, FormatsProperty(ts.settings)));
+      Status formats = committer_.EnsureFormats(ts.ident, FormatsProperty(ts.settings));
+      if (!formats.ok()) return TableFault(topic, ts, formats);
       // Recovery (ARCHITECTURE.md §2): Floe snapshots committed to Iceberg but not yet to
       // Delta (a crash in between) are replayed into Delta before reading on.
       if (WantsDelta(ts.settings)) SyncDelta(ts);
@@ -232,7 +271,7 @@ class PipelineImpl : public Pipeline {
   Status Reassign() {
     std::map<kafka::TopicPartition, int64_t> assignment;
     for (auto& [topic, ts] : topics_) {
-      if (ts.suspended) continue;
+      if (!ts.Active()) continue;
       for (auto& [p, ps] : ts.partitions) {
         assignment[{topic, p}] = ps.ReadPosition();
       }
@@ -248,12 +287,54 @@ class PipelineImpl : public Pipeline {
     return Status::OK();
   }
 
+  // One table's storage or catalog failed (TableFaults): its uncommitted files go, and
+  // the topic pauses (a fault time can fix) or suspends; every other topic goes on.
+  Status TableFault(const std::string& topic, TopicState& ts, const Status& fault) {
+    DiscardUncommitted(ts, io_);
+    if (PausesTopic(fault)) {
+      const int64_t pause = NextPauseMs(ts);
+      ts.paused_until_ms = clock_.monotonic_ms() + pause;
+      ts.pause_reason = fault.message();
+      FLOE_LOG_WARN("topic {} paused: {}; retrying in {} ms from table {}'s positions",
+                    topic, fault.message(), pause, ts.ident.ToString());
+    } else {
+      FLOE_RETURN_NOT_OK(SuspendTopic(topic, ts, fault.message()));
+    }
+    return Reassign();
+  }
+
+  // A pause that is not the table's fault (the registry): what was read before the
+  // record is committed first, so reading resumes at the record.
+  Status PauseAt(const kafka::Record& r, TopicState& ts, const std::string& reason) {
+    FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, /*batch_done=*/false));
+    if (!ts.Active()) return Status::OK();  // the commit failed: TableFault paused it
+    return TableFault(*r.topic, ts, Retriable(Where(r) + ": " + reason));
+  }
+
+  // Paused topics whose time has come load their table and positions again.
+  Status ResumeDue() {
+    const int64_t now = clock_.monotonic_ms();
+    bool resumed = false;
+    for (auto& [topic, ts] : topics_) {
+      if (ts.suspended || ts.paused_until_ms < 0 || now < ts.paused_until_ms) continue;
+      ts.paused_until_ms = -1;
+      FLOE_RETURN_NOT_OK(LoadPositions(topic, ts));
+      if (ts.Active()) {
+        FLOE_LOG_INFO("topic {} resumed after: {}", topic, ts.pause_reason);
+        ts.pause_reason.clear();
+        resumed = true;
+      }
+    }
+    return resumed ? Reassign() : Status::OK();
+  }
+
   void HandlePartitionError(const kafka::PartitionError& e) {
     auto it = topics_.find(e.tp.topic);
     if (it == topics_.end()) {
       FLOE_LOG_WARN("kafka: {}", e.message);
       return;
     }
+    if (!it->second.Active()) return;
     if (e.out_of_range) {
       auto wm = source_->QueryWatermarks(e.tp, kMetadataTimeoutMs);
       std::string range =
@@ -270,9 +351,9 @@ class PipelineImpl : public Pipeline {
     FLOE_LOG_WARN("kafka {}/{}: {}", e.tp.topic, e.tp.partition, e.message);
   }
 
-  Status Process(const kafka::Record& r, std::atomic<bool>& stop) {
+  Status Process(const kafka::Record& r) {
     auto it = topics_.find(*r.topic);
-    if (it == topics_.end() || it->second.suspended) return Status::OK();
+    if (it == topics_.end() || !it->second.Active()) return Status::OK();
     TopicState& ts = it->second;
     auto pit = ts.partitions.find(r.partition);
     if (pit == ts.partitions.end()) return Status::OK();
@@ -280,29 +361,31 @@ class PipelineImpl : public Pipeline {
     int64_t expected = ps.ReadPosition();
     if (r.offset < expected)
       return Status::OK();  // already covered (stale fetch after reassign)
+    if (r.value == nullptr && ts.settings.value_format != config::ValueFormat::kBinary) {
+      // A tombstone (compacted topics carry them routinely): counted, never a row.
+      ts.tombstones++;
+      ps.next = r.offset + 1;
+      return Status::OK();
+    }
 
     // value.format json: a record its schema rejects makes Floe look for a newer version
     // of the subject once before the record counts as invalid.
     for (bool rechecked = false;; rechecked = true) {
       RowPlan plan;
-      // Schemas come from the registry and the first one creates the table: both may meet
-      // an outage, retried until it ends (or Floe stops).
-      Status st = WithRetry(stop, "schema registry",
-                            [&] { return resolver_.Plan(ts, r, &plan); });
-      registry_outage_ = false;
+      Status st = resolver_.Plan(ts, r, &plan);
       if (!st.ok()) {
         ErrorKind kind = KindOf(st);
-        if (kind == ErrorKind::kInvalidRecord || kind == ErrorKind::kNotFound)
-          return Invalid(ts, r, st);
+        if (kind == ErrorKind::kInvalidRecord) return Invalid(ts, r, st);
+        if (kind == ErrorKind::kNotFound) return UnknownSchema(ts, r, st);
         if (kind == ErrorKind::kSuspend) {
-          FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, stop, /*batch_done=*/false));
-          return SuspendTopic(*r.topic, ts, Where(r) + ": " + st.message());
+          FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, /*batch_done=*/false));
+          if (!ts.Active()) return Status::OK();
+          FLOE_RETURN_NOT_OK(SuspendTopic(*r.topic, ts, Where(r) + ": " + st.message()));
+          return Reassign();
         }
-        if (stop.load()) {
-          registry_outage_ = true;
-          return Status::OK();
-        }
-        return st;
+        // The registry, or the table's catalog or storage, is down: the topic waits.
+        if (PausesTopic(st)) return PauseAt(r, ts, st.message());
+        return TableFault(*r.topic, ts, WithContext(st, Where(r)));
       }
       // A value that fails to decode leaves nothing appended (its decoder sees to it);
       // the key was validated by Plan.
@@ -312,7 +395,11 @@ class PipelineImpl : public Pipeline {
           },
           r);
       if (!st.ok()) {
-        if (KindOf(st) != ErrorKind::kInvalidRecord) return st;
+        // Not the record's fault: writing the data file failed.
+        if (KindOf(st) != ErrorKind::kInvalidRecord) {
+          return TableFault(*r.topic, ts,
+                            WithContext(st, "table " + ts.ident.ToString()));
+        }
         if (!rechecked && ts.settings.value_format == config::ValueFormat::kJson &&
             resolver_.CheckJsonSubject(ts, /*rate_limited=*/true)) {
           continue;
@@ -320,8 +407,26 @@ class PipelineImpl : public Pipeline {
         return Invalid(ts, r, st);
       }
       ps.next = r.offset + 1;
+      ts.unknown_schema_since_ms = -1;
       return Status::OK();
     }
+  }
+
+  // The registry does not know the record's schema id (or a schema it references).
+  // Within kUnknownSchemaWindowMs of the first such answer the topic waits and asks
+  // again; after it, the record is invalid.
+  Status UnknownSchema(TopicState& ts, const kafka::Record& r, const Status& why) {
+    const int64_t now = clock_.monotonic_ms();
+    if (ts.unknown_schema_since_ms < 0) ts.unknown_schema_since_ms = now;
+    if (now - ts.unknown_schema_since_ms < kUnknownSchemaWindowMs) {
+      return PauseAt(r, ts,
+                     why.message() +
+                         " (the registry may not know it yet: asking again for up to " +
+                         std::to_string(kUnknownSchemaWindowMs / 1000) +
+                         " s before the record counts as invalid)");
+    }
+    ts.unknown_schema_since_ms = -1;
+    return Invalid(ts, r, why);
   }
 
   Status Invalid(TopicState& ts, const kafka::Record& r, const Status& why) {
@@ -333,18 +438,18 @@ class PipelineImpl : public Pipeline {
       return Status::OK();
     }
     // suspend: commit everything before this record, then stop the topic here.
-    std::atomic<bool> no_stop{false};
-    FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, no_stop, /*batch_done=*/false));
+    FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, /*batch_done=*/false));
+    if (!ts.Active()) return Status::OK();
     FLOE_RETURN_NOT_OK(SuspendTopic(*r.topic, ts, "invalid record at " + msg));
     return Reassign();
   }
 
-  Status CommitDue(std::atomic<bool>& stop, bool force) {
+  Status CommitDue(bool force) {
     int64_t now = clock_.monotonic_ms();
     for (auto& [topic, ts] : topics_) {
       if (ts.last_commit_ms == 0) ts.last_commit_ms = now;
       if (!force && now - ts.last_commit_ms < ts.settings.commit_interval_ms) continue;
-      FLOE_RETURN_NOT_OK(CommitTopic(topic, ts, stop, !registry_outage_));
+      FLOE_RETURN_NOT_OK(CommitTopic(topic, ts, /*batch_done=*/true));
     }
     return Status::OK();
   }
@@ -352,11 +457,12 @@ class PipelineImpl : public Pipeline {
   // `batch_done`: every record fetched so far was processed, so the consumer's position
   // (which moves past transaction markers and aborted records) may end the batch
   // (ARCHITECTURE.md §2: b = last delivered + 1, or the consumer position if larger).
-  Status CommitTopic(const std::string& topic, TopicState& ts, std::atomic<bool>& stop,
-                     bool batch_done) {
+  // A failed commit pauses or suspends the topic (TableFault); the error returned is
+  // Kafka's.
+  Status CommitTopic(const std::string& topic, TopicState& ts, bool batch_done) {
     ts.last_commit_ms = clock_.monotonic_ms();
-    if (ts.suspended && !batch_done) return Status::OK();
-    if (batch_done && !ts.suspended) {
+    if (!ts.Active()) return Status::OK();
+    if (batch_done) {
       auto positions = source_->Positions();
       if (positions.ok()) {
         for (auto& [p, ps] : ts.partitions) {
@@ -376,7 +482,12 @@ class PipelineImpl : public Pipeline {
     req.ident = ts.ident;
     req.cluster_id = cluster_id_;
     if (ts.writer) {
-      FLOE_ASSIGN_OR_RAISE(req.files, ts.writer->TakeFiles());
+      auto files = ts.writer->TakeFiles();
+      if (!files.ok()) {
+        return TableFault(topic, ts,
+                          WithContext(files.status(), "table " + ts.ident.ToString()));
+      }
+      req.files = std::move(*files);
     }
     int64_t records = 0;
     for (const auto& f : req.files) records += f.record_count;
@@ -386,19 +497,24 @@ class PipelineImpl : public Pipeline {
           ps.start_recorded ? std::optional<int64_t>(ps.start) : std::nullopt;
       req.new_positions[topic][p] = ps.next;
     }
-    Status st = WithRetry(stop, "commit", [&] { return committer_.Commit(req); });
+    Status st = committer_.Commit(req);
     if (!st.ok()) {
+      // Not committed (or, kStateUnknown, perhaps committed: then the files stay). Either
+      // way the topic reads again from the positions the table records.
+      if (KindOf(st) != ErrorKind::kStateUnknown) {
+        std::vector<std::string> paths;
+        for (const auto& f : req.files) paths.push_back(f.file_path);
+        DeleteFiles(paths, io_);
+      }
       if (KindOf(st) == ErrorKind::kConflict) {
-        // Fenced: another writer advanced this table's positions. Our files are not
-        // referenced; re-read from the table's positions.
+        // Fenced: another writer advanced this table's positions. Re-read at once.
         FLOE_LOG_WARN("table {}: {}; re-reading from the table's positions",
                       ts.ident.ToString(), st.message());
-        for (const auto& f : req.files) (void)io_->Delete(f.file_path);
-        ts.ResetForReread();
+        DiscardUncommitted(ts, io_);
         FLOE_RETURN_NOT_OK(LoadPositions(topic, ts));
         return Reassign();
       }
-      return st;
+      return TableFault(topic, ts, st);
     }
     for (auto& [p, ps] : ts.partitions) {
       if (ps.next < 0) continue;
@@ -407,6 +523,8 @@ class PipelineImpl : public Pipeline {
       ps.next = -1;
     }
     ts.committed_records += records;
+    ts.backoff_ms = 0;
+    ts.table_seen = true;
     if (WantsDelta(ts.settings)) SyncDelta(ts);
     FLOE_LOG_DEBUG("table {}: committed {} records in {} files", ts.ident.ToString(),
                    records, req.files.size());
@@ -425,7 +543,7 @@ class PipelineImpl : public Pipeline {
     }
   }
 
-  void EnforceMemoryBudget(std::atomic<bool>& stop) {
+  void EnforceMemoryBudget() {
     int64_t total = 0;
     TopicState* largest = nullptr;
     const std::string* largest_topic = nullptr;
@@ -443,7 +561,7 @@ class PipelineImpl : public Pipeline {
     if (total > config_.memory_budget_bytes && largest != nullptr) {
       FLOE_LOG_DEBUG("memory {} > budget {}: committing {} early", total,
                      config_.memory_budget_bytes, *largest_topic);
-      Status st = CommitTopic(*largest_topic, *largest, stop, true);
+      Status st = CommitTopic(*largest_topic, *largest, true);
       if (!st.ok()) FLOE_LOG_WARN("early commit failed: {}", st.message());
     }
   }
@@ -454,10 +572,15 @@ class PipelineImpl : public Pipeline {
         FLOE_LOG_WARN("topic {}: SUSPENDED: {}", topic, ts.suspend_reason);
         continue;
       }
+      if (ts.paused_until_ms >= 0) {
+        FLOE_LOG_WARN("topic {}: PAUSED: {}", topic, ts.pause_reason);
+        continue;
+      }
       FLOE_LOG_INFO(
-          "topic {} → {}: {} records committed this run, {} buffered, {} skipped", topic,
-          ts.ident.ToString(), ts.committed_records,
-          ts.writer ? ts.writer->buffered_rows() : 0, ts.skipped);
+          "topic {} → {}: {} records committed this run, {} buffered, {} skipped{}",
+          topic, ts.ident.ToString(), ts.committed_records,
+          ts.writer ? ts.writer->buffered_rows() : 0, ts.skipped,
+          ts.tombstones > 0 ? ", " + std::to_string(ts.tombstones) + " tombstones" : "");
     }
   }
 
@@ -475,13 +598,18 @@ class PipelineImpl : public Pipeline {
   int64_t last_progress_ = 0;
   std::string cluster_id_;
   std::map<std::string, TopicState> topics_;
-  bool registry_outage_ = false;
+  std::map<std::string, int64_t> missing_warned_ms_;  // configured topics not found
 };
 
 }  // namespace
 
 Status Pipeline::Run(std::atomic<bool>& stop) {
-  FLOE_RETURN_NOT_OK(Start(stop));
+  Status started = Start(stop);
+  if (!started.ok()) {
+    // Stopped while waiting for Kafka or the catalog: nothing was read, nothing is lost.
+    if (stop.load()) return Status::OK();
+    return started;
+  }
   while (!stop.load()) FLOE_RETURN_NOT_OK(Step(stop));
   return Finish();
 }

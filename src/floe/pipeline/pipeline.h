@@ -51,10 +51,12 @@ struct TopicStatus {
   std::string topic;
   std::string table;  // "namespace.table"
   bool suspended = false;
-  std::string reason;             // why it is suspended
+  bool paused = false;            // a table fault: retried with backoff
+  std::string reason;             // why it is suspended or paused
   int64_t committed_records = 0;  // this run
   int64_t buffered_records = 0;
   int64_t skipped_records = 0;
+  int64_t tombstones = 0;  // null values skipped (not rows)
 };
 
 class Pipeline {

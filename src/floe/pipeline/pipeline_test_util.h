@@ -124,6 +124,7 @@ class FaultyStore : public catalog::PointerStore {
     swap_status_ = std::move(st);
     applied_ = applied;
   }
+  int swap_failures_left() const { return fail_swaps_; }
   Result<std::string> Get(const catalog::TableIdent& i) override {
     return inner_->Get(i);
   }

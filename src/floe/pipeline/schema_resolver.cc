@@ -35,12 +35,15 @@ Result<avro::Schema> WrapAvroKey(const std::string& text, const std::string& wha
   return std::move(*wrapped);
 }
 
-// A schema whose types do not fit the table (a type changed, a nullable field for a
-// required column): its records are invalid and follow on.invalid.record. (Columns a
-// schema adds are not invalid: they suspend the topic until schema evolution exists.)
+// A registered schema whose types the table cannot take (int → long, a nullable field
+// for a required column, a schema of another subject or format): its records are not bad
+// records, the table is behind the producers. The topic suspends at the first one,
+// whatever on.invalid.record says, so nothing is skipped (docs/configuration.md).
 Status Incompatible(const TopicState& ts, const std::string& what, const Status& why) {
-  return InvalidRecord(what + " does not fit table " + ts.ident.ToString() + ": " +
-                       why.message());
+  return Suspend(what + " does not fit table " + ts.ident.ToString() + ": " +
+                 why.message() +
+                 "; its records are kept in Kafka (the topic stops here, nothing is "
+                 "skipped)");
 }
 
 }  // namespace
@@ -285,8 +288,7 @@ Result<CompiledSchema*> SchemaResolver::Compile(TopicState& ts, int id,
   if (slot.invalid.ok()) {
     FLOE_LOG_INFO("table {}: compiled {} {}", ts.ident.ToString(), s.type_name, what);
   } else {
-    FLOE_LOG_WARN("table {}: records of {} are invalid: {}", ts.ident.ToString(), what,
-                  slot.invalid.message());
+    FLOE_LOG_WARN("table {}: {}", ts.ident.ToString(), slot.invalid.message());
   }
   return &slot;
 }
@@ -341,8 +343,7 @@ Result<CompiledMessage*> SchemaResolver::CompileMessage(
     FLOE_LOG_INFO("table {}: compiled decoder for {}", ts.ident.ToString(), what);
   } else {
     m.invalid = Incompatible(ts, what, decoder.status());
-    FLOE_LOG_WARN("table {}: records of {} are invalid: {}", ts.ident.ToString(), what,
-                  m.invalid.message());
+    FLOE_LOG_WARN("table {}: {}", ts.ident.ToString(), m.invalid.message());
   }
   cs.messages.push_back(std::move(m));
   return &cs.messages.back();

@@ -5,9 +5,11 @@
 // has TableSetup create the table on the first schema. Then it fills a row: the value's
 // columns, then the key column of key.format string/registry.
 //
-// Errors of Plan(): kInvalidRecord / kNotFound (the record cannot be decoded: the topic's
-// on.invalid.record decides), kSuspend (the topic cannot go on without an operator),
-// kRetriable (the registry or storage is down: retried by the caller).
+// Errors of Plan(): kInvalidRecord (the record cannot be decoded: the topic's
+// on.invalid.record decides), kNotFound (the registry does not know the schema id: the
+// caller asks again for a while before the record counts as invalid), kSuspend (the topic
+// cannot go on without an operator, e.g. a schema the table cannot take), kRetriable (the
+// registry or storage is down: the topic pauses and retries).
 //
 // Threading: used by the pipeline thread only.
 #pragma once

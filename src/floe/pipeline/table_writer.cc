@@ -11,6 +11,7 @@
 #include "floe/kafka/consumer.h"
 #include "floe/parquet/writer.h"
 #include "floe/schema/arrow.h"
+#include "floe/schema/table_schema.h"
 #include "floe/storage/file_io.h"
 
 namespace floe::pipeline {
@@ -28,8 +29,28 @@ Result<std::unique_ptr<TableWriter>> TableWriter::Make(TableWriterOptions option
 }
 
 Status TableWriter::Init() {
-  if (schema_.fields.empty() || schema_.fields.back().name != "_kafka") {
-    return Status::Invalid("table schema must end with the _kafka column");
+  // `_kafka` is found by name: other writers may add columns after it (pyiceberg's
+  // add_column appends), and Floe's decoders leave such columns null.
+  kafka_index_ = -1;
+  for (size_t i = 0; i < schema_.fields.size(); ++i) {
+    if (schema_.fields[i].name == schema::kKafkaColumn)
+      kafka_index_ = static_cast<int>(i);
+  }
+  if (kafka_index_ < 0) {
+    return Suspend("table schema has no _kafka column, so Floe cannot write it");
+  }
+  const iceberg::NestedField& kafka = schema_.fields[kafka_index_];
+  const iceberg::NestedField expected = schema::KafkaMetadataField();
+  bool same = kafka.type->id == iceberg::TypeId::kStruct &&
+              kafka.type->fields.size() == expected.type->fields.size();
+  for (size_t i = 0; same && i < kafka.type->fields.size(); ++i) {
+    same = kafka.type->fields[i].name == expected.type->fields[i].name &&
+           kafka.type->fields[i].type->id == expected.type->fields[i].type->id;
+  }
+  if (!same) {
+    return Suspend(
+        "the table's _kafka column was changed by another writer; Floe "
+        "writes it as struct<partition, offset, timestamp, key, headers>");
   }
   FLOE_ASSIGN_OR_RAISE(arrow_schema_, schema::ToArrowSchema(schema_));
   schema_json_ = iceberg::SchemaToJsonString(schema_);
@@ -87,7 +108,7 @@ Status TableWriter::FinishRow(const kafka::Record& record) {
 }
 
 Status TableWriter::AppendKafka(const kafka::Record& r) {
-  auto* kafka = static_cast<::arrow::StructBuilder*>(columns_.back());
+  auto* kafka = static_cast<::arrow::StructBuilder*>(columns_[kafka_index_]);
   auto* partition = static_cast<::arrow::Int32Builder*>(kafka->field_builder(0));
   auto* offset = static_cast<::arrow::Int64Builder*>(kafka->field_builder(1));
   auto* timestamp = static_cast<::arrow::TimestampBuilder*>(kafka->field_builder(2));
@@ -134,7 +155,12 @@ Status TableWriter::FlushBuilders() {
   if (!file_) {
     std::string name = attempt_ + "-" + std::to_string(file_counter_++) + ".parquet";
     file_uri_ = options_.table_location + "/data/" + name;
-    FLOE_ASSIGN_OR_RAISE(auto out, options_.io->OpenOutputStream(file_uri_));
+    auto opened = options_.io->OpenOutputStream(file_uri_);
+    if (!opened.ok()) {
+      return WithContext(opened.status(), "creating data file " + file_uri_);
+    }
+    auto out = std::move(*opened);
+    open_uri_ = file_uri_;  // from here on the file exists, whatever happens next
     parquet::DataFileWriter::Options opts;
     opts.max_row_group_bytes =
         std::min<int64_t>(options_.target_file_size_bytes, 32 << 20);
@@ -144,11 +170,14 @@ Status TableWriter::FlushBuilders() {
     // Offsets never repeat within a partition: a dictionary would only cost memory.
     opts.plain_columns = {"_kafka.offset"};
     max_row_group_bytes_ = opts.max_row_group_bytes;
-    FLOE_ASSIGN_OR_RAISE(
-        file_, parquet::DataFileWriter::Open(out, file_uri_, arrow_schema_, schema_,
-                                             schema_json_, opts));
+    auto writer = parquet::DataFileWriter::Open(out, file_uri_, arrow_schema_, schema_,
+                                                schema_json_, opts);
+    if (!writer.ok())
+      return WithContext(writer.status(), "writing data file " + file_uri_);
+    file_ = std::move(*writer);
   }
-  FLOE_RETURN_NOT_OK(file_->Write(*batch));
+  Status written = file_->Write(*batch);
+  if (!written.ok()) return WithContext(written, "writing data file " + file_uri_);
   rows_in_file_ += rows_in_builders_;
   rows_in_builders_ = 0;
   if (file_->EstimatedBytes() >= options_.target_file_size_bytes)
@@ -159,12 +188,15 @@ Status TableWriter::FlushBuilders() {
 Status TableWriter::CloseFile() {
   if (!file_) return Status::OK();
   int64_t raw = file_->RawBytesWritten();
-  FLOE_ASSIGN_OR_RAISE(auto data_file, file_->Close());
+  auto closed = file_->Close();
+  if (!closed.ok()) return WithContext(closed.status(), "closing data file " + file_uri_);
+  auto data_file = std::move(*closed);
   if (raw > 0 && data_file.file_size_in_bytes > 0) {
     compression_ratio_ =
         std::min(1.0, static_cast<double>(data_file.file_size_in_bytes) / raw);
   }
   file_.reset();
+  open_uri_.clear();
   rows_in_file_ = 0;
   CrashPoint("after-parquet-write");
   done_.push_back(std::move(data_file));
@@ -177,6 +209,16 @@ Result<std::vector<iceberg::DataFile>> TableWriter::TakeFiles() {
   std::vector<iceberg::DataFile> out;
   out.swap(done_);
   return out;
+}
+
+std::vector<std::string> TableWriter::Abort() {
+  std::vector<std::string> paths;
+  file_.reset();                                       // closes the stream
+  if (!open_uri_.empty()) paths.push_back(open_uri_);  // a partial file
+  open_uri_.clear();
+  for (const auto& f : done_) paths.push_back(f.file_path);
+  done_.clear();
+  return paths;
 }
 
 int64_t TableWriter::MemoryBytes() const {

@@ -68,6 +68,10 @@ class TableWriter {
   // Closes the open file and returns every file completed since the last call.
   Result<std::vector<iceberg::DataFile>> TakeFiles();
 
+  // After a failure the writer must not be used again: lists every file it wrote that
+  // was not taken (the open one, partial, included) for the caller to delete.
+  std::vector<std::string> Abort();
+
   const iceberg::Schema& schema() const { return schema_; }
   int64_t buffered_rows() const { return rows_in_builders_ + rows_in_file_; }
   // Approximate memory held: builder contents plus the open file's buffered row group.
@@ -88,6 +92,7 @@ class TableWriter {
   std::shared_ptr<::arrow::Schema> arrow_schema_;
   std::unique_ptr<::arrow::RecordBatchBuilder> builder_;
   std::vector<::arrow::ArrayBuilder*> columns_;
+  int kafka_index_ = -1;  // the _kafka column among columns_
   struct BuilderSize {
     ::arrow::ArrayBuilder* builder;
     bool binary;         // a BinaryBuilder (or StringBuilder): data_bytes applies
@@ -97,6 +102,7 @@ class TableWriter {
   std::vector<BuilderSize> all_builders_;
   std::unique_ptr<parquet::DataFileWriter> file_;
   std::string file_uri_;
+  std::string open_uri_;  // the file being written (not closed yet), empty if none
   std::string attempt_ = "";
   int file_counter_ = 0;
   int64_t rows_in_builders_ = 0;

@@ -60,9 +60,20 @@ struct TopicState {
   // Lifecycle and counters.
   bool suspended = false;
   std::string suspend_reason;
+  // Paused (TableFaults): not read until then; the table and its positions are loaded
+  // again when it resumes. -1: not paused.
+  int64_t paused_until_ms = -1;
+  int64_t backoff_ms = 0;    // the next pause's length (doubles, reset by a commit)
+  std::string pause_reason;  // the fault that paused it
+  bool table_seen = false;   // the table existed during this run (a drop is noticed)
+  int64_t unknown_schema_since_ms = -1;  // a schema id the registry did not know, since
   int64_t last_commit_ms = 0;
   int64_t skipped = 0;
+  int64_t tombstones = 0;
   int64_t committed_records = 0;
+
+  // Read, decoded and committed: neither suspended nor paused.
+  bool Active() const { return !suspended && paused_until_ms < 0; }
 
   // After a lost fence (another writer moved the table's positions): forget the table,
   // the decoders and the partitions' ranges; they are loaded again from the table.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "floe/storage/arrow_file_io_internal.h"
 
@@ -27,10 +28,15 @@ Result<std::string> FileIO::Read(const std::string& uri) {
 namespace internal {
 
 Status FromArrow(const Status& st, const std::string& what) {
-  if (st.ok() || KindOf(st) != ErrorKind::kNone) return st;
-  const std::string msg = what + ": " + st.message();
+  // A status that already carries Floe's kind (and context) passes through; Arrow's own
+  // get the operation, the path and the errno, and a kind.
+  if (st.ok()) return st;
+  if (st.detail() && std::string(st.detail()->type_id()) == "floe") return st;
+  std::string msg = what + ": " + st.message();
   if (st.IsIOError()) {
     const int e = ::arrow::internal::ErrnoFromStatus(st);
+    // Arrow keeps the errno in the status detail, which message() leaves out.
+    if (e != 0) msg += " (errno " + std::to_string(e) + ": " + std::strerror(e) + ")";
     if (e == ENOENT) return NotFound(msg);
     if (e == EEXIST) return Conflict(msg);
     return Retriable(msg);

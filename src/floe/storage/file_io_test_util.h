@@ -20,7 +20,8 @@ namespace floe::storage {
 // error):
 //  - FailReads(st): every Read and OpenInputFile fails with `st` until FailReads(OK);
 //  - FailNext(op, needle, n, st): the next `n` calls of `op` ("WriteNew",
-//    "OpenOutputStream", "Read", "OpenInputFile") whose URI contains `needle` fail.
+//    "OpenOutputStream", "Read", "OpenInputFile", or "StreamWrite": a write to an open
+//    stream, as a full disk fails it) whose URI contains `needle` fail.
 // Thread-safe, like the FileIO it wraps.
 class FaultyFileIO : public FileIO {
  public:
@@ -47,7 +48,8 @@ class FaultyFileIO : public FileIO {
   Result<std::shared_ptr<::arrow::io::OutputStream>> OpenOutputStream(
       const std::string& uri) override {
     FLOE_RETURN_NOT_OK(Check("OpenOutputStream", uri));
-    return inner_->OpenOutputStream(uri);
+    FLOE_ASSIGN_OR_RAISE(auto out, inner_->OpenOutputStream(uri));
+    return std::make_shared<FaultyStream>(this, std::move(out), uri);
   }
   Result<std::shared_ptr<::arrow::io::RandomAccessFile>> OpenInputFile(
       const std::string& uri) override {
@@ -70,6 +72,29 @@ class FaultyFileIO : public FileIO {
   }
 
  private:
+  // Fails the writes that a "StreamWrite" rule names (after they reach nothing).
+  class FaultyStream : public ::arrow::io::OutputStream {
+   public:
+    FaultyStream(FaultyFileIO* io, std::shared_ptr<::arrow::io::OutputStream> inner,
+                 std::string uri)
+        : io_(io), inner_(std::move(inner)), uri_(std::move(uri)) {}
+    Status Close() override { return inner_->Close(); }
+    Status Abort() override { return inner_->Abort(); }
+    bool closed() const override { return inner_->closed(); }
+    Result<int64_t> Tell() const override { return inner_->Tell(); }
+    Status Write(const void* data, int64_t nbytes) override {
+      FLOE_RETURN_NOT_OK(io_->Check("StreamWrite", uri_));
+      return inner_->Write(data, nbytes);
+    }
+    using ::arrow::io::OutputStream::Write;
+    Status Flush() override { return inner_->Flush(); }
+
+   private:
+    FaultyFileIO* io_;
+    std::shared_ptr<::arrow::io::OutputStream> inner_;
+    std::string uri_;
+  };
+
   struct Rule {
     std::string op, needle;
     int n;

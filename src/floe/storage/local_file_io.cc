@@ -90,7 +90,9 @@ class DurableFileStream : public ::arrow::io::OutputStream {
     return internal::FromArrow(inner_->Write(data, nbytes), "write " + path_.string());
   }
   using ::arrow::io::OutputStream::Write;
-  Status Flush() override { return inner_->Flush(); }
+  Status Flush() override {
+    return internal::FromArrow(inner_->Flush(), "write " + path_.string());
+  }
 
  private:
   std::shared_ptr<::arrow::io::FileOutputStream> inner_;

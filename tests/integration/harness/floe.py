@@ -64,12 +64,14 @@ class FloeRun:
         self.config_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
         self.proc: procs.Proc | None = None
 
-    def start(self, env: dict | None = None) -> procs.Proc:
+    def start(self, env: dict | None = None, prefix: list[str] | None = None) -> procs.Proc:
+        """`prefix`: a command that execs Floe (e.g. setpriv to run it as another user)."""
         full_env = dict(os.environ)
         full_env.pop("FLOE_CRASH_AT", None)
         full_env.update(env or {})
         offset = self.log_path.stat().st_size if self.log_path.exists() else 0
-        self.proc = procs.spawn([str(floe_binary()), "run", "--config", str(self.config_path)],
+        self.proc = procs.spawn([*(prefix or []), str(floe_binary()), "run", "--config",
+                                 str(self.config_path)],
                                 self.log_path, name="floe", env=full_env)
         # Wait for the startup line: signal handlers are installed by then, so a stop() right
         # after start() is a clean SIGTERM, not a kill before the handler exists.

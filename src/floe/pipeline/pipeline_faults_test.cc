@@ -1,0 +1,228 @@
+// One table's faults never stop the daemon (table_faults.h): storage and catalog faults
+// pause the topic and it reads again from its table's positions; faults an operator must
+// fix suspend it; the other topics go on. Also the record-level cases that are not bad
+// records: tombstones, schemas the table cannot take yet, ids the registry does not know
+// yet. Every case reads the table back.
+#include <gtest/gtest.h>
+
+#include "floe/pipeline/pipeline_test_fixture.h"
+#include "floe/schema/table_schema.h"
+
+namespace floe::pipeline {
+namespace {
+
+constexpr char kTwoTopics[] =
+    "topics: [{name: orders}, {name: other}]\n"
+    "defaults: {commit.interval.ms: 1000}\n";
+
+class PipelineFaultsTest : public PipelineTest {
+ protected:
+  // A second topic `other` with its own schema; produces ids [first, first + n).
+  void AddOther(int64_t first, int n) {
+    if (other_id_ == 0) {
+      h_->kafka.AddTopic("other", 1);
+      other_id_ = h_->registry.Register("other-value", testing::AvroSchemaText());
+    }
+    for (int64_t id = first; id < first + n; ++id) {
+      ScriptedSource::Message m;
+      m.value = FramedAvro(other_id_, id, "o");
+      h_->kafka.Produce("other", 0, std::move(m));
+    }
+  }
+  // Metadata JSON files of a table (each commit writes one).
+  size_t MetadataFiles(const std::string& table = "orders") {
+    auto md = h_->Metadata(table);
+    EXPECT_TRUE(md.ok());
+    size_t n = 0;
+    for (const auto& f : *h_->memory_io->List(md->location + "/metadata/")) {
+      n += f.uri.find(".metadata.json") != std::string::npos;
+    }
+    return n;
+  }
+  size_t MetadataObjects(const std::string& table = "orders") {
+    auto md = h_->Metadata(table);
+    EXPECT_TRUE(md.ok());
+    return h_->memory_io->List(md->location + "/metadata/")->size();
+  }
+
+  int other_id_ = 0;
+};
+
+TEST_F(PipelineFaultsTest, AFullDiskPausesTheTopicRemovesThePartialFileAndResumes) {
+  Make(kOneTopic);
+  Produce(0, 0, 5);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(5));
+  // Every write of the next data file fails, as on a full disk, twice.
+  h_->io.FailNext("StreamWrite", "/data/", 2,
+                  Retriable("write: No space left on device"));
+  Produce(0, 5, 5);
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").paused; }));
+  EXPECT_NE(h_->Topic("orders").reason.find("No space left on device"),
+            std::string::npos);
+  EXPECT_NE(h_->Topic("orders").reason.find("/data/"), std::string::npos)
+      << "the message names the file: " << h_->Topic("orders").reason;
+  // Only the committed file is left: the partial one was deleted.
+  EXPECT_EQ(h_->DataFileObjects().size(), 1u);
+  ASSERT_TRUE(Committed(10));
+  EXPECT_EQ(Ids(), Range(0, 10));
+  EXPECT_EQ(h_->DataFileObjects().size(), 2u);
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 10}}}}));
+}
+
+TEST_F(PipelineFaultsTest, ACatalogThatRefusesWritesPausesWithoutLeavingFilesBehind) {
+  Make(kOneTopic);
+  Produce(0, 0, 5);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(5));
+  const size_t files_before = MetadataObjects();
+  h_->store.FailSwaps(6, Retriable("catalog /x/catalog.db is read-only"),
+                      /*applied=*/false);
+  Produce(0, 5, 5);
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").paused; }));
+  EXPECT_NE(h_->Topic("orders").reason.find("read-only"), std::string::npos);
+  // Every failed attempt took its metadata file, manifest list, manifest and data file
+  // back with it.
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->store.swap_failures_left() == 0; }, 20000));
+  EXPECT_EQ(MetadataObjects(), files_before);
+  EXPECT_EQ(h_->DataFileObjects().size(), 1u);
+  ASSERT_TRUE(Committed(10));
+  EXPECT_EQ(Ids(), Range(0, 10));
+  EXPECT_EQ(MetadataFiles(), 3u);  // create, first commit, the commit that went through
+}
+
+TEST_F(PipelineFaultsTest, ADroppedTableSuspendsItsTopicAndTheOthersGoOn) {
+  Make(kTwoTopics);
+  Produce(0, 0, 3);
+  AddOther(0, 3);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(3) && Committed(3, "other"));
+  ASSERT_TRUE(h_->catalog->DropTable({{"kafka"}, "orders"}, /*purge=*/false).ok());
+  Produce(0, 3, 2);
+  AddOther(3, 4);
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").suspended; }));
+  EXPECT_NE(h_->Topic("orders").reason.find("dropped"), std::string::npos)
+      << h_->Topic("orders").reason;
+  ASSERT_TRUE(Committed(7, "other"));
+  EXPECT_EQ(Ids("other"), Range(0, 7));
+}
+
+TEST_F(PipelineFaultsTest, ACorruptMetadataFileSuspendsItsTopicAndTheOthersGoOn) {
+  Make(kTwoTopics);
+  Produce(0, 0, 3);
+  AddOther(0, 3);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(3) && Committed(3, "other"));
+  auto loaded = h_->catalog->LoadTable({{"kafka"}, "orders"});
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_TRUE(h_->memory_io->Delete(loaded->metadata_location).ok());
+  ASSERT_TRUE(h_->memory_io->WriteNew(loaded->metadata_location, "{not json").ok());
+  ASSERT_TRUE(h_->Restart().ok());  // the corrupt file is met while starting
+  ASSERT_TRUE(h_->Start().ok());
+  EXPECT_TRUE(h_->Topic("orders").suspended);
+  EXPECT_NE(h_->Topic("orders").reason.find(loaded->metadata_location), std::string::npos)
+      << h_->Topic("orders").reason;
+  AddOther(3, 2);
+  ASSERT_TRUE(Committed(2, "other"));
+  EXPECT_EQ(Ids("other"), Range(0, 5));
+}
+
+TEST_F(PipelineFaultsTest, AColumnAnotherWriterAddedAfterKafkaIsKeptAndLeftNull) {
+  Make(kOneTopic);
+  Produce(0, 0, 3);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(3));
+  // pyiceberg's add_column appends the new column after `_kafka`.
+  auto md = h_->Metadata("orders");
+  ASSERT_TRUE(md.ok());
+  iceberg::Schema wider = *md->CurrentSchema();
+  wider.schema_id = md->current_schema_id + 1;
+  wider.fields.push_back(
+      iceberg::NestedField{md->last_column_id + 1,
+                           "note",
+                           false,
+                           iceberg::Type::Primitive(iceberg::TypeId::kString),
+                           {}});
+  catalog::TableCommit add{
+      {{"kafka"}, "orders"},
+      {iceberg::requirement::AssertCurrentSchemaId{md->current_schema_id}},
+      {u::AddSchema{wider, md->last_column_id + 1}, u::SetCurrentSchema{-1}}};
+  auto added = h_->catalog->CommitTable(add, catalog::Writer::kExternal);
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  ASSERT_TRUE(h_->Restart().ok());
+  ASSERT_TRUE(h_->Start().ok());
+  Produce(0, 3, 4);
+  ASSERT_TRUE(Committed(4));
+  EXPECT_FALSE(h_->Topic("orders").suspended) << h_->Topic("orders").reason;
+  EXPECT_EQ(Ids(), Range(0, 7));
+  EXPECT_EQ(h_->Metadata("orders")->CurrentSchema()->fields.back().name, "note");
+}
+
+TEST_F(PipelineFaultsTest, TombstonesAreCountedAndSkippedUnderTheDefaultPolicy) {
+  Make(kOneTopic);
+  Produce(0, 0, 2);
+  h_->kafka.Produce("orders", 0, ScriptedSource::Message{});  // null value
+  Produce(0, 2, 2);
+  h_->kafka.Produce("orders", 0, ScriptedSource::Message{});
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunUntil([&] {
+    return h_->RecordedPositions("orders") == Positions{{"orders", {{0, 6}}}};
+  }));
+  EXPECT_FALSE(h_->Topic("orders").suspended);
+  EXPECT_EQ(h_->Topic("orders").tombstones, 2);
+  EXPECT_EQ(h_->Topic("orders").skipped_records, 0);
+  EXPECT_EQ(Ids(), Range(0, 4));
+}
+
+TEST_F(PipelineFaultsTest, AWidenedTypeSuspendsEvenUnderSkip) {
+  Make(kSkipTopic);
+  Produce(0, 0, 3);
+  // `id` long → string: a schema the table cannot take (not a bad record).
+  const int changed = h_->registry.Register(
+      "orders-value",
+      R"({"type":"record","name":"order","fields":[{"name":"id","type":"string"},)"
+      R"({"name":"name","type":"string"}]})");
+  ProduceRaw(0, FramedAvro(changed, 3, "x"));
+  Produce(0, 4, 2);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").suspended; }));
+  EXPECT_NE(h_->Topic("orders").reason.find("does not fit table"), std::string::npos)
+      << h_->Topic("orders").reason;
+  EXPECT_EQ(h_->Topic("orders").skipped_records, 0);
+  ASSERT_TRUE(h_->RunFor(3000).ok());
+  EXPECT_EQ(Ids(), Range(0, 3));
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 3}}}}));  // stops at the record
+}
+
+TEST_F(PipelineFaultsTest, AnIdTheRegistryLearnsLateIsDecodedNotSkipped) {
+  Make(kSkipTopic);
+  Produce(0, 0, 2);
+  const int late_id = schema_id_ + 1;  // the id the next registration gets
+  ProduceRaw(0, FramedAvro(late_id, 2, "late"));
+  Produce(0, 3, 2);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunFor(5000).ok());  // the registry does not know it for 5 s
+  EXPECT_EQ(h_->Topic("orders").skipped_records, 0);
+  EXPECT_EQ(Ids(), Range(0, 2));  // what came before is committed meanwhile
+  ASSERT_EQ(h_->registry.Register("orders-value", testing::AvroSchemaText()), late_id);
+  ASSERT_TRUE(Committed(3));
+  EXPECT_EQ(Ids(), Range(0, 5));
+  EXPECT_EQ(h_->Topic("orders").skipped_records, 0);
+}
+
+TEST_F(PipelineFaultsTest, AnIdTheRegistryNeverKnowsIsSkippedAfterTheWindow) {
+  Make(kSkipTopic);
+  Produce(0, 0, 2);
+  ProduceRaw(0, FramedAvro(999, 2, "never"));
+  Produce(0, 3, 2);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunFor(20000).ok());
+  EXPECT_EQ(h_->Topic("orders").skipped_records, 0);  // still asking
+  ASSERT_TRUE(
+      h_->RunUntil([&] { return h_->Topic("orders").skipped_records == 1; }, 20000));
+  ASSERT_TRUE(
+      h_->RunUntil([&] { return Ids() == std::vector<int64_t>{0, 1, 3, 4}; }, 2000));
+}
+
+}  // namespace
+}  // namespace floe::pipeline
