@@ -25,9 +25,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "floe/decode/compiled_decoder_internal.h"
 
@@ -100,6 +103,14 @@ struct Op {
 constexpr int64_t kMaxExactDouble = int64_t{1} << 53;
 constexpr int64_t kMicrosPerSecond = 1000000;
 constexpr int64_t kMicrosPerDay = 86400 * kMicrosPerSecond;
+// Instants and dates are bounded to years 1..9999 in UTC, as the Protobuf decoder bounds
+// google.protobuf.Timestamp: Python's datetime (pyiceberg, pandas readers) cannot hold
+// year 0 or 10000, so such a value would make the table unreadable there. Four-digit
+// years reach these only as year 0000 or through an offset.
+constexpr int64_t kMinTimestampMicros = -62135596800 * kMicrosPerSecond;  // 0001-01-01Z
+constexpr int64_t kMaxTimestampMicros =
+    253402300799 * kMicrosPerSecond + 999999;  // 9999-12-31T23:59:59.999999Z
+constexpr int64_t kMinDateDays = -719162;      // 0001-01-01
 
 // Make's messages and nesting bound.
 constexpr internal::CompilerTerms kCompilerTerms = {
@@ -206,17 +217,15 @@ inline bool ParseDateTime(std::string_view s, int64_t* micros) {
   return true;
 }
 
-// A time of day, with or without an offset; with one, it is converted to UTC.
+// A time of day, with or without an offset; with one, it is converted to UTC, and the
+// result may leave [0, kMicrosPerDay) (the day changed: the caller refuses it).
 inline bool ParseTime(std::string_view s, int64_t* micros) {
   int64_t tod, offset;
   bool has_offset;
   if (!ParseTimeAt(s, 0, &tod, /*offset_required=*/false, &has_offset, &offset)) {
     return false;
   }
-  tod -= offset * kMicrosPerSecond;
-  tod %= kMicrosPerDay;
-  if (tod < 0) tod += kMicrosPerDay;
-  *micros = tod;
+  *micros = tod - offset * kMicrosPerSecond;
   return true;
 }
 
@@ -307,6 +316,9 @@ struct internal::JsonProgram : internal::ProgramBase<Op> {
   dom::parser parser;
   std::unique_ptr<uint8_t[]> padded;
   size_t padded_capacity = 0;
+  // A copy of a record with numbers simdjson cannot hold rewritten (NumberScan); only
+  // used for such records.
+  std::vector<uint8_t> rewritten;
 };
 
 namespace {
@@ -697,6 +709,9 @@ class Validator {
             if (!ParseDate(s, &v)) {
               return Fail(i, "expected an RFC 3339 date (YYYY-MM-DD), got " + Quote(s));
             }
+            if (v < kMinDateDays) {
+              return Fail(i, "date " + Quote(s) + " is outside 0001-01-01..9999-12-31");
+            }
             break;
           case Kind::kDateTime:
             if (!ParseDateTime(s, &v)) {
@@ -706,12 +721,26 @@ class Validator {
                   "precision), got " +
                       Quote(s));
             }
+            if (v < kMinTimestampMicros || v > kMaxTimestampMicros) {
+              return Fail(i, "date-time " + Quote(s) +
+                                 " is outside 0001-01-01T00:00:00Z.."
+                                 "9999-12-31T23:59:59.999999Z in UTC");
+            }
             break;
           case Kind::kTime:
             if (!ParseTime(s, &v)) {
               return Fail(i,
                           "expected an RFC 3339 time (HH:MM:SS[.ffffff][offset]), got " +
                               Quote(s));
+            }
+            // The column holds a UTC time of day without a date: a time whose offset
+            // moves it to another day in UTC is refused rather than wrapped, which would
+            // silently put it a day away from the date it was sent with.
+            if (v < 0 || v >= kMicrosPerDay) {
+              return Fail(i, "time " + Quote(s) + " is on the " +
+                                 (v < 0 ? "previous" : "next") +
+                                 " day in UTC, which a time-of-day column cannot hold; "
+                                 "send UTC times or times without an offset");
             }
             break;
           default:
@@ -795,6 +824,289 @@ class Validator {
   const Op* ops_;
   uint32_t err_op_ = 0;
   std::string err_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Numbers beyond what simdjson holds
+
+// simdjson refuses a whole document (NUMBER_ERROR) for an integer literal beyond
+// int64/uint64 or a number beyond the double range, though RFC 8259 §6 allows both and
+// leaves the range to the reader. Only after such an error, this scan walks the text
+// along the program (and checks the whole text as RFC 8259 JSON) to explain it:
+//  - such a literal in an integer column, or beyond the double range in a number column,
+//    is an invalid record naming the path and the literal, like an integer beyond int64
+//    (Validator);
+//  - an integer literal in a number column is rewritten as a float ("…0" → "…0.0"), so it
+//    is kept as a rounded double like any integer beyond 2^53;
+//  - anywhere else (a key the schema does not declare, or a column of another type) it is
+//    rewritten to 0: an undeclared key is not validated, and a column of another type
+//    then fails the Validator's own type check.
+// The rewritten copy is parsed again. A scan that finds no such literal (the document is
+// malformed in another way) leaves simdjson's error standing.
+class NumberScan {
+ public:
+  struct Fix {
+    size_t begin = 0;
+    size_t end = 0;
+    bool append_fraction = false;  // else: the literal becomes 0
+  };
+
+  NumberScan(const Program& p, std::string_view text) : p_(p), s_(text) {}
+
+  // False when the scan cannot read the text (simdjson's error stands); else error() is
+  // the first value that makes the record invalid ("" if none) and fixes() the rewrites.
+  bool Run() { return Value(0, 1) && (Ws(), i_ == s_.size()); }
+  const std::string& error() const { return error_; }
+  // "$.a[3].b" of the value that set error().
+  const std::string& error_path() const { return error_path_; }
+  const std::vector<Fix>& fixes() const { return fixes_; }
+
+ private:
+  static std::string Shorten(std::string_view v) {
+    if (v.size() > 40) return std::string(v.substr(0, 40)) + "...";
+    return std::string(v);
+  }
+
+  void Ws() {
+    while (i_ < s_.size() &&
+           (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) {
+      ++i_;
+    }
+  }
+
+  bool Literal(std::string_view word) {
+    if (s_.substr(i_, word.size()) != word) return false;
+    i_ += word.size();
+    return true;
+  }
+
+  // `op` is the program op the value goes to, or -1 (not read by the schema).
+  bool Value(int64_t op, int depth) {
+    Ws();
+    if (i_ >= s_.size()) return false;
+    switch (s_[i_]) {
+      case '{':
+        return depth <= kMaxJsonDocumentDepth && Object(op, depth);
+      case '[':
+        return depth <= kMaxJsonDocumentDepth && Array(op, depth);
+      case '"':
+        return String(nullptr);
+      case 't':
+        return Literal("true");
+      case 'f':
+        return Literal("false");
+      case 'n':
+        return Literal("null");
+      default:
+        return Number(op);
+    }
+  }
+
+  bool Object(int64_t op, int depth) {
+    const Op* o = op >= 0 ? &p_.ops[op] : nullptr;
+    ++i_;
+    Ws();
+    if (i_ < s_.size() && s_[i_] == '}') return ++i_, true;
+    std::string key;
+    while (true) {
+      Ws();
+      if (i_ >= s_.size() || s_[i_] != '"' || !String(&key)) return false;
+      Ws();
+      if (i_ >= s_.size() || s_[i_] != ':') return false;
+      ++i_;
+      int64_t child = -1;
+      if (o != nullptr && o->kind == Kind::kMap) {
+        child = o->first_child + 1;
+      } else if (o != nullptr && o->kind == Kind::kObject) {
+        for (uint32_t k = 0; k < o->num_props; ++k) {
+          if (p_.names[o->first_child + k] == key) child = o->first_child + k;
+        }
+      }
+      path_.push_back("." + key.substr(0, 64));
+      if (!Value(child, depth + 1)) return false;
+      path_.pop_back();
+      Ws();
+      if (i_ >= s_.size()) return false;
+      if (s_[i_++] == '}') return true;
+      if (s_[i_ - 1] != ',') return false;
+    }
+  }
+
+  bool Array(int64_t op, int depth) {
+    const int64_t item = op >= 0 && p_.ops[op].kind == Kind::kArray
+                             ? static_cast<int64_t>(p_.ops[op].first_child)
+                             : int64_t{-1};
+    ++i_;
+    Ws();
+    if (i_ < s_.size() && s_[i_] == ']') return ++i_, true;
+    for (int64_t n = 0;; ++n) {
+      path_.push_back("[" + std::to_string(n) + "]");
+      if (!Value(item, depth + 1)) return false;
+      path_.pop_back();
+      Ws();
+      if (i_ >= s_.size()) return false;
+      if (s_[i_++] == ']') return true;
+      if (s_[i_ - 1] != ',') return false;
+    }
+  }
+
+  static int Hex(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  }
+
+  bool Hex4(uint32_t* out) {
+    if (i_ + 4 > s_.size()) return false;
+    uint32_t v = 0;
+    for (int k = 0; k < 4; ++k) {
+      const int h = Hex(s_[i_++]);
+      if (h < 0) return false;
+      v = v * 16 + static_cast<uint32_t>(h);
+    }
+    *out = v;
+    return true;
+  }
+
+  // A string at i_ (the opening quote); decoded into `out` (keys) when given.
+  bool String(std::string* out) {
+    if (out) out->clear();
+    ++i_;
+    while (i_ < s_.size()) {
+      const char c = s_[i_++];
+      if (c == '"') return true;
+      if (static_cast<unsigned char>(c) < 0x20) return false;
+      if (c != '\\') {
+        if (out) out->push_back(c);
+        continue;
+      }
+      if (i_ >= s_.size()) return false;
+      const char e = s_[i_++];
+      char plain = 0;
+      switch (e) {
+        case '"':
+        case '\\':
+        case '/':
+          plain = e;
+          break;
+        case 'b':
+          plain = '\b';
+          break;
+        case 'f':
+          plain = '\f';
+          break;
+        case 'n':
+          plain = '\n';
+          break;
+        case 'r':
+          plain = '\r';
+          break;
+        case 't':
+          plain = '\t';
+          break;
+        case 'u': {
+          uint32_t cp;
+          if (!Hex4(&cp)) return false;
+          if (cp >= 0xD800 && cp < 0xDC00 && Literal("\\u")) {
+            uint32_t lo;
+            if (!Hex4(&lo) || lo < 0xDC00 || lo >= 0xE000) return false;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          }
+          if (out) AppendUtf8(cp, out);
+          continue;
+        }
+        default:
+          return false;
+      }
+      if (out) out->push_back(plain);
+    }
+    return false;
+  }
+
+  static void AppendUtf8(uint32_t cp, std::string* out) {
+    if (cp < 0x80) {
+      out->push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else if (cp < 0x10000) {
+      out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+      out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+  }
+
+  bool Digit() const { return i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9'; }
+
+  // An RFC 8259 number at i_; records a fix or the error when it is beyond what simdjson
+  // holds.
+  bool Number(int64_t op) {
+    const size_t begin = i_;
+    const bool negative = s_[i_] == '-';
+    if (negative) ++i_;
+    const size_t int_begin = i_;
+    if (!Digit()) return false;
+    if (s_[i_] == '0') {
+      ++i_;
+    } else {
+      while (Digit()) ++i_;
+    }
+    const size_t int_digits = i_ - int_begin;
+    bool is_float = false;
+    if (i_ < s_.size() && s_[i_] == '.') {
+      ++i_;
+      if (!Digit()) return false;
+      while (Digit()) ++i_;
+      is_float = true;
+    }
+    if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
+      ++i_;
+      if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) ++i_;
+      if (!Digit()) return false;
+      while (Digit()) ++i_;
+      is_float = true;
+    }
+    const std::string_view literal = s_.substr(begin, i_ - begin);
+    bool beyond;
+    if (is_float) {
+      beyond = !std::isfinite(std::strtod(std::string(literal).c_str(), nullptr));
+    } else {
+      // Integers simdjson holds: [-2^63, 2^64 - 1].
+      const std::string_view digits = s_.substr(int_begin, int_digits);
+      const std::string_view limit =
+          negative ? "9223372036854775808" : "18446744073709551615";
+      beyond = digits.size() > limit.size() ||
+               (digits.size() == limit.size() && digits > limit);
+    }
+    if (!beyond) return true;
+    const Kind kind = op >= 0 ? p_.ops[op].kind : Kind::kAbsent;
+    if (kind == Kind::kInteger || (kind == Kind::kNumber && is_float)) {
+      if (error_.empty()) {  // the first one; the rest of the text is still checked
+        error_ = (kind == Kind::kInteger ? "integer " : "number ") + Shorten(literal) +
+                 (kind == Kind::kInteger ? " is outside the int64 range"
+                                         : " is outside the double range");
+        error_path_ = "$";
+        for (const auto& seg : path_) error_path_ += seg;
+      }
+    } else {
+      fixes_.push_back({begin, i_, /*append_fraction=*/kind == Kind::kNumber});
+    }
+    return true;
+  }
+
+  const Program& p_;
+  const std::string_view s_;
+  size_t i_ = 0;
+  std::vector<std::string> path_;
+  std::vector<Fix> fixes_;
+  std::string error_;
+  std::string error_path_;
 };
 
 // "$.a.b[3].c" for op i at the current position of the validation walk.
@@ -964,9 +1276,43 @@ const uint8_t* CopyPadded(Program& p, const uint8_t* data, size_t size) {
   return p.padded.get();
 }
 
+Status ParseAndValidate(Program& p, const uint8_t* data, size_t size, dom::element* root,
+                        bool rewritten = false);
+
+// After simdjson's NUMBER_ERROR: explains a number beyond its range (NumberScan), or
+// parses a copy with such numbers rewritten. `error` is simdjson's own, kept when the
+// scan finds nothing to explain.
+Status NumberError(Program& p, const uint8_t* data, size_t size, dom::element* root,
+                   Status error) {
+  NumberScan scan(p, std::string_view(reinterpret_cast<const char*>(data), size));
+  if (!scan.Run()) return error;
+  if (!scan.error().empty()) {
+    return InvalidRecord("JSON at " + scan.error_path() + ": " + scan.error());
+  }
+  if (scan.fixes().empty()) return error;
+  auto& out = p.rewritten;
+  out.clear();
+  size_t at = 0;
+  for (const auto& fix : scan.fixes()) {
+    if (fix.append_fraction) {
+      out.insert(out.end(), data + at, data + fix.end);
+      out.push_back('.');
+      out.push_back('0');
+    } else {
+      out.insert(out.end(), data + at, data + fix.begin);
+      out.push_back('0');
+    }
+    at = fix.end;
+  }
+  out.insert(out.end(), data + at, data + size);
+  const size_t rewritten_size = out.size();
+  out.resize(rewritten_size + JsonDecoder::kPadding, 0);
+  return ParseAndValidate(p, out.data(), rewritten_size, root, /*rewritten=*/true);
+}
+
 // Phase 1: parses the padded document and checks it against the schema.
-Status ParseAndValidate(Program& p, const uint8_t* data, size_t size,
-                        dom::element* root) {
+Status ParseAndValidate(Program& p, const uint8_t* data, size_t size, dom::element* root,
+                        bool rewritten) {
   if (size > p.parser.capacity()) {
     // Grow geometrically so that slowly growing records do not reallocate every time.
     const size_t cap = std::max(size, 2 * p.parser.capacity());
@@ -991,8 +1337,12 @@ Status ParseAndValidate(Program& p, const uint8_t* data, size_t size,
     if (error == ::simdjson::MEMALLOC) {
       return Status::OutOfMemory("JsonDecoder: ", ::simdjson::error_message(error));
     }
-    return InvalidRecord(std::string("JSON record is not valid JSON: ") +
-                         ::simdjson::error_message(error));
+    Status st = InvalidRecord(std::string("JSON record is not valid JSON: ") +
+                              ::simdjson::error_message(error));
+    if (error == ::simdjson::NUMBER_ERROR && !rewritten) {
+      return NumberError(p, data, size, root, std::move(st));
+    }
+    return st;
   }
   Validator v(&p);
   if (!v.Run(*root)) {

@@ -19,15 +19,17 @@
 //    null or missing needs an optional table field.
 //
 // Decode takes one JSON document (UTF-8, no framing) in two phases: the document is
-// parsed (malformed JSON, trailing garbage, invalid UTF-8, nesting deeper than
-// kMaxJsonDocumentDepth and numbers outside double / uint64 range are rejected here) and
-// validated against the schema (types; required properties present and not null;
-// integers integral and within int64; date, date-time (RFC 3339 with offset → UTC
-// microseconds), time and uuid strings parsed strictly; duplicate keys), counting what
-// each builder will receive; then that capacity is reserved and the values are appended.
-// An invalid record gives InvalidRecord("JSON at $.a.b: expected integer, got string")
-// and the builders are unchanged. The only other failures are allocation failures while
-// reserving, which also leave the builders' contents unchanged.
+// parsed (malformed JSON, trailing garbage, invalid UTF-8 and nesting deeper than
+// kMaxJsonDocumentDepth are rejected here; a number beyond the parser's range is refused
+// only where the schema reads it: NumberScan in json_decoder.cc) and validated against
+// the schema (types; required properties present and not null; integers integral and
+// within int64; date, date-time (RFC 3339 with offset → UTC microseconds, years 1..9999),
+// time (an offset must not move it to another day) and uuid strings parsed strictly;
+// duplicate keys), counting what each builder will receive; then that capacity is
+// reserved and the values are appended. An invalid record gives InvalidRecord("JSON at
+// $.a.b: expected integer, got string") and the builders are unchanged. The only other
+// failures are allocation failures while reserving, which also leave the builders'
+// contents unchanged.
 #pragma once
 
 #include "floe/decode/compiled_decoder.h"

@@ -3,6 +3,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
@@ -31,12 +32,42 @@ Status KafkaError(const std::string& what, rd_kafka_resp_err_t err) {
   }
 }
 
-// librdkafka's own log lines go through Floe's logger instead of raw stderr.
+// A broker outage repeats the same few errors at every reconnect attempt, per broker
+// (librdkafka's own "identical error(s) suppressed" only merges back-to-back ones): one
+// line per distinct error every 30 s, with the count of those held back, is what an
+// operator can read.
+constexpr int64_t kRepeatedErrorLogMs = 30000;
+
+LogRateLimiter& RepeatedErrorLimiter() {
+  static LogRateLimiter limiter(kRepeatedErrorLogMs);  // shared by every consumer
+  return limiter;
+}
+
+// The rate-limit key of a librdkafka error line, in `buf` (no allocation): the level, the
+// facility and the message up to " (after Nms in state X…)", the part that changes
+// between repeats of one error. Broker names and counts before it stay in the key, so
+// another broker's failure or a change in "1/3 brokers are down" is logged at once.
+std::string_view RepeatKey(char (&buf)[256], int level, const char* fac,
+                           std::string_view msg) {
+  const size_t cut = msg.find(" (after ");
+  if (cut != std::string_view::npos) msg = msg.substr(0, cut);
+  const int n =
+      std::snprintf(buf, sizeof(buf), "%d|%s|%.*s", level, fac,
+                    static_cast<int>(std::min<size_t>(msg.size(), 200)), msg.data());
+  return std::string_view(buf, static_cast<size_t>(std::clamp(n, 0, 255)));
+}
+
+// librdkafka's own log lines go through Floe's logger instead of raw stderr; warnings and
+// errors that repeat are rate-limited (called from librdkafka's threads).
 void LogCallback(const rd_kafka_t*, int level, const char* fac, const char* buf) {
-  if (level <= 3) {
-    FLOE_LOG_ERROR("kafka {}: {}", fac, buf);
-  } else if (level <= 4) {
-    FLOE_LOG_WARN("kafka {}: {}", fac, buf);
+  if (level <= 4) {
+    const auto spd = level <= 3 ? ::spdlog::level::err : ::spdlog::level::warn;
+    if (!::spdlog::should_log(spd)) return;
+    char key_buf[256];
+    LogRepeats repeats;
+    if (RepeatedErrorLimiter().Admit(RepeatKey(key_buf, level, fac, buf), &repeats)) {
+      ::spdlog::log(spd, "kafka {}: {}{}", fac, buf, repeats);
+    }
   } else if (level <= 6) {
     FLOE_LOG_INFO("kafka {}: {}", fac, buf);
   } else {
@@ -247,7 +278,12 @@ void Consumer::Take(void* message, Batch* batch, std::vector<PartitionError>* er
       // the caller. librdkafka keeps reconnecting on its own.
       if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN ||
           err == RD_KAFKA_RESP_ERR__TRANSPORT) {
-        FLOE_LOG_WARN("kafka: {}", pe.message);
+        char key_buf[256];
+        LogRepeats repeats;
+        if (RepeatedErrorLimiter().Admit(RepeatKey(key_buf, 4, "consumer", pe.message),
+                                         &repeats)) {
+          FLOE_LOG_WARN("kafka: {}{}", pe.message, repeats);
+        }
       } else if (pending_error_.ok()) {
         pending_error_ = KafkaError("kafka consumer", err);
       }
