@@ -65,32 +65,51 @@ bool IsToken68(std::string_view token) {
   return i == token.size();
 }
 
+enum class Access { kNone, kRead, kAll };
+
+// Whether a read-only token may make this request: reads, and the scan reports engines
+// send after reading (POST .../tables/{table}/metrics).
+bool IsRead(const httplib::Request& req) {
+  if (req.method == "GET" || req.method == "HEAD") return true;
+  constexpr std::string_view kMetrics = "/metrics";
+  std::string_view path(req.target);
+  path = path.substr(0, path.find('?'));
+  return req.method == "POST" && path.size() > kMetrics.size() &&
+         path.substr(path.size() - kMetrics.size()) == kMetrics;
+}
+
 // Constant time in the token's content: both sides are hashed, every configured token is
 // compared with CRYPTO_memcmp, and the loop never exits early.
-bool Authorized(const std::vector<Digest>& token_digests, const httplib::Request& req) {
-  if (token_digests.empty()) return true;
-  if (req.get_header_value_count("Authorization") != 1) return false;
+Access Authorized(const std::vector<Digest>& token_digests,
+                  const std::vector<Digest>& read_digests, const httplib::Request& req) {
+  if (token_digests.empty() && read_digests.empty()) return Access::kAll;
+  if (req.get_header_value_count("Authorization") != 1) return Access::kNone;
   // The full value from the header map: get_header_value() returns a C string and would
   // cut it at an embedded NUL ("Bearer T\0junk" must not pass as "Bearer T").
   auto it = req.headers.find("Authorization");
-  if (it == req.headers.end()) return false;
+  if (it == req.headers.end()) return Access::kNone;
   const std::string& header = it->second;
   for (unsigned char ch : header) {
-    if (ch < 0x20 && ch != '\t') return false;  // RFC 9110 §5.5: no NUL/CR/LF/controls
-    if (ch == 0x7f) return false;
+    if (ch < 0x20 && ch != '\t') return Access::kNone;  // RFC 9110 §5.5: no controls
+    if (ch == 0x7f) return Access::kNone;
   }
   std::string_view value = TrimOws(header);
   auto space = value.find(' ');
-  if (space == std::string_view::npos) return false;
-  if (!EqualsIgnoreCase(value.substr(0, space), "Bearer")) return false;
+  if (space == std::string_view::npos) return Access::kNone;
+  if (!EqualsIgnoreCase(value.substr(0, space), "Bearer")) return Access::kNone;
   std::string_view token = TrimOws(value.substr(space + 1));
-  if (token.empty()) return false;
+  if (token.empty()) return Access::kNone;
   Digest presented = Sha256(token);
-  int match = 0;
+  int all = 0;
+  int read = 0;
   for (const auto& d : token_digests) {
-    match |= static_cast<int>(CRYPTO_memcmp(d.data(), presented.data(), d.size()) == 0);
+    all |= static_cast<int>(CRYPTO_memcmp(d.data(), presented.data(), d.size()) == 0);
   }
-  return match != 0;
+  for (const auto& d : read_digests) {
+    read |= static_cast<int>(CRYPTO_memcmp(d.data(), presented.data(), d.size()) == 0);
+  }
+  if (all) return Access::kAll;
+  return read ? Access::kRead : Access::kNone;
 }
 
 // ---- framing -------------------------------------------------------------------------
@@ -306,6 +325,7 @@ struct RestServer::Impl {
   RestOptions options;
   Router router;
   std::vector<Digest> token_digests;
+  std::vector<Digest> read_digests;
   HttpCore http;
   int listen_fd = -1;
   int wake_fd = -1;  // eventfd: workers and Stop() wake the loop
@@ -592,11 +612,19 @@ Result<std::unique_ptr<RestServer>> RestServer::Start(
                            "(letters, digits, - . _ ~ + / and trailing =)");
     }
   }
+  for (size_t i = 0; i < options.read_tokens.size(); ++i) {
+    if (!IsToken68(options.read_tokens[i])) {
+      return InvalidConfig("REST server: read-only token #" + std::to_string(i + 1) +
+                           " is empty or has characters outside RFC 6750's token syntax "
+                           "(letters, digits, - . _ ~ + / and trailing =)");
+    }
+  }
 
   auto impl = std::make_unique<Impl>();
   Impl* p = impl.get();
   for (auto& set : route_sets) FLOE_RETURN_NOT_OK(p->router.Add(std::move(set)));
   for (const auto& token : options.auth_tokens) p->token_digests.push_back(Sha256(token));
+  for (const auto& token : options.read_tokens) p->read_digests.push_back(Sha256(token));
   p->options = options;
   httplib::Server& http = p->http;
   // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second process
@@ -613,9 +641,16 @@ Result<std::unique_ptr<RestServer>> RestServer::Start(
   const size_t max_body = options.max_body_bytes;
   http.set_pre_routing_handler(
       [p, max_body](const httplib::Request& req, httplib::Response& res) {
-        if (!Authorized(p->token_digests, req)) {
+        Access access = Authorized(p->token_digests, p->read_digests, req);
+        if (access == Access::kNone) {
           res.set_header("WWW-Authenticate", "Bearer");
           SendError(res, {401, kNotAuthorized, "missing or invalid bearer token"});
+          return httplib::Server::HandlerResponse::Handled;
+        }
+        if (access == Access::kRead && !IsRead(req)) {
+          SendError(res, {403, kForbiddenType,
+                          "this bearer token is read-only (rest.auth.read.tokens): " +
+                              req.method + " needs a token from rest.auth.tokens"});
           return httplib::Server::HandlerResponse::Handled;
         }
         bool has_body = false;
@@ -729,10 +764,11 @@ Result<std::unique_ptr<RestServer>> RestServer::Start(
                                           static_cast<size_t>(options.max_threads));
   p->loop_thread = std::thread([p] { p->Loop(); });
   // The caller announces the address (`floe` logs "REST catalog listening on ...").
-  FLOE_LOG_DEBUG(
-      "rest: bound {} port {}, {} worker threads, {}", options.host, port,
-      options.threads,
-      options.auth_tokens.empty() ? "no authentication" : "bearer tokens required");
+  FLOE_LOG_DEBUG("rest: bound {} port {}, {} worker threads, {}", options.host, port,
+                 options.threads,
+                 options.auth_tokens.empty() && options.read_tokens.empty()
+                     ? "no authentication"
+                     : "bearer tokens required");
   std::unique_ptr<RestServer> server(new RestServer(std::move(impl)));
   server->port_ = port;
   return server;

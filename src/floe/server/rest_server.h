@@ -29,9 +29,11 @@ namespace floe::server {
 struct RestOptions {
   std::string host = "127.0.0.1";
   int port = 8181;  // 0: pick a free port (see RestServer::port)
-  // Bearer tokens accepted in `Authorization: Bearer <token>` (RFC 6750 token syntax);
-  // empty: no authentication.
+  // Bearer tokens accepted in `Authorization: Bearer <token>` (RFC 6750 token syntax):
+  // `auth_tokens` for every operation, `read_tokens` for GET/HEAD and scan reports (POST
+  // .../metrics) only (403 otherwise). Both empty: no authentication.
   std::vector<std::string> auth_tokens;
+  std::vector<std::string> read_tokens;
   size_t max_body_bytes = size_t{16} << 20;  // larger request bodies get 413
   // Request line plus header fields; larger heads get 431.
   size_t max_header_bytes = size_t{64} << 10;

@@ -603,6 +603,41 @@ TEST_F(RestServerTest, BearerTokens) {
   ExpectError(Get("/v1/no/such/route"), 404, "NotFoundException");
 }
 
+TEST_F(RestServerTest, ReadOnlyTokensReadAndReportButNeverChange) {
+  RestOptions options;
+  options.auth_tokens = {"writer-token"};
+  options.read_tokens = {"reader-token"};
+  StartServer(options);
+  headers_ = {{"Authorization", "Bearer writer-token"}};
+  client_ = NewClient();
+  CreateNamespace({"db"});
+  CreateTable("db", "t");
+  headers_ = {{"Authorization", "Bearer reader-token"}};
+  client_ = NewClient();
+  EXPECT_EQ(Get("/v1/config")->status, 200);
+  EXPECT_EQ(Get("/v1/namespaces/db/tables/t")->status, 200);
+  EXPECT_EQ(Head("/v1/namespaces/db/tables/t")->status, 204);
+  EXPECT_EQ(
+      Post("/v1/namespaces/db/tables/t/metrics", Json{{"report-type", "scan-report"}})
+          ->status,
+      204);
+  ExpectError(Post("/v1/namespaces", Json{{"namespace", {"y"}}}), 403,
+              "ForbiddenException");
+  ExpectError(Post("/v1/namespaces/db/tables/t",
+                   Json{{"requirements", Json::array()},
+                        {"updates", Json::array({{{"action", "set-properties"},
+                                                  {"updates", {{"a", "b"}}}}})}}),
+              403, "ForbiddenException");
+  ExpectError(Delete("/v1/namespaces/db/tables/t?purgeRequested=true"), 403,
+              "ForbiddenException");
+  ExpectError(Post("/v1/namespaces/db/tables/t?x=/metrics", Json::object()), 403,
+              "ForbiddenException");
+  EXPECT_EQ(Get("/v1/namespaces/db/tables/t")->status, 200);
+  headers_ = {{"Authorization", "Bearer nobody"}};
+  client_ = NewClient();
+  ExpectError(Get("/v1/config"), 401, "NotAuthorizedException");
+}
+
 TEST_F(RestServerTest, OversizeChunkedAndMalformedBodies) {
   RestOptions options;
   options.max_body_bytes = 1024;
@@ -980,6 +1015,12 @@ TEST_F(RestServerTest, StartRejectsBadOptionsAndBusyPorts) {
     EXPECT_EQ(KindOf(RestServer::Start(catalog_.get(), options).status()),
               ErrorKind::kInvalidConfig)
         << bad;
+    options.auth_tokens = {"good-token"};
+    options.read_tokens = {bad};
+    EXPECT_EQ(KindOf(RestServer::Start(catalog_.get(), options).status()),
+              ErrorKind::kInvalidConfig)
+        << bad;
+    options.read_tokens.clear();
   }
   options = RestOptions{};
   options.port = server_->port();  // taken
