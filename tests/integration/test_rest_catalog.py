@@ -280,12 +280,19 @@ def test_pyiceberg_tables(cat, server):
     with pytest.raises(TableAlreadyExistsError):
         cat.rename_table(renamed, staged)
 
+    # Register: one location belongs to one table, so the live table's metadata under a
+    # second name is refused (409); dropped without purge, it registers under a new name.
     metadata = cat.load_table(renamed).metadata_location
+    with pytest.raises(TableAlreadyExistsError):
+        cat.register_table(("pyt", "registered"), metadata)
+    cat.drop_table(renamed)
     reg = cat.register_table(("pyt", "registered"), metadata)
     assert reg.metadata_location == metadata
     assert by_id(cat.load_table(("pyt", "registered")).scan().to_arrow().to_pylist()) == expected
     with pytest.raises(TableAlreadyExistsError):
         cat.register_table(("pyt", "registered"), metadata)
+    with pytest.raises(TableAlreadyExistsError):
+        cat.register_table(renamed, metadata)
 
     with pytest.raises(NamespaceNotEmptyError):
         cat.drop_namespace(ns)
@@ -297,6 +304,7 @@ def test_pyiceberg_tables(cat, server):
     with pytest.raises(NoSuchTableError):
         cat.drop_table(("pyt", "registered"))
 
+    cat.register_table(renamed, metadata)
     purged = cat.load_table(renamed)
     files = data_files(purged)
     purged_metadata = purged.metadata_location

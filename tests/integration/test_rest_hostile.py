@@ -10,6 +10,13 @@ a 64 MiB body, traversal and control characters in namespace and table names, ta
 locations and registered metadata outside the warehouse, a 100 KB request line, 10,000
 headers, broken framing, slowloris connections, and bearer-token enforcement on every route
 (unknown ones included).
+
+Catalog safety (issue 15, docs/security.md), each repro refused with 400/403/409 while the
+warehouse file list is compared before and after purge: snapshots naming files outside the
+table (the catalog file, another table's metadata, data and manifest list), register and
+create at another table's location, Floe-owned `floe.*` keys written by a REST client
+(positions move only with `floe positions set`), 300 stalled connections and the
+per-address connection cap, and the header deadline.
 """
 from __future__ import annotations
 
@@ -18,13 +25,15 @@ import json
 import pathlib
 import shutil
 import socket
+import subprocess
 import time
 import urllib.parse
 import uuid
 
 import pytest
 
-from harness.rest import http, start_catalog
+from harness.floe import floe_binary
+from harness.rest import http, pyiceberg_rest, start_catalog
 from harness.paths import artifact
 
 
@@ -643,3 +652,292 @@ def test_auth_valid_token_passes(auth_server):
     r = raw_request(auth_server.uri, "GET", "/v1/nope",
                     headers=[("Authorization", f"Bearer {TOKEN}")])
     assert r.status is not None and r.status in (400, 404, 405), r
+
+
+# ---- catalog safety (issue 15) ------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def safe_server(tmp_path_factory):
+    """A catalog whose SQLite file lies inside the warehouse (so it is a warehouse file a
+    client could name), with a `victim` table holding pyiceberg-written data."""
+    work = tmp_path_factory.mktemp("rest-safety")
+    (work / "warehouse" / "catalog").mkdir(parents=True)
+    cat = start_catalog(work, catalog_db=work / "warehouse" / "catalog" / "catalog.db")
+    try:
+        import pyarrow as pa
+        py = pyiceberg_rest(cat.uri)
+        py.create_namespace("s")
+        t = py.create_table(("s", "victim"), pa.schema([("id", pa.int64())]))
+        t.append(pa.table({"id": pa.array([1, 2, 3], pa.int64())}))
+        t.append(pa.table({"id": pa.array([4, 5], pa.int64())}))
+        cat.py = py
+        yield cat
+    finally:
+        rc = cat.stop()
+        assert rc == 0, f"floe catalog serve exited with {rc} on SIGTERM:\n{cat.log()}"
+
+
+def _files(root: pathlib.Path) -> set[pathlib.Path]:
+    return {p for p in root.rglob("*") if p.is_file()}
+
+
+def _victim(cat) -> dict:
+    r = http("GET", f"{cat.uri}/v1/namespaces/s/tables/victim")
+    assert r.status == 200, r
+    return r.json()
+
+
+def _assert_victim_intact(cat):
+    t = cat.py.load_table(("s", "victim"))
+    ids = sorted(t.scan().to_arrow().column("id").to_pylist())
+    assert ids == [1, 2, 3, 4, 5], ids
+    assert cat.catalog_db.exists()
+
+
+def _append_body(md: dict, manifest_list: str, summary: dict | None = None) -> dict:
+    snap_id = int(uuid.uuid4().int % (1 << 62)) + 1
+    main = md.get("refs", {}).get("main", {}).get("snapshot-id")
+    snap = {"snapshot-id": snap_id, "sequence-number": md["last-sequence-number"] + 1,
+            "timestamp-ms": int(time.time() * 1000), "manifest-list": manifest_list,
+            "summary": dict({"operation": "append"}, **(summary or {})), "schema-id": 0}
+    if main is not None:
+        snap["parent-snapshot-id"] = main
+    return {"requirements": [{"type": "assert-ref-snapshot-id", "ref": "main",
+                              "snapshot-id": main}],
+            "updates": [{"action": "add-snapshot", "snapshot": snap},
+                        {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch",
+                         "snapshot-id": snap_id}]}
+
+
+def _create(cat, name: str, **extra) -> dict:
+    r = http("POST", f"{cat.uri}/v1/namespaces/s/tables", dict({"name": name, "schema": SCHEMA},
+                                                               **extra))
+    assert r.status == 200, r
+    return r.json()
+
+
+def test_snapshots_naming_files_outside_the_table_are_refused_and_purge_spares_them(safe_server):
+    cat = safe_server
+    victim = _victim(cat)
+    vmd = victim["metadata"]
+    vsnap = vmd["snapshots"][-1]
+    vdata = [f.file.file_path for f in cat.py.load_table(("s", "victim")).scan().plan_files()]
+    x = _create(cat, "x")
+    xloc = x["metadata"]["location"]
+    wh_uri = f"file://{cat.warehouse}"
+    targets = [
+        f"file://{cat.catalog_db}", str(cat.catalog_db),            # the catalog itself
+        victim["metadata-location"],                                 # another table's metadata
+        vsnap["manifest-list"],                                      # ... its manifest list
+        vdata[0],                                                    # ... its data
+        f"{xloc}/../{vmd['location'].rsplit('/', 1)[1]}/metadata/x.avro",  # traversal
+        f"{xloc}-evil/metadata/snap.avro",                           # sibling sharing a prefix
+        f"{wh_uri}/loose.avro", "file:///etc/passwd", "/etc/passwd",
+    ]
+    before = _files(cat.work_dir)
+    for target in targets:
+        body = _append_body(x["metadata"], target)
+        r = http("POST", f"{cat.uri}/v1/namespaces/s/tables/x", body)
+        assert_error(r, 400)
+        assert "outside the table's location" in r.json()["error"]["message"], r
+        tx = {"table-changes": [dict(body, identifier={"namespace": ["s"], "name": "x"})]}
+        assert_error(http("POST", f"{cat.uri}/v1/transactions/commit", tx), 400)
+    assert http("GET", f"{cat.uri}/v1/namespaces/s/tables/x").json()["metadata"].get(
+        "snapshots", []) == []
+    # A snapshot inside its own location is fine (the file need not exist to commit).
+    r = http("POST", f"{cat.uri}/v1/namespaces/s/tables/x",
+             _append_body(x["metadata"], f"{xloc}/metadata/snap-1.avro"))
+    assert r.status == 200, r
+    # Purge deletes only x's own files.
+    r = http("DELETE", f"{cat.uri}/v1/namespaces/s/tables/x?purgeRequested=true")
+    assert r.status == 204, r
+    gone = before - _files(cat.work_dir)
+    xdir = _local_path(xloc)
+    assert all(p.is_relative_to(xdir) for p in gone), sorted(map(str, gone))
+    assert gone, "purge deleted nothing of x"
+    _assert_victim_intact(cat)
+    assert_alive(cat, "purge of x")
+
+
+def test_register_or_create_at_another_tables_location_is_409(safe_server):
+    cat = safe_server
+    victim = _victim(cat)
+    vloc = victim["metadata"]["location"]
+    before = _files(cat.work_dir)
+    # Register the live table's metadata under another name.
+    r = http("POST", f"{cat.uri}/v1/namespaces/s/register",
+             {"name": "alias", "metadata-location": victim["metadata-location"]})
+    assert_error(r, 409)
+    assert http("HEAD", f"{cat.uri}/v1/namespaces/s/tables/alias").status == 404
+    # A copy of its metadata elsewhere in the warehouse still names the victim's location.
+    copy = cat.warehouse / "copy.metadata.json"
+    shutil.copy(_local_path(victim["metadata-location"]), copy)
+    r = http("POST", f"{cat.uri}/v1/namespaces/s/register",
+             {"name": "alias", "metadata-location": f"file://{copy}"})
+    assert_error(r, {400, 409})
+    copy.unlink()
+    # Create (and stage-create) at, inside or around the victim's location, or around
+    # the catalog file.
+    for i, loc in enumerate([vloc, vloc + "/", vloc + "/data", vloc + "/a/b",
+                             vloc.rsplit("/", 1)[0], f"file://{cat.catalog_db.parent}"]):
+        for stage in (False, True):
+            r = http("POST", f"{cat.uri}/v1/namespaces/s/tables",
+                     {"name": f"over{i}", "schema": SCHEMA, "location": loc,
+                      "stage-create": stage})
+            assert_error(r, 409)
+    # set-location onto the victim.
+    _create(cat, "mover")
+    body = {"requirements": [], "updates": [{"action": "set-location", "location": vloc}]}
+    assert_error(http("POST", f"{cat.uri}/v1/namespaces/s/tables/mover", body), 409)
+    r = http("DELETE", f"{cat.uri}/v1/namespaces/s/tables/mover?purgeRequested=true")
+    assert r.status == 204, r
+    gone = before - _files(cat.work_dir)
+    assert gone == set(), sorted(map(str, gone))
+    _assert_victim_intact(cat)
+
+
+def _positions(cat, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(floe_binary()), "positions", *args, "--config",
+                           str(cat.config_path)], capture_output=True, text=True, timeout=60)
+
+
+def test_floe_keys_are_read_only_to_rest_clients(safe_server):
+    cat = safe_server
+    _create(cat, "ingested")  # an Iceberg-only table (no floe.formats=delta)
+    # The operator's action sets positions (as Floe does when it commits).
+    p = _positions(cat, "set", "s.ingested", "--topic", "orders", "--partition", "0",
+                   "--offset", "100")
+    assert p.returncode == 0, p.stderr
+    shown = _positions(cat, "show", "s.ingested")
+    assert shown.returncode == 0 and json.loads(shown.stdout) == {"orders": {"0": 100}}, shown
+    props = lambda: http("GET", f"{cat.uri}/v1/namespaces/s/tables/ingested").json()[
+        "metadata"]["properties"]
+    assert json.loads(props()["floe.kafka.offsets"]) == {"orders": {"0": 100}}
+    md = http("GET", f"{cat.uri}/v1/namespaces/s/tables/ingested").json()["metadata"]
+    loc = md["location"]
+    forged = json.dumps({"orders": {"0": 0}})
+    for key, update in [
+        ("floe.kafka.offsets", {"action": "set-properties",
+                                "updates": {"floe.kafka.offsets": forged}}),
+        ("floe.anything", {"action": "set-properties", "updates": {"floe.anything": "1"}}),
+        ("floe.kafka.offsets", {"action": "remove-properties",
+                                "removals": ["floe.kafka.offsets"]}),
+    ]:
+        r = http("POST", f"{cat.uri}/v1/namespaces/s/tables/ingested",
+                 {"requirements": [], "updates": [update]})
+        assert_error(r, 403)
+        msg = r.json()["error"]["message"]
+        assert key in msg and "floe positions set" in msg, msg
+    r = http("POST", f"{cat.uri}/v1/namespaces/s/tables/ingested",
+             _append_body(md, f"{loc}/metadata/snap-2.avro", {"floe.kafka.offsets": forged}))
+    assert_error(r, 403)
+    r = http("POST", f"{cat.uri}/v1/namespaces/s/tables",
+             {"name": "seeded", "schema": SCHEMA, "properties": {"floe.kafka.offsets": forged}})
+    assert_error(r, 403)
+    assert json.loads(props()["floe.kafka.offsets"]) == {"orders": {"0": 100}}
+    # Other changes by other writers stay allowed on an Iceberg-only table.
+    r = http("POST", f"{cat.uri}/v1/namespaces/s/tables/ingested",
+             {"requirements": [], "updates": [{"action": "set-properties",
+                                               "updates": {"comment": "hi"}}]})
+    assert r.status == 200, r
+    r = http("POST", f"{cat.uri}/v1/namespaces/s/tables/ingested",
+             _append_body(md, f"{loc}/metadata/snap-3.avro"))
+    assert r.status == 200, r
+    # And the operator moves positions.
+    p = _positions(cat, "set", "s.ingested", "--topic", "orders", "--partition", "0",
+                   "--offset", "50")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(props()["floe.kafka.offsets"]) == {"orders": {"0": 50}}
+    assert _positions(cat, "show", "s.nope").returncode != 0
+
+
+def _connect_from(uri: str, source: str) -> socket.socket:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.bind((source, 0))
+    s.connect(_hostport(uri))
+    return s
+
+
+def test_300_stalled_connections_do_not_block_other_clients(safe_server):
+    cat = safe_server
+    # 300 stalled connections from five other loopback addresses (60 each: under the
+    # per-address cap of 64, so all 300 stay open).
+    stalled = []
+    try:
+        for i in range(300):
+            s = _connect_from(cat.uri, f"127.0.0.{2 + i // 60}")
+            s.sendall([b"GET /v1/conf", b"GET /v1/config HTTP/1.1\r\nX-Slow: ",
+                       b"POST /v1/namespaces HTTP/1.1\r\nContent-Length: 100\r\n\r\n{"][i % 3])
+            stalled.append(s)
+        time.sleep(0.3)
+        for path in ("/v1/config", "/v1/namespaces/s/tables/victim", "/v1/namespaces"):
+            t0 = time.monotonic()
+            r = http("GET", f"{cat.uri}{path}", timeout=30)
+            waited = time.monotonic() - t0
+            print(f"GET {path} with 300 stalled connections open: {waited:.3f} s")
+            assert r.status == 200, r
+            assert waited < 2, f"GET {path} took {waited:.1f} s with 300 stalled connections"
+        # The stalled connections are still open (not refused): none has an answer yet.
+        alive = 0
+        for s in stalled:
+            s.setblocking(False)
+            try:
+                s.recv(1)  # an answer or EOF: the server refused or closed it
+            except BlockingIOError:
+                alive += 1
+        assert alive == 300, alive
+    finally:
+        for s in stalled:
+            s.close()
+
+
+def test_connections_per_client_address_are_capped(safe_server):
+    cat = safe_server
+    held = []
+    try:
+        for _ in range(64):
+            s = _connect_from(cat.uri, "127.0.0.9")
+            s.sendall(b"GET /v1/conf")
+            held.append(s)
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        s = _connect_from(cat.uri, "127.0.0.9")
+        buf = b""
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            buf += b
+        s.close()
+        assert buf.startswith(b"HTTP/1.1 429"), buf[:200]
+        assert time.monotonic() - t0 < 2
+        # Other addresses, 127.0.0.1 included, are served.
+        t0 = time.monotonic()
+        assert http("GET", f"{cat.uri}/v1/config", timeout=30).status == 200
+        assert time.monotonic() - t0 < 2
+        other = _connect_from(cat.uri, "127.0.0.10")
+        other.sendall(b"GET /v1/config HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert other.recv(12) == b"HTTP/1.1 200"
+        other.close()
+    finally:
+        for s in held:
+            s.close()
+
+
+def test_a_stalled_request_is_answered_408_after_the_header_deadline(safe_server):
+    cat = safe_server
+    s = _connect_from(cat.uri, "127.0.0.11")
+    s.settimeout(30)
+    s.sendall(b"GET /v1/config HTTP/1.1\r\nX-Slow: ")
+    t0 = time.monotonic()
+    buf = b""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        buf += b
+    waited = time.monotonic() - t0
+    s.close()
+    assert buf.startswith(b"HTTP/1.1 408"), buf[:200]
+    assert 8 < waited < 15, waited  # the documented 10 s header deadline

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "floe/common/crash.h"
 #include "floe/common/log.h"
@@ -76,6 +78,126 @@ std::optional<std::string> DataChange(const std::vector<iceberg::TableUpdate>& u
   return std::nullopt;
 }
 
+bool IsFloeKey(const std::string& key) { return key.rfind(kFloeKeyPrefix, 0) == 0; }
+
+// The first change of a Floe-owned key in `updates` ("set-properties floe.x", ...) and
+// the key, or nullopt. Floe's Kafka positions live in these keys: another writer that
+// moved them would make Floe re-read (duplicates) or skip (loss) records.
+std::optional<std::pair<std::string, std::string>> FloeKeyChange(
+    const std::vector<iceberg::TableUpdate>& updates) {
+  for (const auto& u : updates) {
+    if (const auto* p = std::get_if<iceberg::update::SetProperties>(&u)) {
+      for (const auto& [k, v] : p->updates) {
+        if (IsFloeKey(k)) return std::pair{"set-properties " + k, k};
+      }
+    }
+    if (const auto* p = std::get_if<iceberg::update::RemoveProperties>(&u)) {
+      for (const auto& k : p->removals) {
+        if (IsFloeKey(k)) return std::pair{"remove-properties " + k, k};
+      }
+    }
+    if (const auto* p = std::get_if<iceberg::update::AddSnapshot>(&u)) {
+      for (const auto& [k, v] : p->snapshot.summary) {
+        if (IsFloeKey(k)) return std::pair{"add-snapshot with summary key " + k, k};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+Status FloeKeyForbidden(const TableIdent& ident, const std::string& change,
+                        const std::string& key) {
+  return Forbidden(
+      "table " + ident.ToString() + ": '" + key +
+      "' is owned by Floe and read-only to other writers (refused: " + change +
+      "). Floe's Kafka positions move only by an operator action: `floe "
+      "positions set " +
+      ident.ToString() + " --topic T --partition P --offset N` (docs/security.md)");
+}
+
+bool SetsLocation(const std::vector<iceberg::TableUpdate>& updates) {
+  return std::any_of(updates.begin(), updates.end(), [](const auto& u) {
+    return std::holds_alternative<iceberg::update::SetLocation>(u);
+  });
+}
+
+// Whether `uri` names something strictly inside directory `root`: `root` + "/" + a rest
+// with no empty, "." or ".." segment (FileIO takes URIs literally: no percent-decoding).
+bool LiesUnder(const std::string& uri, const std::string& root) {
+  if (root.empty() || uri.size() <= root.size() + 1) return false;
+  if (uri.compare(0, root.size(), root) != 0 || uri[root.size()] != '/') return false;
+  size_t start = root.size() + 1;
+  while (start <= uri.size()) {
+    size_t end = uri.find('/', start);
+    if (end == std::string::npos) end = uri.size();
+    std::string_view seg(uri.data() + start, end - start);
+    if (seg.empty() || seg == "." || seg == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+// One location belongs to one table: equal, inside or containing.
+bool Overlaps(const std::string& a, const std::string& b) {
+  return a == b || LiesUnder(a, b) || LiesUnder(b, a);
+}
+
+// The table location a metadata file that cannot be read most likely belongs to:
+// ".../<table>/metadata/<file>" -> ".../<table>", else the file's directory.
+std::string LocationFromMetadataPath(const std::string& metadata_location) {
+  std::string dir = metadata_location.substr(0, metadata_location.rfind('/'));
+  constexpr std::string_view kMeta = "/metadata";
+  if (dir.size() > kMeta.size() &&
+      dir.compare(dir.size() - kMeta.size(), kMeta.size(), kMeta) == 0) {
+    dir.resize(dir.size() - kMeta.size());
+  }
+  return dir;
+}
+
+// Whether a failure to read a file another table references means "it references
+// nothing readable" (missing or not a manifest: skipped) rather than an outage that
+// hides what it references (then purge must not guess).
+bool Unreadable(const Status& st) {
+  ErrorKind kind = KindOf(st);
+  return kind == ErrorKind::kNotFound || kind == ErrorKind::kInvalidInput ||
+         st.IsInvalid() || st.IsTypeError() || st.IsNotImplemented();
+}
+
+// Every file `md` references: metadata log, manifest lists, manifests, data and delete
+// files. With `root` set, only manifest lists and manifests under it are read (the rule
+// of purge: never follow a reference out of the table's own location).
+Status CollectReferences(storage::FileIO& io, const iceberg::TableMetadata& md,
+                         const std::string& root, std::set<std::string>* out,
+                         size_t* skipped) {
+  for (const auto& entry : md.metadata_log) out->insert(entry.metadata_file);
+  for (const auto& snap : md.snapshots) {
+    out->insert(snap.manifest_list);
+    if (!root.empty() && !LiesUnder(snap.manifest_list, root)) {
+      ++*skipped;
+      continue;
+    }
+    auto manifests = iceberg::ReadManifestList(io, snap.manifest_list);
+    if (!manifests.ok()) {
+      if (Unreadable(manifests.status())) continue;
+      return manifests.status();
+    }
+    for (const auto& m : *manifests) {
+      out->insert(m.manifest_path);
+      if (!root.empty() && !LiesUnder(m.manifest_path, root)) {
+        ++*skipped;
+        continue;
+      }
+      auto entries = iceberg::ReadManifestEntries(io, m);
+      if (!entries.ok()) {
+        if (Unreadable(entries.status())) continue;
+        return entries.status();
+      }
+      for (const auto& e : *entries) out->insert(e.data_file.file_path);
+    }
+  }
+  return Status::OK();
+}
+
 bool WantsCreate(const std::vector<iceberg::TableRequirement>& reqs) {
   return std::any_of(reqs.begin(), reqs.end(), [](const auto& r) {
     return std::holds_alternative<iceberg::requirement::AssertCreate>(r);
@@ -138,6 +260,72 @@ Status Catalog::CheckLocation(const std::string& location) const {
   if (!inside) {
     return InvalidInput("location '" + location + "' is not under the warehouse " +
                         warehouse_uri_ + " (or has '.', '..', '%' or empty segments)");
+  }
+  return Status::OK();
+}
+
+bool Catalog::IsProtected(const std::string& uri) const {
+  return std::find(protected_files_.begin(), protected_files_.end(), uri) !=
+         protected_files_.end();
+}
+
+Result<std::vector<std::pair<TableIdent, std::string>>> Catalog::TableLocations() {
+  std::vector<std::pair<TableIdent, std::string>> out;
+  FLOE_ASSIGN_OR_RAISE(auto namespaces, store_->ListNamespaces());
+  for (const auto& ns : namespaces) {
+    FLOE_ASSIGN_OR_RAISE(auto tables, store_->ListTables(ns));
+    for (auto& ident : tables) {
+      auto pointer = store_->Get(ident);
+      if (!pointer.ok()) {
+        if (KindOf(pointer.status()) == ErrorKind::kNotFound) continue;  // just dropped
+        return pointer.status();
+      }
+      std::string location;
+      {
+        std::lock_guard lock(cache_mu_);
+        auto it = location_of_metadata_.find(*pointer);
+        if (it != location_of_metadata_.end()) location = it->second;
+      }
+      if (location.empty()) {
+        auto md = iceberg::ReadTableMetadata(*io_, *pointer);
+        if (md.ok()) {
+          location = TrimSlashes(md->location);
+          std::lock_guard lock(cache_mu_);
+          // Metadata files never change, so entries never go stale; the bound only caps
+          // memory (a cleared cache costs one read per table on the next check).
+          if (location_of_metadata_.size() >= 100000) location_of_metadata_.clear();
+          location_of_metadata_[*pointer] = location;
+        } else if (Unreadable(md.status())) {
+          location = LocationFromMetadataPath(*pointer);  // broken table: guess, no cache
+        } else {
+          return WithContext(md.status(), "cannot read table " + ident.ToString() +
+                                              "'s metadata to check locations");
+        }
+      }
+      out.emplace_back(std::move(ident), std::move(location));
+    }
+  }
+  return out;
+}
+
+Status Catalog::CheckLocationFree(const TableIdent& self, const std::string& location) {
+  for (const auto& f : protected_files_) {
+    if (LiesUnder(f, location)) {
+      return Conflict("location '" + location + "' contains the catalog's own file " + f +
+                      "; choose another location");
+    }
+  }
+  FLOE_ASSIGN_OR_RAISE(auto tables, TableLocations());
+  for (const auto& [ident, other] : tables) {
+    if (ident == self) continue;
+    if (Overlaps(location, other)) {
+      const char* how = location == other            ? "is the location of"
+                        : LiesUnder(location, other) ? "lies inside the location of"
+                                                     : "contains the location of";
+      return Conflict("location '" + location + "' " + how + " table " +
+                      ident.ToString() + " (" + other +
+                      "): one location belongs to one table; choose another location");
+    }
   }
   return Status::OK();
 }
@@ -279,6 +467,12 @@ Result<LoadedTable> Catalog::CreateTable(const CreateTableRequest& req) {
   }
   FLOE_ASSIGN_OR_RAISE(bool exists, TableExists(req.ident));
   if (exists) return Conflict("table " + req.ident.ToString() + " already exists");
+  if (req.writer == Writer::kExternal) {
+    for (const auto& [k, v] : req.properties) {
+      if (IsFloeKey(k))
+        return FloeKeyForbidden(req.ident, "create with property " + k, k);
+    }
+  }
 
   // Location from validated names plus a uuid, never from raw input (ARCHITECTURE.md §3).
   std::string location;
@@ -321,6 +515,8 @@ Result<LoadedTable> Catalog::CreateTable(const CreateTableRequest& req) {
   updates.push_back(u::SetLocation{location});
   if (!req.properties.empty()) updates.push_back(u::SetProperties{req.properties});
   FLOE_ASSIGN_OR_RAISE(auto md, iceberg::ApplyUpdates(nullptr, updates, clock_()));
+  std::unique_lock location_lock(location_mu_);
+  FLOE_RETURN_NOT_OK(CheckLocationFree(req.ident, location));
   if (req.stage_create) return LoadedTable{"", std::move(md)};
 
   FLOE_ASSIGN_OR_RAISE(auto written, iceberg::CreateTable(*io_, md));
@@ -358,6 +554,11 @@ Result<Catalog::Prepared> Catalog::Prepare(const TableCommit& commit, Writer wri
   }
   const iceberg::TableMetadata* base_ptr = base ? &*base : nullptr;
   FLOE_RETURN_NOT_OK(iceberg::CheckRequirements(base_ptr, commit.requirements));
+  if (writer == Writer::kExternal) {
+    if (auto change = FloeKeyChange(commit.updates)) {
+      return FloeKeyForbidden(commit.ident, change->first, change->second);
+    }
+  }
   if (writer == Writer::kExternal && base && MirrorsDelta(*base)) {
     if (auto change = DataChange(commit.updates)) {
       return Forbidden(
@@ -368,6 +569,22 @@ Result<Catalog::Prepared> Catalog::Prepare(const TableCommit& commit, Writer wri
   FLOE_ASSIGN_OR_RAISE(p.metadata, iceberg::ApplyUpdates(base_ptr, commit.updates,
                                                          clock_(), p.base_location));
   FLOE_RETURN_NOT_OK(CheckLocation(p.metadata.location));
+  // The server never references (and purge never deletes) a file outside the table's own
+  // location: every snapshot this commit adds keeps its manifest list inside it.
+  const std::string root = TrimSlashes(p.metadata.location);
+  for (const auto& u : commit.updates) {
+    const auto* add = std::get_if<iceberg::update::AddSnapshot>(&u);
+    if (add && !LiesUnder(add->snapshot.manifest_list, root)) {
+      return InvalidInput("table " + commit.ident.ToString() + ": snapshot " +
+                          std::to_string(add->snapshot.snapshot_id) +
+                          "'s manifest list '" + add->snapshot.manifest_list +
+                          "' is outside the table's location " + root +
+                          "; write it under " + root + "/metadata/");
+    }
+  }
+  if (p.create || SetsLocation(commit.updates)) {
+    FLOE_RETURN_NOT_OK(CheckLocationFree(commit.ident, root));
+  }
   int version = 0;
   if (!p.create)
     version = std::max(0, iceberg::ParseMetadataFileVersion(p.base_location) + 1);
@@ -378,6 +595,11 @@ Result<Catalog::Prepared> Catalog::Prepare(const TableCommit& commit, Writer wri
 }
 
 Result<LoadedTable> Catalog::CommitTable(const TableCommit& commit, Writer writer) {
+  // A commit that claims a location holds the location lock until its pointer is set.
+  std::unique_lock location_lock(location_mu_, std::defer_lock);
+  if (WantsCreate(commit.requirements) || SetsLocation(commit.updates)) {
+    location_lock.lock();
+  }
   for (int attempt = 0; attempt < kMaxSwapRetries; ++attempt) {
     FLOE_ASSIGN_OR_RAISE(Prepared p, Prepare(commit, writer));
     CrashPoint("before-pointer-swap");
@@ -414,6 +636,12 @@ Status Catalog::CommitTransaction(const std::vector<TableCommit>& commits,
                           " appears twice in the transaction");
     }
   }
+  std::unique_lock location_lock(location_mu_, std::defer_lock);
+  if (std::any_of(commits.begin(), commits.end(), [](const TableCommit& c) {
+        return WantsCreate(c.requirements) || SetsLocation(c.updates);
+      })) {
+    location_lock.lock();
+  }
   for (int attempt = 0; attempt < kMaxSwapRetries; ++attempt) {
     std::vector<Prepared> prepared;
     auto discard = [&] {
@@ -445,44 +673,79 @@ Status Catalog::CommitTransaction(const std::vector<TableCommit>& commits,
 }
 
 Status Catalog::DropTable(const TableIdent& ident, bool purge) {
-  std::optional<LoadedTable> loaded;
-  if (purge) {
-    FLOE_ASSIGN_OR_RAISE(loaded, LoadTable(ident));
-    if (MirrorsDelta(loaded->metadata)) {
-      return Forbidden("table " + ident.ToString() +
-                       " is mirrored to Delta: purging would break the Delta table; drop "
-                       "it without purge");
-    }
-  }
   FLOE_RETURN_NOT_OK(ValidateIdent(ident));
-  FLOE_RETURN_NOT_OK(store_->Drop(ident));
-  if (!purge) return Status::OK();
-  // Purge: every file the table's metadata reaches. Failures are logged, not returned:
-  // the table is already gone from the catalog.
-  const auto& md = loaded->metadata;
-  std::set<std::string> files;
-  for (const auto& snap : md.snapshots) {
-    auto manifests = iceberg::ReadManifestList(*io_, snap.manifest_list);
-    if (manifests.ok()) {
-      for (const auto& m : *manifests) {
-        auto entries = iceberg::ReadManifestEntries(*io_, m);
-        if (entries.ok()) {
-          for (const auto& e : *entries) files.insert(e.data_file.file_path);
-        }
-        files.insert(m.manifest_path);
-      }
-    }
-    files.insert(snap.manifest_list);
+  if (!purge) return store_->Drop(ident);
+  std::lock_guard location_lock(location_mu_);
+  FLOE_ASSIGN_OR_RAISE(auto loaded, LoadTable(ident));
+  const auto& md = loaded.metadata;
+  if (MirrorsDelta(md)) {
+    return Forbidden("table " + ident.ToString() +
+                     " is mirrored to Delta: purging would break the Delta table; drop "
+                     "it without purge");
   }
-  for (const auto& entry : md.metadata_log) files.insert(entry.metadata_file);
-  files.insert(loaded->metadata_location);
+  // Purge deletes only files under the table's own location (a client may have named
+  // any warehouse file in a snapshot) that no other registered table references. Both
+  // are decided before the table is dropped, so a refused purge changes nothing.
+  const std::string root = TrimSlashes(md.location);
+  std::set<std::string> candidates;
+  size_t skipped = 0;
+  Status st = CollectReferences(*io_, md, root, &candidates, &skipped);
+  if (!st.ok()) {
+    return WithContext(st, "purge of " + ident.ToString() +
+                               " refused (nothing dropped): cannot read its manifests");
+  }
+  candidates.insert(loaded.metadata_location);
+  std::set<std::string> files;
+  for (const auto& f : candidates) {
+    if (LiesUnder(f, root) && !IsProtected(f)) {
+      files.insert(f);
+    } else {
+      ++skipped;
+    }
+  }
+  FLOE_ASSIGN_OR_RAISE(auto tables, TableLocations());
+  size_t shared = 0;
+  for (const auto& [other, other_location] : tables) {
+    if (other == ident) continue;
+    if (Overlaps(root, other_location)) {
+      return Conflict("purge of " + ident.ToString() +
+                      " refused (nothing dropped): table " + other.ToString() +
+                      " shares its location (" + other_location +
+                      "); drop it without purge");
+    }
+    auto pointer = store_->Get(other);
+    if (!pointer.ok()) {
+      if (KindOf(pointer.status()) == ErrorKind::kNotFound) continue;  // dropped since
+      return pointer.status();
+    }
+    std::set<std::string> referenced{*pointer};
+    auto other_md = iceberg::ReadTableMetadata(*io_, *pointer);
+    if (other_md.ok()) {
+      size_t ignored = 0;
+      st = CollectReferences(*io_, *other_md, "", &referenced, &ignored);
+    } else if (!Unreadable(other_md.status())) {
+      st = other_md.status();  // a broken table references nothing readable; an outage
+                               // hides what it references
+    }
+    if (!st.ok()) {
+      return WithContext(st, "purge of " + ident.ToString() +
+                                 " refused (nothing dropped): cannot read table " +
+                                 other.ToString() +
+                                 "'s manifests to check it references "
+                                 "none of the files");
+    }
+    for (const auto& f : referenced) shared += files.erase(f);
+  }
+  FLOE_RETURN_NOT_OK(store_->Drop(ident));
+  // Failures are logged, not returned: the table is already gone from the catalog.
   size_t failed = 0;
   for (const auto& f : files) {
-    if (!io_->Delete(f).ok())
-      ++failed;  // files outside the warehouse are refused by FileIO
+    if (!io_->Delete(f).ok()) ++failed;
   }
-  FLOE_LOG_INFO("catalog: purged table {} ({} files, {} could not be deleted)",
-                ident.ToString(), files.size(), failed);
+  FLOE_LOG_INFO(
+      "catalog: purged table {} ({} files deleted, {} could not be deleted; {} kept as "
+      "other tables reference them, {} references outside its location {} left alone)",
+      ident.ToString(), files.size() - failed, failed, shared, skipped, root);
   return Status::OK();
 }
 
@@ -507,6 +770,14 @@ Result<LoadedTable> Catalog::RegisterTable(const TableIdent& ident,
   // answers 400 once it knows the namespace exists; corrupt: 400; an outage: 503).
   if (!md.ok()) return WithContext(md.status(), "cannot register " + ident.ToString());
   FLOE_RETURN_NOT_OK(CheckLocation(md->location));
+  const std::string root = TrimSlashes(md->location);
+  if (!LiesUnder(metadata_location, root)) {
+    return InvalidInput("cannot register " + ident.ToString() + ": metadata file '" +
+                        metadata_location + "' is outside the table location " + root +
+                        " it names");
+  }
+  std::lock_guard location_lock(location_mu_);
+  FLOE_RETURN_NOT_OK(CheckLocationFree(ident, root));
   FLOE_RETURN_NOT_OK(store_->Create(ident, metadata_location));
   return LoadedTable{metadata_location, std::move(*md)};
 }

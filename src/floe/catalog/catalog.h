@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,7 +42,13 @@ struct LoadedTable {
   iceberg::TableMetadata metadata;
 };
 
-// Who commits. Floe's pipeline may change a Delta-mirrored table's data; others may not.
+// Prefix of the table properties and snapshot-summary keys Floe owns (Kafka positions,
+// cluster id, writer, formats). Only Writer::kFloe may set or remove them, on every
+// table.
+inline constexpr const char* kFloeKeyPrefix = "floe.";
+
+// Who commits. Floe's pipeline (and the operator's `floe positions set`) may change
+// Floe-owned keys and a Delta-mirrored table's data; others (REST clients) may not.
 enum class Writer { kFloe, kExternal };
 
 struct CreateTableRequest {
@@ -57,6 +64,8 @@ struct CreateTableRequest {
   // Renumber the schema's field ids 1..n (iceberg::AssignFreshIds), as REST servers do on
   // create; Floe's own tables keep the ids the pipeline assigned.
   bool assign_fresh_ids = true;
+  // kExternal may not set Floe-owned (floe.*) properties.
+  Writer writer = Writer::kFloe;
 };
 
 struct TableCommit {
@@ -81,6 +90,11 @@ class Catalog {
 
   const std::string& warehouse_uri() const { return warehouse_uri_; }
 
+  // Files the catalog itself lives in when they sit under the warehouse (the SQLite file
+  // and its -wal/-shm/-journal): no table location may contain them and purge never
+  // deletes them. Call before serving.
+  void ProtectFiles(std::vector<std::string> uris) { protected_files_ = std::move(uris); }
+
   // Namespaces. `parent` empty: the top level. Returns direct children only.
   Result<std::vector<Namespace>> ListNamespaces(const Namespace& parent);
   // kConflict if it exists.
@@ -101,25 +115,35 @@ class Catalog {
   Result<LoadedTable> LoadTable(const TableIdent& ident);
   Result<bool> TableExists(const TableIdent& ident);
   // Location: the request's (checked to lie under the warehouse) or
-  // <warehouse>/<ns levels>/<name>-<uuid>. kConflict if the table exists; kNotFound if
-  // the namespace does not.
+  // <warehouse>/<ns levels>/<name>-<uuid>. kConflict if the table exists, or if the
+  // location equals, lies inside or contains another registered table's location (one
+  // location belongs to one table); kNotFound if the namespace does not exist.
   Result<LoadedTable> CreateTable(const CreateTableRequest& request);
   // One table's commit. A table that does not exist is created when the requirements
   // include assert-create (REST create transactions). On a lost CAS the commit is
   // re-checked against the new current metadata and retried; a failed requirement is
-  // kConflict (HTTP 409), an update that cannot apply InvalidInput (400), a data-changing
-  // commit by kExternal to a Delta-mirrored table kForbidden (403), an unknowable outcome
-  // kStateUnknown (5xx).
+  // kConflict (HTTP 409), an update that cannot apply InvalidInput (400), an added
+  // snapshot whose manifest list lies outside the table's location InvalidInput (400), a
+  // new location that overlaps another table's kConflict (409), a change of Floe-owned
+  // keys (floe.* properties, floe.* snapshot-summary keys) by kExternal kForbidden (403),
+  // a data-changing commit by kExternal to a Delta-mirrored table kForbidden (403), an
+  // unknowable outcome kStateUnknown (5xx).
   Result<LoadedTable> CommitTable(const TableCommit& commit, Writer writer);
   // Several tables at once, all or nothing (REST transactions/commit).
   Status CommitTransaction(const std::vector<TableCommit>& commits, Writer writer);
-  // `purge`: also delete the table's metadata, manifests and data files.
+  // `purge`: also delete the table's metadata, manifests and data files, but only those
+  // under the table's own location that no other registered table references (every
+  // other table's metadata, manifest lists and manifests are read to check: purge costs
+  // a scan of the catalog). kConflict (nothing dropped) if another table's location
+  // overlaps this one's; kForbidden for a Delta-mirrored table.
   Status DropTable(const TableIdent& ident, bool purge);
   // kNotFound if `from` or `to`'s namespace is absent; kConflict if `to` exists.
   Status RenameTable(const TableIdent& from, const TableIdent& to);
   // kRetriable naming the pointer store when it cannot take commits now (read-only).
   Status CheckWritable();
-  // Registers an existing metadata file (under the warehouse) as a new table.
+  // Registers an existing metadata file as a new table. The file must lie under the
+  // table location it names (InvalidInput otherwise), and that location must not overlap
+  // another registered table's (kConflict).
   Result<LoadedTable> RegisterTable(const TableIdent& ident,
                                     const std::string& metadata_location);
 
@@ -127,11 +151,25 @@ class Catalog {
   struct Prepared;
   Result<Prepared> Prepare(const TableCommit& commit, Writer writer);
   Status CheckLocation(const std::string& location) const;
+  // kConflict if `location` equals, lies inside or contains the location of a registered
+  // table other than `self`, or contains a protected file.
+  Status CheckLocationFree(const TableIdent& self, const std::string& location);
+  // Every registered table and its location (from a cache keyed by the immutable
+  // metadata file name, so each metadata file is read once).
+  Result<std::vector<std::pair<TableIdent, std::string>>> TableLocations();
+  bool IsProtected(const std::string& uri) const;
 
   PointerStore* store_;
   storage::FileIO* io_;
   std::string warehouse_uri_;
   Clock clock_;
+  std::vector<std::string> protected_files_;
+  // Serializes the location check with the pointer change of creates, registers,
+  // set-location commits and purges, so two tables cannot claim overlapping locations
+  // through this process (writers to the SQLite file itself bypass it).
+  std::mutex location_mu_;
+  std::mutex cache_mu_;
+  std::map<std::string, std::string> location_of_metadata_;  // under cache_mu_
 };
 
 // "a\x1Fb" <-> {"a","b"} (the REST path encoding of a multi-level namespace).

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "floe/common/util.h"
+#include "floe/iceberg/snapshot_producer.h"
 #include "floe/storage/file_io.h"
 #include "floe/storage/file_io_test_util.h"
 
@@ -141,14 +142,17 @@ TEST_F(CatalogTest, TableLifecycle) {
   EXPECT_EQ(KindOf(catalog_->RenameTable(t, moved)), ErrorKind::kNotFound);
   EXPECT_EQ(KindOf(catalog_->RenameTable(moved, {{"nope"}, "x"})), ErrorKind::kNotFound);
 
+  // One location, one table: the live table's metadata cannot be registered again.
   TableIdent reg{{"ns"}, "registered"};
-  auto r2 = catalog_->RegisterTable(reg, created.metadata_location);
+  EXPECT_EQ(KindOf(catalog_->RegisterTable(reg, created.metadata_location).status()),
+            ErrorKind::kConflict);
+  EXPECT_FALSE(catalog_->RegisterTable({{"ns"}, "evil"}, "file:///etc/passwd").ok());
+  // Once dropped (not purged), its metadata can be registered back.
+  ASSERT_TRUE(catalog_->DropTable(moved, false).ok());
+  EXPECT_TRUE(*io_->Exists(created.metadata_location));
+  auto r2 = catalog_->RegisterTable(moved, created.metadata_location);
   ASSERT_TRUE(r2.ok()) << r2.status().ToString();
   EXPECT_EQ(r2->metadata.table_uuid, created.metadata.table_uuid);
-  EXPECT_FALSE(catalog_->RegisterTable({{"ns"}, "evil"}, "file:///etc/passwd").ok());
-
-  ASSERT_TRUE(catalog_->DropTable(reg, false).ok());
-  EXPECT_TRUE(*io_->Exists(created.metadata_location));  // still owned by `moved`
   ASSERT_TRUE(catalog_->DropTable(moved, true).ok());
   EXPECT_FALSE(*io_->Exists(created.metadata_location));
   EXPECT_EQ(KindOf(catalog_->DropTable(moved, false)), ErrorKind::kNotFound);
@@ -252,6 +256,195 @@ TEST_F(CatalogTest, DeltaMirroredTablesRefuseOtherWritersDataChanges) {
   auto cur = catalog_->LoadTable(t)->metadata;
   EXPECT_TRUE(catalog_->CommitTable(AppendOn(t, cur), Writer::kFloe).ok());
   EXPECT_EQ(KindOf(catalog_->DropTable(t, true)), ErrorKind::kForbidden);
+}
+
+TEST_F(CatalogTest, FloeKeysAreReadOnlyToOtherWritersOnEveryTable) {
+  TableIdent t{{"ns"}, "iceberg_only"};  // no floe.formats=delta: not mirrored
+  auto base = Create(t, {{"floe.writer", "floe/test"}});
+  auto forbidden = [&](const TableCommit& c, const std::string& key) {
+    auto st = catalog_->CommitTable(c, Writer::kExternal);
+    EXPECT_EQ(KindOf(st.status()), ErrorKind::kForbidden) << key;
+    EXPECT_NE(st.status().message().find(key), std::string::npos)
+        << st.status().message();
+    EXPECT_NE(st.status().message().find("floe positions set"), std::string::npos)
+        << st.status().message();
+    EXPECT_EQ(KindOf(catalog_->CommitTransaction({c}, Writer::kExternal)),
+              ErrorKind::kForbidden);
+  };
+  forbidden({t, {}, {u::SetProperties{{{"floe.kafka.offsets", R"({"t":{"0":99}})"}}}}},
+            "floe.kafka.offsets");
+  forbidden({t, {}, {u::SetProperties{{{"comment", "x"}, {"floe.anything", "1"}}}}},
+            "floe.anything");
+  forbidden({t, {}, {u::RemoveProperties{{"floe.writer"}}}}, "floe.writer");
+  auto forged = AppendOn(t, base.metadata);
+  std::get<u::AddSnapshot>(forged.updates[0]).snapshot.summary["floe.kafka.offsets"] =
+      "{}";
+  forbidden(forged, "floe.kafka.offsets");
+  EXPECT_EQ(catalog_->LoadTable(t)->metadata_location, base.metadata_location);
+
+  // Other writers still change the data and their own properties of such a table.
+  TableCommit props{t, {}, {u::SetProperties{{{"comment", "hi"}}}}};
+  EXPECT_TRUE(catalog_->CommitTable(props, Writer::kExternal).ok());
+  auto cur = catalog_->LoadTable(t)->metadata;
+  auto appended = catalog_->CommitTable(AppendOn(t, cur), Writer::kExternal);
+  ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  // Floe (and the operator's `floe positions set`) may.
+  TableCommit positions{
+      t, {}, {u::SetProperties{{{"floe.kafka.offsets", R"({"t":{"0":5}})"}}}}};
+  EXPECT_TRUE(catalog_->CommitTable(positions, Writer::kFloe).ok());
+  // Creating a table with Floe's keys is Floe's too.
+  ASSERT_TRUE(catalog_->CreateNamespace({"ext"}, {}).ok());
+  CreateTableRequest req = Req({{"ext"}, "seeded"});
+  req.writer = Writer::kExternal;
+  req.properties = {{"floe.kafka.offsets", "{}"}};
+  EXPECT_EQ(KindOf(catalog_->CreateTable(req).status()), ErrorKind::kForbidden);
+  req.properties = {{"owner", "me"}};
+  EXPECT_TRUE(catalog_->CreateTable(req).ok());
+}
+
+TEST_F(CatalogTest, SnapshotsMustKeepTheirManifestListInsideTheTableLocation) {
+  TableIdent a{{"ns"}, "a"}, b{{"ns"}, "b"};
+  auto ta = Create(a);
+  auto tb = Create(b);
+  const std::string& loc = ta.metadata.location;
+  for (const std::string& list :
+       {tb.metadata_location, warehouse_ + "/x.avro", loc, loc + "/",
+        loc + "/../" + tb.metadata.location.substr(tb.metadata.location.rfind('/') + 1) +
+            "/metadata/x.avro",
+        loc + "/metadata/../../x.avro", loc + "//x.avro", loc + "-sibling/x.avro",
+        std::string("file:///etc/passwd"), (root_ / "catalog.db").string()}) {
+    for (Writer w : {Writer::kExternal, Writer::kFloe}) {
+      auto c = AppendOn(a, ta.metadata);
+      std::get<u::AddSnapshot>(c.updates[0]).snapshot.manifest_list = list;
+      auto st = catalog_->CommitTable(c, w);
+      EXPECT_EQ(KindOf(st.status()), ErrorKind::kInvalidInput) << list;
+      EXPECT_EQ(KindOf(catalog_->CommitTransaction({c}, w)), ErrorKind::kInvalidInput)
+          << list;
+    }
+  }
+  EXPECT_EQ(catalog_->LoadTable(a)->metadata_location, ta.metadata_location);
+  auto ok = catalog_->CommitTable(AppendOn(a, ta.metadata), Writer::kExternal);
+  EXPECT_TRUE(ok.ok()) << ok.status().ToString();
+}
+
+TEST_F(CatalogTest, OneLocationBelongsToOneTable) {
+  TableIdent a{{"ns"}, "a"};
+  auto ta = Create(a);
+  const std::string loc = ta.metadata.location;
+  for (const std::string& other :
+       {loc, loc + "/", loc + "/data", loc + "/x/y", warehouse_ + "/ns"}) {
+    for (bool stage : {false, true}) {
+      CreateTableRequest req = Req({{"ns"}, "b"});
+      req.location = other;
+      req.stage_create = stage;
+      auto st = catalog_->CreateTable(req);
+      EXPECT_EQ(KindOf(st.status()), ErrorKind::kConflict) << other;
+      EXPECT_NE(st.status().message().find(a.ToString()), std::string::npos)
+          << st.status().message();
+    }
+  }
+  // A sibling sharing a name prefix is another location.
+  CreateTableRequest sibling = Req({{"ns"}, "b"});
+  sibling.location = loc + "-2";
+  auto tb = catalog_->CreateTable(sibling);
+  ASSERT_TRUE(tb.ok()) << tb.status().ToString();
+  // set-location onto (or into) another table's location, through any commit path.
+  for (const std::string& other : {loc, loc + "/sub"}) {
+    TableCommit c{{{"ns"}, "b"}, {}, {u::SetLocation{other}}};
+    EXPECT_EQ(KindOf(catalog_->CommitTable(c, Writer::kExternal).status()),
+              ErrorKind::kConflict);
+    EXPECT_EQ(KindOf(catalog_->CommitTable(c, Writer::kFloe).status()),
+              ErrorKind::kConflict);
+    EXPECT_EQ(KindOf(catalog_->CommitTransaction({c}, Writer::kExternal)),
+              ErrorKind::kConflict);
+  }
+  // A create transaction (assert-create) at a taken location.
+  TableCommit create{{{"ns"}, "c"},
+                     {r::AssertCreate{}},
+                     {u::AssignUuid{NewUuid()}, u::UpgradeFormatVersion{2},
+                      u::AddSchema{schema_, std::nullopt}, u::SetCurrentSchema{-1},
+                      u::AddPartitionSpec{{}}, u::SetDefaultSpec{-1}, u::AddSortOrder{{}},
+                      u::SetDefaultSortOrder{-1}, u::SetLocation{loc + "/nested"}}};
+  EXPECT_EQ(KindOf(catalog_->CommitTable(create, Writer::kExternal).status()),
+            ErrorKind::kConflict);
+  // Register: the live table's metadata under another name; a metadata file that lies
+  // outside the location it names.
+  EXPECT_EQ(
+      KindOf(catalog_->RegisterTable({{"ns"}, "alias"}, ta.metadata_location).status()),
+      ErrorKind::kConflict);
+  std::string stray = warehouse_ + "/stray.metadata.json";
+  ASSERT_TRUE(io_->WriteNew(stray, *io_->Read(tb->metadata_location)).ok());
+  ASSERT_TRUE(catalog_->DropTable({{"ns"}, "b"}, false).ok());
+  EXPECT_EQ(KindOf(catalog_->RegisterTable({{"ns"}, "b"}, stray).status()),
+            ErrorKind::kInvalidInput);
+  EXPECT_TRUE(catalog_->RegisterTable({{"ns"}, "b"}, tb->metadata_location).ok());
+  // The catalog's own files, when they sit in the warehouse, belong to no table.
+  catalog_->ProtectFiles({warehouse_ + "/cat/catalog.db"});
+  CreateTableRequest over_catalog = Req({{"ns"}, "d"});
+  over_catalog.location = warehouse_ + "/cat";
+  EXPECT_EQ(KindOf(catalog_->CreateTable(over_catalog).status()), ErrorKind::kConflict);
+}
+
+TEST_F(CatalogTest, PurgeDeletesOnlyItsOwnFilesThatNoOtherTableReferences) {
+  TableIdent a{{"ns"}, "a"}, b{{"ns"}, "b"};
+  auto ta = Create(a);
+  auto tb = Create(b);
+  auto file = [&](const std::string& uri) {
+    EXPECT_TRUE(io_->WriteNew(uri, "parquet bytes").ok()) << uri;
+    iceberg::DataFile f;
+    f.file_path = uri;
+    f.record_count = 1;
+    f.file_size_in_bytes = 13;
+    return f;
+  };
+  auto append = [&](const TableIdent& t, std::vector<iceberg::DataFile> files) {
+    auto base = catalog_->LoadTable(t)->metadata;
+    auto fa = iceberg::FastAppend::Make(io_.get(), base, std::move(files));
+    EXPECT_TRUE(fa.ok()) << fa.status().ToString();
+    auto pending = (*fa)->Prepare(base, NowMs());
+    EXPECT_TRUE(pending.ok()) << pending.status().ToString();
+    auto done = catalog_->CommitTable({t, pending->requirements, pending->updates},
+                                      Writer::kExternal);
+    EXPECT_TRUE(done.ok()) << done.status().ToString();
+  };
+  const std::string a_loc = ta.metadata.location, b_loc = tb.metadata.location;
+  auto a1 = file(a_loc + "/data/a1.parquet");  // also referenced by b
+  auto a2 = file(a_loc + "/data/a2.parquet");
+  auto b1 = file(b_loc + "/data/b1.parquet");
+  auto loose = file(warehouse_ + "/loose.parquet");  // outside both tables
+  append(b, {b1, a1});
+  append(a, {a1, a2, loose});
+  auto b_before = *catalog_->LoadTable(b);
+
+  ASSERT_TRUE(catalog_->DropTable(a, true).ok());
+  EXPECT_FALSE(*catalog_->TableExists(a));
+  EXPECT_FALSE(*io_->Exists(a2.file_path));
+  EXPECT_FALSE(*io_->Exists(ta.metadata_location));
+  EXPECT_TRUE(*io_->Exists(a1.file_path)) << "b references it";
+  EXPECT_TRUE(*io_->Exists(loose.file_path)) << "outside a's location";
+  EXPECT_TRUE(*io_->Exists(b1.file_path));
+  EXPECT_TRUE(*io_->Exists(b_before.metadata_location));
+  EXPECT_TRUE(*io_->Exists(b_before.metadata.snapshots[0].manifest_list));
+
+  ASSERT_TRUE(catalog_->DropTable(b, true).ok());
+  EXPECT_FALSE(*io_->Exists(b1.file_path));
+  EXPECT_FALSE(*io_->Exists(b_before.metadata_location));
+  EXPECT_TRUE(*io_->Exists(a1.file_path)) << "outside b's location";
+  EXPECT_TRUE(*io_->Exists(loose.file_path));
+}
+
+TEST_F(CatalogTest, PurgeIsRefusedWhileAnotherTableSharesTheLocation) {
+  // Two names for one table, as the SQLite file may hold from before the rule (or from a
+  // writer that bypasses Floe): purging either would destroy the other.
+  TableIdent a{{"ns"}, "a"};
+  auto ta = Create(a);
+  ASSERT_TRUE(store_->Create({{"ns"}, "alias"}, ta.metadata_location).ok());
+  EXPECT_EQ(KindOf(catalog_->DropTable(a, true)), ErrorKind::kConflict);
+  EXPECT_TRUE(*catalog_->TableExists(a));
+  EXPECT_TRUE(*io_->Exists(ta.metadata_location));
+  ASSERT_TRUE(catalog_->DropTable({{"ns"}, "alias"}, false).ok());
+  EXPECT_TRUE(catalog_->DropTable(a, true).ok());
+  EXPECT_FALSE(*io_->Exists(ta.metadata_location));
 }
 
 TEST_F(CatalogTest, ConcurrentCommitsOneWinnerPerBase) {

@@ -1,7 +1,10 @@
 // The `floe` binary:
 // - `floe run --config FILE` runs the ingestion pipeline and serves the Iceberg REST
 //   catalog on rest.listen until SIGTERM or SIGINT, then flushes, commits and exits 0;
-// - `floe catalog serve --config FILE` serves the REST catalog alone.
+// - `floe catalog serve --config FILE` serves the REST catalog alone;
+// - `floe positions show|set --config FILE TABLE ...` reads or moves the Kafka positions
+//   recorded in a table (the one way to move them: REST clients may not, see
+//   docs/security.md).
 // Exit status 2 means a bad configuration. This file wires the modules together: it owns
 // the catalog stack (pointer store, FileIO, Catalog) that the pipeline and the REST
 // server share.
@@ -15,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "floe/catalog/catalog.h"
@@ -23,6 +27,7 @@
 #include "floe/config/keys.h"
 #include "floe/kafka/consumer.h"
 #include "floe/pipeline/pipeline.h"
+#include "floe/pipeline/positions.h"
 #include "floe/registry/client.h"
 #include "floe/server/rest_server.h"
 #include "floe/storage/file_io.h"
@@ -49,7 +54,8 @@ struct CatalogStack {
   std::unique_ptr<floe::server::RestServer> rest;
 };
 
-floe::Result<CatalogStack> OpenCatalogStack(const floe::config::Config& config) {
+floe::Result<CatalogStack> OpenCatalogStack(const floe::config::Config& config,
+                                            bool serve_rest = true) {
   CatalogStack stack;
   std::error_code ec;
   std::filesystem::create_directories(config.warehouse, ec);
@@ -65,16 +71,24 @@ floe::Result<CatalogStack> OpenCatalogStack(const floe::config::Config& config) 
   stack.io = floe::storage::MakeLocalFileIO(warehouse_uri);
   stack.catalog = std::make_unique<floe::catalog::Catalog>(stack.store.get(),
                                                            stack.io.get(), warehouse_uri);
+  // A catalog file kept inside the warehouse belongs to no table (purge, locations).
+  std::string db_uri = floe::storage::PathToFileUri(config.catalog.uri);
+  stack.catalog->ProtectFiles(
+      {db_uri, db_uri + "-wal", db_uri + "-shm", db_uri + "-journal"});
+  if (!serve_rest) return stack;
   floe::server::RestOptions opts;
   opts.host = config.rest.listen_host;
   opts.port = config.rest.listen_port;
   opts.auth_tokens = config.rest.auth_tokens;
+  opts.read_tokens = config.rest.auth_read_tokens;
   FLOE_ASSIGN_OR_RAISE(stack.rest,
                        floe::server::RestServer::Start(stack.catalog.get(), opts));
   bool v6 = config.rest.listen_host.find(':') != std::string::npos;
   FLOE_LOG_INFO("REST catalog listening on http://{}{}{}:{}{}", v6 ? "[" : "",
                 config.rest.listen_host, v6 ? "]" : "", stack.rest->port(),
-                config.rest.auth_tokens.empty() ? "" : " (bearer tokens required)");
+                config.rest.auth_tokens.empty() && config.rest.auth_read_tokens.empty()
+                    ? ""
+                    : " (bearer tokens required)");
   return stack;
 }
 
@@ -154,6 +168,97 @@ int CatalogServeCommand(const std::string& config_path,
   return 0;
 }
 
+// "a.b.t" -> namespace {a, b}, table t.
+floe::Result<floe::catalog::TableIdent> ParseTableName(const std::string& name) {
+  size_t dot = name.rfind('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == name.size()) {
+    return floe::InvalidInput("table '" + name +
+                              "': name it as <namespace>.<table> (e.g. kafka.orders)");
+  }
+  floe::catalog::TableIdent ident{floe::catalog::SplitNamespace(name.substr(0, dot), '.'),
+                                  name.substr(dot + 1)};
+  FLOE_RETURN_NOT_OK(floe::catalog::ValidateIdent(ident));
+  return ident;
+}
+
+struct PositionsArgs {
+  std::string table;
+  std::string topic;
+  int32_t partition = -1;
+  int64_t offset = -1;
+};
+
+// `floe positions show|set`: the operator's way to read and move the Kafka positions a
+// table records (floe.kafka.offsets), committed as Floe through the catalog's one commit
+// path. A running daemon's position fence sees a moved position at its next commit of
+// that partition: the batch is dropped and the topic re-reads from the new position.
+int PositionsCommand(const std::string& config_path, const std::string& log_level,
+                     const PositionsArgs& args, bool set) {
+  auto config = LoadAndInit(config_path, log_level.empty() ? "warn" : log_level);
+  if (!config.ok()) {
+    std::fprintf(stderr, "floe: %s\n", config.status().message().c_str());
+    return 2;
+  }
+  auto ident = ParseTableName(args.table);
+  if (!ident.ok()) {
+    std::fprintf(stderr, "floe: %s\n", ident.status().message().c_str());
+    return 2;
+  }
+  auto stack = OpenCatalogStack(*config, /*serve_rest=*/false);
+  if (!stack.ok()) {
+    std::fprintf(stderr, "floe: %s\n", stack.status().message().c_str());
+    return ExitCodeFor(stack.status());
+  }
+  namespace pl = floe::pipeline;
+  constexpr int kAttempts = 10;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    auto loaded = stack->catalog->LoadTable(*ident);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "floe: %s\n", loaded.status().message().c_str());
+      return 1;
+    }
+    const auto& md = loaded->metadata;
+    pl::Positions positions = pl::RecordedPositions(md).value_or(pl::Positions{});
+    if (!set) {
+      std::cout << pl::PositionsToJson(positions) << "\n";
+      return 0;
+    }
+    std::optional<int64_t> before;
+    if (auto t = positions.find(args.topic); t != positions.end()) {
+      if (auto p = t->second.find(args.partition); p != t->second.end())
+        before = p->second;
+    }
+    positions[args.topic][args.partition] = args.offset;
+    // Floe commits positions together with data: the commit asserts that main did not
+    // move since the load, so a concurrent Floe commit is never overwritten with stale
+    // positions of other partitions (retried on the new table instead).
+    std::optional<int64_t> main;
+    if (const auto* ref = md.Ref("main")) main = ref->snapshot_id;
+    floe::catalog::TableCommit commit{
+        *ident,
+        {floe::iceberg::requirement::AssertTableUuid{md.table_uuid},
+         floe::iceberg::requirement::AssertRefSnapshotId{"main", main}},
+        {floe::iceberg::update::SetProperties{
+            {{pl::kOffsetsKey, pl::PositionsToJson(positions)}}}}};
+    auto done = stack->catalog->CommitTable(commit, floe::catalog::Writer::kFloe);
+    if (done.ok()) {
+      std::cout << "table " << ident->ToString() << ": " << args.topic << "/"
+                << args.partition << " moved "
+                << (before ? "from " + std::to_string(*before) + " " : "") << "to "
+                << args.offset << "\n"
+                << pl::PositionsToJson(positions) << "\n";
+      return 0;
+    }
+    if (floe::KindOf(done.status()) != floe::ErrorKind::kConflict) {
+      std::fprintf(stderr, "floe: %s\n", done.status().message().c_str());
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "floe: table %s kept changing; try again\n",
+               ident->ToString().c_str());
+  return 1;
+}
+
 // glibc malloc serves blocks above a dynamic threshold (128 KiB, rising after frees) with
 // fresh mmaps and returns freed heap tops to the kernel: each Arrow buffer of each batch
 // then faults in zeroed pages again (clear_page_erms was ~7% of the W1 profile). Fixed
@@ -184,7 +289,9 @@ int main(int argc, char** argv) {
       "Floe turns Apache Kafka topics into Apache Iceberg tables, continuously and "
       "exactly "
       "once.\n\nCommands:\n  run             ingest the configured topics and serve the "
-      "REST catalog\n  catalog serve   serve the Iceberg REST catalog alone\n"};
+      "REST catalog\n  catalog serve   serve the Iceberg REST catalog alone\n  positions "
+      "      "
+      "show or move the Kafka positions recorded in a table\n"};
   app.set_version_flag("--version", std::string("floe ") + FLOE_VERSION);
   app.require_subcommand(0, 1);
 
@@ -207,6 +314,34 @@ int main(int argc, char** argv) {
   serve->add_option("--log-level", log_level,
                     "override log.level (debug, info, warn, error)");
 
+  auto* positions_cmd = app.add_subcommand(
+      "positions",
+      "Show or move the Kafka positions a table records (floe.kafka.offsets); REST "
+      "clients cannot change them");
+  positions_cmd->require_subcommand(1);
+  PositionsArgs pargs;
+  auto* pshow = positions_cmd->add_subcommand(
+      "show", "Print the table's positions as {\"topic\": {\"partition\": next}}");
+  auto* pset = positions_cmd->add_subcommand(
+      "set",
+      "Set the next position Floe reads of one partition into the table. A running "
+      "floe notices at its next commit of that partition (its position fence fails), "
+      "drops that batch and re-reads from the new position");
+  for (auto* cmd : {pshow, pset}) {
+    cmd->add_option("-c,--config", config_path, "YAML configuration file")->required();
+    cmd->add_option("--log-level", log_level,
+                    "override log.level (debug, info, warn, error)");
+    cmd->add_option("table", pargs.table, "the table, as <namespace>.<table>")
+        ->required();
+  }
+  pset->add_option("--topic", pargs.topic, "Kafka topic")->required();
+  pset->add_option("--partition", pargs.partition, "partition number")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  pset->add_option("--offset", pargs.offset, "next offset to read")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -216,6 +351,8 @@ int main(int argc, char** argv) {
   try {
     if (run->parsed()) return RunCommand(config_path, log_level);
     if (serve->parsed()) return CatalogServeCommand(config_path, log_level);
+    if (pshow->parsed()) return PositionsCommand(config_path, log_level, pargs, false);
+    if (pset->parsed()) return PositionsCommand(config_path, log_level, pargs, true);
     std::cout << app.help();
     return 0;
   } catch (const std::exception& e) {

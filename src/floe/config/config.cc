@@ -652,6 +652,15 @@ Status Parser::ParseRest(const Located* node, Config* config) const {
     }
     r.auth_tokens.push_back(std::move((*tokens)[i].text));
   }
+  FLOE_ASSIGN_OR_RAISE(auto read_tokens,
+                       GetList(f, *FindKey("rest", "auth.read.tokens")));
+  for (size_t i = 0; i < read_tokens->size(); ++i) {
+    if ((*read_tokens)[i].text.empty()) {
+      return Fail((*read_tokens)[i].line, fmt::format("rest.auth.read.tokens[{}]", i),
+                  "must not be empty");
+    }
+    r.auth_read_tokens.push_back(std::move((*read_tokens)[i].text));
+  }
   return Status::OK();
 }
 

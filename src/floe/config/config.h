@@ -98,7 +98,8 @@ struct RestSettings {
   std::string listen;       // as configured, "127.0.0.1:8181"
   std::string listen_host;  // "127.0.0.1", "::1" (no brackets)
   int listen_port = 0;
-  std::vector<std::string> auth_tokens;  // secrets
+  std::vector<std::string> auth_tokens;       // secrets: every operation
+  std::vector<std::string> auth_read_tokens;  // secrets: reads only
 };
 
 struct Config {

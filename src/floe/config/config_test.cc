@@ -266,6 +266,11 @@ TEST(ConfigTest, RestListenForms) {
   EXPECT_EQ(r->rest.listen_host, "::1");
   EXPECT_EQ(r->rest.listen_port, 0);
   EXPECT_EQ(r->rest.auth_tokens, (std::vector<std::string>{"t1", "t2"}));
+  EXPECT_TRUE(r->rest.auth_read_tokens.empty());
+  auto read_only = Parse(std::string(kMinimal) + "rest: {auth.read.tokens: [r1]}\n");
+  ASSERT_TRUE(read_only.ok()) << read_only.status().ToString();
+  EXPECT_EQ(read_only->rest.auth_read_tokens, std::vector<std::string>{"r1"});
+  EXPECT_FALSE(Parse(std::string(kMinimal) + "rest: {auth.read.tokens: ['']}\n").ok());
   r = listen("0.0.0.0:9000");
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->rest.listen_host, "0.0.0.0");
@@ -345,7 +350,7 @@ TEST(ConfigErrorTest, UnknownKeyWithSuggestion) {
   // Nothing close: list what is allowed.
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "rest: {zzzzzzzz: 1}\n"),
             "line 4: rest.zzzzzzzz: unknown key; the keys allowed here are: listen, "
-            "auth.tokens");
+            "auth.tokens, auth.read.tokens");
 }
 
 TEST(ConfigErrorTest, WrongType) {

@@ -192,8 +192,18 @@ std::vector<KeyInfo> MakeKeys() {
        .name = "auth.tokens",
        .type = T::kStringList,
        .default_text = "[]",
-       .description = "Bearer tokens accepted by the REST catalog; empty: no "
-                      "authentication. Secret: use `${env:NAME}`.",
+       .description = "Bearer tokens accepted by the REST catalog for every operation; "
+                      "with this and `rest.auth.read.tokens` empty: no authentication. "
+                      "Secret: use `${env:NAME}`.",
+       .secret = true});
+  add({.section = "rest",
+       .name = "auth.read.tokens",
+       .type = T::kStringList,
+       .default_text = "[]",
+       .description = "Read-only bearer tokens: `GET`/`HEAD` and scan reports (`POST "
+                      ".../metrics`) only, anything else gets 403 (docs/security.md). "
+                      "Setting any token turns authentication on. Secret: use "
+                      "`${env:NAME}`.",
        .secret = true});
 
   // --- defaults (each may be overridden per topic)
@@ -608,6 +618,7 @@ std::string ConfigDocsMarkdown() {
   out += "- Substitution happens once: a variable's value is not interpolated again.\n";
   out +=
       "- Keep secrets (`registry.basic.auth.user.info`, `rest.auth.tokens`, "
+      "`rest.auth.read.tokens`, "
       "`kafka.sasl.password`) in the environment. Error messages never show "
       "the values of secret keys.\n\n";
 

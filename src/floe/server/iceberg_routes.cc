@@ -412,6 +412,7 @@ Status IcebergRoutes::CreateTable(Call& c) {
   FLOE_ASSIGN_OR_RAISE(Json body, ParseBody(c.req.body()));
   const char* what = "CreateTableRequest";
   catalog::CreateTableRequest request;
+  request.writer = catalog::Writer::kExternal;  // floe.* properties are Floe's
   FLOE_ASSIGN_OR_RAISE(std::string name, json::GetString(body, "name", what));
   request.ident = TableIdent{ns, std::move(name)};
   FLOE_RETURN_NOT_OK(ValidateTable(request.ident));

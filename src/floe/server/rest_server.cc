@@ -1,15 +1,29 @@
 #include "floe/server/rest_server.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstring>
 #include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <thread>
@@ -17,6 +31,7 @@
 
 #include "floe/common/log.h"
 #include "floe/server/iceberg_routes.h"
+#include "floe/server/request_scan_internal.h"
 #include "floe/server/router_internal.h"
 #include "floe/server/worker_pool_internal.h"
 
@@ -50,32 +65,51 @@ bool IsToken68(std::string_view token) {
   return i == token.size();
 }
 
+enum class Access { kNone, kRead, kAll };
+
+// Whether a read-only token may make this request: reads, and the scan reports engines
+// send after reading (POST .../tables/{table}/metrics).
+bool IsRead(const httplib::Request& req) {
+  if (req.method == "GET" || req.method == "HEAD") return true;
+  constexpr std::string_view kMetrics = "/metrics";
+  std::string_view path(req.target);
+  path = path.substr(0, path.find('?'));
+  return req.method == "POST" && path.size() > kMetrics.size() &&
+         path.substr(path.size() - kMetrics.size()) == kMetrics;
+}
+
 // Constant time in the token's content: both sides are hashed, every configured token is
 // compared with CRYPTO_memcmp, and the loop never exits early.
-bool Authorized(const std::vector<Digest>& token_digests, const httplib::Request& req) {
-  if (token_digests.empty()) return true;
-  if (req.get_header_value_count("Authorization") != 1) return false;
+Access Authorized(const std::vector<Digest>& token_digests,
+                  const std::vector<Digest>& read_digests, const httplib::Request& req) {
+  if (token_digests.empty() && read_digests.empty()) return Access::kAll;
+  if (req.get_header_value_count("Authorization") != 1) return Access::kNone;
   // The full value from the header map: get_header_value() returns a C string and would
   // cut it at an embedded NUL ("Bearer T\0junk" must not pass as "Bearer T").
   auto it = req.headers.find("Authorization");
-  if (it == req.headers.end()) return false;
+  if (it == req.headers.end()) return Access::kNone;
   const std::string& header = it->second;
   for (unsigned char ch : header) {
-    if (ch < 0x20 && ch != '\t') return false;  // RFC 9110 §5.5: no NUL/CR/LF/controls
-    if (ch == 0x7f) return false;
+    if (ch < 0x20 && ch != '\t') return Access::kNone;  // RFC 9110 §5.5: no controls
+    if (ch == 0x7f) return Access::kNone;
   }
   std::string_view value = TrimOws(header);
   auto space = value.find(' ');
-  if (space == std::string_view::npos) return false;
-  if (!EqualsIgnoreCase(value.substr(0, space), "Bearer")) return false;
+  if (space == std::string_view::npos) return Access::kNone;
+  if (!EqualsIgnoreCase(value.substr(0, space), "Bearer")) return Access::kNone;
   std::string_view token = TrimOws(value.substr(space + 1));
-  if (token.empty()) return false;
+  if (token.empty()) return Access::kNone;
   Digest presented = Sha256(token);
-  int match = 0;
+  int all = 0;
+  int read = 0;
   for (const auto& d : token_digests) {
-    match |= static_cast<int>(CRYPTO_memcmp(d.data(), presented.data(), d.size()) == 0);
+    all |= static_cast<int>(CRYPTO_memcmp(d.data(), presented.data(), d.size()) == 0);
   }
-  return match != 0;
+  for (const auto& d : read_digests) {
+    read |= static_cast<int>(CRYPTO_memcmp(d.data(), presented.data(), d.size()) == 0);
+  }
+  if (all) return Access::kAll;
+  return read ? Access::kRead : Access::kNone;
 }
 
 // ---- framing -------------------------------------------------------------------------
@@ -148,14 +182,399 @@ std::optional<ErrorBody> CheckFraming(const httplib::Request& req, size_t max_bo
   return std::nullopt;
 }
 
+// ---- connections ----------------------------------------------------------------------
+
+// httplib::Server as a request processor only: the connection loop below accepts and
+// reads; a worker gives httplib one complete request to parse, route and answer.
+class HttpCore : public httplib::Server {
+ public:
+  bool Process(httplib::Stream& strm, bool close_connection, bool* connection_closed,
+               const std::function<void(httplib::Request&)>& setup) {
+    bool closed = false;
+    bool ok = process_request(strm, close_connection, closed, setup);
+    *connection_closed = closed;
+    return ok;
+  }
+  socket_t listen_socket() const { return svr_sock_; }
+};
+
+using SteadyClock = std::chrono::steady_clock;
+
+// One client connection. The loop owns it while it reads a request; a worker while it
+// serves one; never both.
+struct Connection {
+  int fd = -1;
+  std::string ip;
+  int port = 0;
+  std::string buf;  // bytes received and not yet served
+  enum class Phase { kIdle, kHead, kBody } phase = Phase::kHead;
+  SteadyClock::time_point deadline;
+  int served = 0;
+  bool sent_continue = false;
+};
+
+// The request httplib reads: the bytes the loop collected. Responses go straight to the
+// socket, bounded by the write timeout.
+class BufferedStream : public httplib::Stream {
+ public:
+  BufferedStream(const Connection& c, std::string_view request, int write_timeout_s)
+      : c_(c),
+        data_(request),
+        write_deadline_(SteadyClock::now() + std::chrono::seconds(write_timeout_s)) {}
+
+  bool is_readable() const override { return pos_ < data_.size(); }
+  bool is_writable() const override { return true; }
+  ssize_t read(char* ptr, size_t size) override {
+    size_t n = std::min(size, data_.size() - pos_);
+    std::memcpy(ptr, data_.data() + pos_, n);
+    pos_ += n;
+    return static_cast<ssize_t>(n);
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    size_t done = 0;
+    while (done < size) {
+      ssize_t n = ::send(c_.fd, ptr + done, size - done, MSG_NOSIGNAL);
+      if (n > 0) {
+        done += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        write_deadline_ - SteadyClock::now())
+                        .count();
+        if (left <= 0) return -1;
+        pollfd pfd{c_.fd, POLLOUT, 0};
+        (void)::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
+        continue;
+      }
+      return -1;
+    }
+    return static_cast<ssize_t>(size);
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip = c_.ip;
+    port = c_.port;
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage addr{};
+    socklen_t len = sizeof(addr);
+    if (::getsockname(c_.fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+      AddressOf(addr, &ip, &port);
+    }
+  }
+  socket_t socket() const override { return c_.fd; }
+
+  static void AddressOf(const sockaddr_storage& addr, std::string* ip, int* port) {
+    char text[INET6_ADDRSTRLEN] = {};
+    if (addr.ss_family == AF_INET) {
+      const auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
+      ::inet_ntop(AF_INET, &a->sin_addr, text, sizeof(text));
+      *port = ntohs(a->sin_port);
+    } else if (addr.ss_family == AF_INET6) {
+      const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
+      ::inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof(text));
+      *port = ntohs(a->sin6_port);
+    }
+    *ip = text;
+  }
+
+ private:
+  const Connection& c_;
+  std::string_view data_;
+  size_t pos_ = 0;
+  SteadyClock::time_point write_deadline_;
+};
+
+const char* ReasonPhrase(int status) {
+  switch (status) {
+    case 400:
+      return "Bad Request";
+    case 408:
+      return "Request Timeout";
+    case 413:
+      return "Content Too Large";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    default:
+      return "Service Unavailable";
+  }
+}
+
+// Answers from the loop itself (never blocks: a full socket buffer drops the answer) for
+// a connection about to be closed.
+void SendAndForget(int fd, const ErrorBody& e) {
+  httplib::Response res;
+  SendError(res, e);
+  std::string out = "HTTP/1.1 " + std::to_string(e.code) + " " + ReasonPhrase(e.code) +
+                    "\r\nContent-Type: application/json\r\nContent-Length: " +
+                    std::to_string(res.body.size()) + "\r\nConnection: close\r\n\r\n" +
+                    res.body;
+  (void)::send(fd, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 }  // namespace
 
+// The connection loop: one thread polls the listening socket and every connection that
+// is reading a request (non-blocking), enforces the connection caps and the header/body
+// deadlines, and hands each complete request to the worker pool. A worker serves it
+// through httplib, then gives a kept-alive connection back to the loop.
 struct RestServer::Impl {
+  RestOptions options;
   Router router;
   std::vector<Digest> token_digests;
-  httplib::Server http;
-  std::thread thread;
-  std::atomic<bool> listen_returned{false};
+  std::vector<Digest> read_digests;
+  HttpCore http;
+  int listen_fd = -1;
+  int wake_fd = -1;  // eventfd: workers and Stop() wake the loop
+  std::unique_ptr<ElasticPool> pool;
+  std::thread loop_thread;
+
+  std::mutex mu;
+  bool stopping = false;                              // under mu
+  std::vector<std::shared_ptr<Connection>> returned;  // under mu: back from workers
+  int open = 0;                                       // under mu
+  std::map<std::string, int> per_client;              // under mu: open, by address
+
+  // Loop thread only.
+  std::map<int, std::shared_ptr<Connection>> reading;
+
+  void Wake() const {
+    uint64_t one = 1;
+    (void)!::write(wake_fd, &one, sizeof(one));
+  }
+
+  void Release(const Connection& c) {
+    ::close(c.fd);
+    std::lock_guard lock(mu);
+    --open;
+    auto it = per_client.find(c.ip);
+    if (it != per_client.end() && --it->second <= 0) per_client.erase(it);
+  }
+
+  void Accept() {
+    while (true) {
+      sockaddr_storage addr{};
+      socklen_t len = sizeof(addr);
+      int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len,
+                         SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EMFILE || errno == ENFILE) {
+          FLOE_LOG_WARN("rest: cannot accept a connection: out of file descriptors");
+        }
+        return;  // EAGAIN: none left; anything else: try again on the next poll
+      }
+      int yes = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
+      auto c = std::make_shared<Connection>();
+      c->fd = fd;
+      BufferedStream::AddressOf(addr, &c->ip, &c->port);
+      std::optional<ErrorBody> refused;
+      {
+        std::lock_guard lock(mu);
+        if (open >= options.max_connections) {
+          refused =
+              ErrorBody{503, kServiceUnavailable,
+                        "too many open connections (" +
+                            std::to_string(options.max_connections) + "); retry later"};
+        } else if (per_client[c->ip] >= options.max_connections_per_client) {
+          refused = ErrorBody{429, kServiceUnavailable,
+                              "too many open connections from " + c->ip + " (" +
+                                  std::to_string(options.max_connections_per_client) +
+                                  "); close idle ones or retry later"};
+        } else {
+          ++open;
+          ++per_client[c->ip];
+        }
+      }
+      if (refused) {
+        FLOE_LOG_DEBUG("rest: refused a connection from {}: {}", c->ip, refused->message);
+        SendAndForget(fd, *refused);
+        ::close(fd);
+        continue;
+      }
+      c->phase = Connection::Phase::kHead;
+      c->deadline = SteadyClock::now() + std::chrono::seconds(options.header_timeout_s);
+      reading[fd] = std::move(c);
+    }
+  }
+
+  // Reads what the socket holds. False when the connection is finished (EOF, error).
+  static bool Receive(Connection& c, size_t cap) {
+    char chunk[16384];
+    while (c.buf.size() <= cap) {
+      ssize_t n = ::recv(c.fd, chunk, sizeof(chunk), 0);
+      if (n > 0) {
+        c.buf.append(chunk, static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+      return false;  // EOF or reset
+    }
+    return true;
+  }
+
+  // Acts on what `c` has buffered. Returns false when `c` left the loop (handed to a
+  // worker or closed).
+  bool Advance(const std::shared_ptr<Connection>& c) {
+    if (c->buf.empty()) return true;
+    if (c->phase == Connection::Phase::kIdle) {
+      c->phase = Connection::Phase::kHead;
+      c->deadline = SteadyClock::now() + std::chrono::seconds(options.header_timeout_s);
+    }
+    RequestScan scan =
+        ScanRequest(c->buf, options.max_header_bytes, options.max_body_bytes);
+    switch (scan.state) {
+      case RequestScan::State::kNeedMore:
+        if (scan.headers_complete && c->phase == Connection::Phase::kHead) {
+          c->phase = Connection::Phase::kBody;
+          c->deadline = SteadyClock::now() + std::chrono::seconds(options.body_timeout_s);
+        }
+        if (scan.expect_continue && !c->sent_continue) {
+          static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+          (void)::send(c->fd, kContinue.data(), kContinue.size(),
+                       MSG_NOSIGNAL | MSG_DONTWAIT);
+          c->sent_continue = true;
+        }
+        return true;
+      case RequestScan::State::kRefuse:
+        SendAndForget(c->fd, {scan.status, kBadRequest, scan.message});
+        Release(*c);
+        return false;
+      case RequestScan::State::kComplete:
+        break;
+    }
+    pool->enqueue([this, c, end = scan.end, close_after = scan.close_after] {
+      Serve(c, end, close_after);
+    });
+    return false;
+  }
+
+  // On a worker: one complete request, answered through httplib.
+  void Serve(std::shared_ptr<Connection> c, size_t end, bool close_after) {
+    bool stop_now = false;
+    {
+      std::lock_guard lock(mu);
+      stop_now = stopping;
+    }
+    bool close =
+        close_after || stop_now || c->served + 1 >= options.max_requests_per_connection;
+    bool closed = false;
+    bool ok = false;
+    {
+      BufferedStream strm(*c, std::string_view(c->buf).substr(0, end),
+                          options.write_timeout_s);
+      ok = http.Process(strm, close, &closed, [](httplib::Request& req) {
+        // The loop already answered `Expect: 100-continue` while the body arrived.
+        req.headers.erase("Expect");
+      });
+    }
+    ++c->served;
+    // Whatever httplib left unread of this request (a body answered without reading it,
+    // e.g. a 401) is dropped with it; what follows is the next request.
+    c->buf.erase(0, end);
+    if (!ok || closed || close) {
+      Release(*c);
+      return;
+    }
+    c->phase = Connection::Phase::kIdle;
+    c->sent_continue = false;
+    c->deadline = SteadyClock::now() + std::chrono::seconds(options.keep_alive_timeout_s);
+    {
+      std::lock_guard lock(mu);
+      if (!stopping) {
+        returned.push_back(c);
+        c.reset();
+      }
+    }
+    if (c) {
+      Release(*c);
+    } else {
+      Wake();
+    }
+  }
+
+  void Loop() {
+    std::vector<pollfd> fds;
+    std::vector<std::shared_ptr<Connection>> polled;
+    const size_t cap = options.max_header_bytes + options.max_body_bytes + 65536;
+    while (true) {
+      std::vector<std::shared_ptr<Connection>> back;
+      {
+        std::lock_guard lock(mu);
+        if (stopping) break;
+        back.swap(returned);
+      }
+      for (auto& c : back) {
+        if (Advance(c)) reading[c->fd] = c;  // a pipelined request may be complete
+      }
+      fds.clear();
+      polled.clear();
+      fds.push_back({wake_fd, POLLIN, 0});
+      fds.push_back({listen_fd, POLLIN, 0});
+      auto now = SteadyClock::now();
+      auto next = now + std::chrono::seconds(1);
+      for (auto& [fd, c] : reading) {
+        fds.push_back({fd, POLLIN, 0});
+        polled.push_back(c);
+        next = std::min(next, c->deadline);
+      }
+      int timeout_ms = static_cast<int>(std::max<int64_t>(
+          0,
+          std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count() + 1));
+      int n = ::poll(fds.data(), fds.size(), timeout_ms);
+      if (n < 0 && errno != EINTR) {
+        FLOE_LOG_ERROR("rest: poll failed ({}); the REST server stops", errno);
+        break;
+      }
+      if (n > 0 && (fds[0].revents & POLLIN)) {
+        uint64_t count = 0;
+        (void)!::read(wake_fd, &count, sizeof(count));
+      }
+      for (size_t i = 0; n > 0 && i < polled.size(); ++i) {
+        const auto& c = polled[i];
+        if (!fds[i + 2].revents) continue;
+        bool alive = Receive(*c, cap);
+        if (!alive) {
+          reading.erase(c->fd);
+          Release(*c);
+          continue;
+        }
+        if (!Advance(c)) reading.erase(c->fd);
+      }
+      if (n > 0 && (fds[1].revents & POLLIN)) Accept();
+      // Deadlines: a client gets header_timeout_s for the request line and fields,
+      // body_timeout_s for the body, keep_alive_timeout_s between requests.
+      now = SteadyClock::now();
+      for (auto it = reading.begin(); it != reading.end();) {
+        const auto& c = it->second;
+        if (c->deadline > now) {
+          ++it;
+          continue;
+        }
+        if (c->phase != Connection::Phase::kIdle) {
+          bool body = c->phase == Connection::Phase::kBody;
+          SendAndForget(
+              c->fd, {408, kBadRequest,
+                      std::string("the request's ") + (body ? "body" : "header fields") +
+                          " did not arrive within " +
+                          std::to_string(body ? options.body_timeout_s
+                                              : options.header_timeout_s) +
+                          " s"});
+        }
+        Release(*c);
+        it = reading.erase(it);
+      }
+    }
+    for (auto& [fd, c] : reading) Release(*c);
+    reading.clear();
+    ::close(listen_fd);
+    listen_fd = -1;
+  }
 };
 
 RestServer::RestServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -176,16 +595,26 @@ Result<std::unique_ptr<RestServer>> RestServer::Start(
     return InvalidConfig("REST server port " + std::to_string(options.port) +
                          " is out of range (0-65535)");
   }
-  if (options.threads < 1 || options.max_connections < options.threads ||
-      options.max_body_bytes == 0 || options.read_timeout_s < 1 ||
-      options.write_timeout_s < 1) {
+  if (options.threads < 1 || options.max_threads < options.threads ||
+      options.max_connections < 1 || options.max_connections_per_client < 1 ||
+      options.max_body_bytes == 0 || options.max_header_bytes < 1024 ||
+      options.header_timeout_s < 1 || options.body_timeout_s < 1 ||
+      options.keep_alive_timeout_s < 1 || options.write_timeout_s < 1 ||
+      options.max_requests_per_connection < 1) {
     return InvalidConfig(
-        "REST server: threads, max body bytes and timeouts must be positive, and "
-        "max_connections at least threads");
+        "REST server: threads, connection caps, max body bytes and timeouts must be "
+        "positive, max_threads at least threads and max_header_bytes at least 1024");
   }
   for (size_t i = 0; i < options.auth_tokens.size(); ++i) {
     if (!IsToken68(options.auth_tokens[i])) {
       return InvalidConfig("REST server: auth token #" + std::to_string(i + 1) +
+                           " is empty or has characters outside RFC 6750's token syntax "
+                           "(letters, digits, - . _ ~ + / and trailing =)");
+    }
+  }
+  for (size_t i = 0; i < options.read_tokens.size(); ++i) {
+    if (!IsToken68(options.read_tokens[i])) {
+      return InvalidConfig("REST server: read-only token #" + std::to_string(i + 1) +
                            " is empty or has characters outside RFC 6750's token syntax "
                            "(letters, digits, - . _ ~ + / and trailing =)");
     }
@@ -195,12 +624,9 @@ Result<std::unique_ptr<RestServer>> RestServer::Start(
   Impl* p = impl.get();
   for (auto& set : route_sets) FLOE_RETURN_NOT_OK(p->router.Add(std::move(set)));
   for (const auto& token : options.auth_tokens) p->token_digests.push_back(Sha256(token));
+  for (const auto& token : options.read_tokens) p->read_digests.push_back(Sha256(token));
+  p->options = options;
   httplib::Server& http = p->http;
-  const size_t threads = static_cast<size_t>(options.threads);
-  const size_t max_connections = static_cast<size_t>(options.max_connections);
-  http.new_task_queue = [threads, max_connections] {
-    return new ElasticPool(threads, max_connections);
-  };
   // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second process
   // binds the same port and the kernel splits connections between the two.
   http.set_socket_options([](socket_t sock) {
@@ -208,8 +634,6 @@ Result<std::unique_ptr<RestServer>> RestServer::Start(
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
   http.set_payload_max_length(options.max_body_bytes);
-  http.set_read_timeout(options.read_timeout_s, 0);
-  http.set_write_timeout(options.write_timeout_s, 0);
 
   // Runs before httplib reads the body: authentication first (every path, unknown ones
   // included), then requests without a body are answered here. The others reach the
@@ -217,9 +641,16 @@ Result<std::unique_ptr<RestServer>> RestServer::Start(
   const size_t max_body = options.max_body_bytes;
   http.set_pre_routing_handler(
       [p, max_body](const httplib::Request& req, httplib::Response& res) {
-        if (!Authorized(p->token_digests, req)) {
+        Access access = Authorized(p->token_digests, p->read_digests, req);
+        if (access == Access::kNone) {
           res.set_header("WWW-Authenticate", "Bearer");
           SendError(res, {401, kNotAuthorized, "missing or invalid bearer token"});
+          return httplib::Server::HandlerResponse::Handled;
+        }
+        if (access == Access::kRead && !IsRead(req)) {
+          SendError(res, {403, kForbiddenType,
+                          "this bearer token is read-only (rest.auth.read.tokens): " +
+                              req.method + " needs a token from rest.auth.tokens"});
           return httplib::Server::HandlerResponse::Handled;
         }
         bool has_body = false;
@@ -312,25 +743,32 @@ Result<std::unique_ptr<RestServer>> RestServer::Start(
                          "host/port");
   }
 
-  p->thread = std::thread([p] {
-    p->http.listen_after_bind();
-    p->listen_returned = true;
-  });
-  // httplib's stop() is a no-op until the accept loop runs: wait for it so Stop() cannot
-  // be lost.
-  while (!p->http.is_running() && !p->listen_returned) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  if (p->listen_returned) {
-    p->thread.join();
+  // httplib bound and listened (backlog 5); the loop accepts, with a backlog that holds
+  // a burst of clients.
+  p->listen_fd = p->http.listen_socket();
+  int flags = ::fcntl(p->listen_fd, F_GETFL, 0);
+  if (flags < 0 || ::fcntl(p->listen_fd, F_SETFL, flags | O_NONBLOCK) != 0 ||
+      ::listen(p->listen_fd, 1024) != 0) {
+    ::close(p->listen_fd);
     return Status::IOError("REST server on " + options.host + ":" + std::to_string(port) +
-                           " stopped right after starting");
+                           ": cannot set up the listening socket (errno " +
+                           std::to_string(errno) + ")");
   }
+  p->wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (p->wake_fd < 0) {
+    ::close(p->listen_fd);
+    return Status::IOError("REST server: eventfd failed (errno " + std::to_string(errno) +
+                           ")");
+  }
+  p->pool = std::make_unique<ElasticPool>(static_cast<size_t>(options.threads),
+                                          static_cast<size_t>(options.max_threads));
+  p->loop_thread = std::thread([p] { p->Loop(); });
   // The caller announces the address (`floe` logs "REST catalog listening on ...").
-  FLOE_LOG_DEBUG(
-      "rest: bound {} port {}, {} worker threads, {}", options.host, port,
-      options.threads,
-      options.auth_tokens.empty() ? "no authentication" : "bearer tokens required");
+  FLOE_LOG_DEBUG("rest: bound {} port {}, {} worker threads, {}", options.host, port,
+                 options.threads,
+                 options.auth_tokens.empty() && options.read_tokens.empty()
+                     ? "no authentication"
+                     : "bearer tokens required");
   std::unique_ptr<RestServer> server(new RestServer(std::move(impl)));
   server->port_ = port;
   return server;
@@ -339,8 +777,17 @@ Result<std::unique_ptr<RestServer>> RestServer::Start(
 void RestServer::Stop() {
   if (stopped_.exchange(true)) return;
   if (!impl_) return;
-  impl_->http.stop();
-  if (impl_->thread.joinable()) impl_->thread.join();
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->stopping = true;
+  }
+  impl_->Wake();
+  // The loop closes the listening socket and every connection still reading; requests
+  // already handed to workers finish (their connections close after the answer).
+  if (impl_->loop_thread.joinable()) impl_->loop_thread.join();
+  if (impl_->pool) impl_->pool->shutdown();
+  if (impl_->wake_fd >= 0) ::close(impl_->wake_fd);
+  impl_->wake_fd = -1;
 }
 
 }  // namespace floe::server

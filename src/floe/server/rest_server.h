@@ -5,9 +5,10 @@
 // touching it.
 //
 // Ownership and threading: the server owns its route sets; what they borrow (the Catalog)
-// must outlive the server (Stop() returns only after every worker has finished). Each
-// connection is served on its own worker thread (see RestOptions::threads), plus one
-// accept thread; Start, port and Stop may be called from any thread.
+// must outlive the server (Stop() returns only after every worker has finished). One
+// connection-loop thread accepts and reads requests; complete requests are served on a
+// worker pool (see RestOptions::threads); Start, port and Stop may be called from any
+// thread.
 #pragma once
 
 #include <atomic>
@@ -28,17 +29,32 @@ namespace floe::server {
 struct RestOptions {
   std::string host = "127.0.0.1";
   int port = 8181;  // 0: pick a free port (see RestServer::port)
-  // Bearer tokens accepted in `Authorization: Bearer <token>` (RFC 6750 token syntax);
-  // empty: no authentication.
+  // Bearer tokens accepted in `Authorization: Bearer <token>` (RFC 6750 token syntax):
+  // `auth_tokens` for every operation, `read_tokens` for GET/HEAD and scan reports (POST
+  // .../metrics) only (403 otherwise). Both empty: no authentication.
   std::vector<std::string> auth_tokens;
+  std::vector<std::string> read_tokens;
   size_t max_body_bytes = size_t{16} << 20;  // larger request bodies get 413
-  int read_timeout_s = 30;
-  int write_timeout_s = 30;
-  // Worker threads started up front; more start on demand, one per open connection, up to
-  // max_connections (so a few slow or stalled clients cannot starve the others). Beyond
-  // that, connections wait for a free worker.
+  // Request line plus header fields; larger heads get 431.
+  size_t max_header_bytes = size_t{64} << 10;
+  // Time a client has to send a request's line and header fields (from its first byte,
+  // or from the connection's opening), then its body; past either the server answers 408
+  // and closes. A kept-alive connection may idle keep_alive_timeout_s between requests.
+  int header_timeout_s = 10;
+  int body_timeout_s = 30;
+  int keep_alive_timeout_s = 5;
+  int max_requests_per_connection = 100;
+  int write_timeout_s = 30;  // a client that does not read its answer is dropped
+  // Open connections, in total and per client IP address; a connection beyond either cap
+  // is answered 503 / 429 and closed at once.
+  int max_connections = 512;
+  int max_connections_per_client = 64;
+  // Worker threads. They serve complete requests only (one connection-loop thread reads
+  // requests with poll() on non-blocking sockets), so a client that has not sent a whole
+  // request never holds one. `threads` start up front, more on demand up to max_threads
+  // (handlers may wait on storage or on the catalog).
   int threads = 8;
-  int max_connections = 256;
+  int max_threads = 64;
 };
 
 class RestServer {
@@ -60,8 +76,8 @@ class RestServer {
   // The bound port (the chosen one when RestOptions::port was 0).
   int port() const { return port_; }
 
-  // Stops accepting, waits for in-flight requests (a client stalled mid-request holds
-  // its worker up to read_timeout_s), joins the threads. Idempotent.
+  // Stops accepting, closes connections that are still sending a request, waits for the
+  // requests being served, joins the threads. Idempotent.
   void Stop();
 
  private:

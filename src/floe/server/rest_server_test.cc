@@ -48,6 +48,41 @@ int Connect(int port) {
   return fd;
 }
 
+// A connected socket from `source` (another loopback address, e.g. 127.0.0.2, to stand
+// for another client) to 127.0.0.1:port; -1 on failure.
+int ConnectFrom(const char* source, int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source, &from.sin_addr);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// The status of the response waiting on `fd` (0 if the server closed without one).
+int ReadStatus(int fd) {
+  std::string response;
+  char buf[4096];
+  while (response.find("\r\n") == std::string::npos) {
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    response.append(buf, static_cast<size_t>(n));
+  }
+  if (response.rfind("HTTP/1.1 ", 0) != 0) return 0;
+  return std::atoi(response.c_str() + 9);
+}
+
 // Sends raw bytes and returns the status code of the response (0 if none came).
 int RawStatus(int port, const std::string& data) {
   int fd = Connect(port);
@@ -568,6 +603,41 @@ TEST_F(RestServerTest, BearerTokens) {
   ExpectError(Get("/v1/no/such/route"), 404, "NotFoundException");
 }
 
+TEST_F(RestServerTest, ReadOnlyTokensReadAndReportButNeverChange) {
+  RestOptions options;
+  options.auth_tokens = {"writer-token"};
+  options.read_tokens = {"reader-token"};
+  StartServer(options);
+  headers_ = {{"Authorization", "Bearer writer-token"}};
+  client_ = NewClient();
+  CreateNamespace({"db"});
+  CreateTable("db", "t");
+  headers_ = {{"Authorization", "Bearer reader-token"}};
+  client_ = NewClient();
+  EXPECT_EQ(Get("/v1/config")->status, 200);
+  EXPECT_EQ(Get("/v1/namespaces/db/tables/t")->status, 200);
+  EXPECT_EQ(Head("/v1/namespaces/db/tables/t")->status, 204);
+  EXPECT_EQ(
+      Post("/v1/namespaces/db/tables/t/metrics", Json{{"report-type", "scan-report"}})
+          ->status,
+      204);
+  ExpectError(Post("/v1/namespaces", Json{{"namespace", {"y"}}}), 403,
+              "ForbiddenException");
+  ExpectError(Post("/v1/namespaces/db/tables/t",
+                   Json{{"requirements", Json::array()},
+                        {"updates", Json::array({{{"action", "set-properties"},
+                                                  {"updates", {{"a", "b"}}}}})}}),
+              403, "ForbiddenException");
+  ExpectError(Delete("/v1/namespaces/db/tables/t?purgeRequested=true"), 403,
+              "ForbiddenException");
+  ExpectError(Post("/v1/namespaces/db/tables/t?x=/metrics", Json::object()), 403,
+              "ForbiddenException");
+  EXPECT_EQ(Get("/v1/namespaces/db/tables/t")->status, 200);
+  headers_ = {{"Authorization", "Bearer nobody"}};
+  client_ = NewClient();
+  ExpectError(Get("/v1/config"), 401, "NotAuthorizedException");
+}
+
 TEST_F(RestServerTest, OversizeChunkedAndMalformedBodies) {
   RestOptions options;
   options.max_body_bytes = 1024;
@@ -805,6 +875,126 @@ TEST_F(RestServerTest, StalledClientsDoNotStarveOthers) {
   for (int fd : stalled) ::close(fd);
 }
 
+TEST_F(RestServerTest, ConnectionCapsPerClientAndInTotal) {
+  RestOptions options;
+  options.max_connections_per_client = 4;
+  options.max_connections = 8;
+  StartServer(options);
+  const int port = server_->port();
+  // Four stalled connections from one client: the fifth is refused at once (429).
+  std::vector<int> stalled;
+  for (int i = 0; i < 4; ++i) {
+    int fd = ConnectFrom("127.0.0.2", port);
+    ASSERT_GE(fd, 0);
+    (void)::send(fd, "GET /v1/conf", 12, MSG_NOSIGNAL);
+    stalled.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  int over = ConnectFrom("127.0.0.2", port);
+  ASSERT_GE(over, 0);
+  EXPECT_EQ(ReadStatus(over), 429);
+  ::close(over);
+  // Another client is served.
+  auto start = std::chrono::steady_clock::now();
+  ExpectAlive();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  // The total cap: 4 more from a third address fill it (the test client closes its
+  // connections), the next is refused with 503.
+  for (int i = 0; i < 4; ++i) {
+    int fd = ConnectFrom("127.0.0.3", port);
+    ASSERT_GE(fd, 0);
+    stalled.push_back(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  int full = ConnectFrom("127.0.0.4", port);
+  ASSERT_GE(full, 0);
+  EXPECT_EQ(ReadStatus(full), 503);
+  ::close(full);
+  for (int fd : stalled) ::close(fd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  client_ = NewClient();
+  ExpectAlive();
+}
+
+TEST_F(RestServerTest, HeadersAndBodiesHaveDeadlines) {
+  RestOptions options;
+  options.header_timeout_s = 1;
+  options.body_timeout_s = 1;
+  StartServer(options);
+  const int port = server_->port();
+  for (std::string part : {std::string("GET /v1/config HTTP/1.1\r\nX-Slow: "),
+                           std::string("POST /v1/namespaces HTTP/1.1\r\n"
+                                       "Content-Length: 100\r\n\r\n{"),
+                           std::string()}) {
+    int fd = Connect(port);
+    ASSERT_GE(fd, 0);
+    if (!part.empty()) (void)::send(fd, part.data(), part.size(), MSG_NOSIGNAL);
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(ReadStatus(fd), 408) << part;
+    auto waited = std::chrono::steady_clock::now() - start;
+    EXPECT_GE(waited, std::chrono::milliseconds(800)) << part;
+    EXPECT_LT(waited, std::chrono::seconds(4)) << part;
+    ::close(fd);
+  }
+  // A slow but steady client that finishes in time is served.
+  int fd = Connect(port);
+  ASSERT_GE(fd, 0);
+  for (std::string piece :
+       {"GET /v1/con", "fig HTTP/1.1\r\nHost: x\r\n", "Connection: close\r\n\r\n"}) {
+    (void)::send(fd, piece.data(), piece.size(), MSG_NOSIGNAL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(ReadStatus(fd), 200);
+  ::close(fd);
+}
+
+TEST_F(RestServerTest, KeepAliveAndPipelinedRequestsAreServedInOrder) {
+  int fd = Connect(server_->port());
+  ASSERT_GE(fd, 0);
+  std::string two =
+      "GET /v1/config HTTP/1.1\r\nHost: x\r\n\r\n"
+      "GET /v1/namespaces/none HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  (void)::send(fd, two.data(), two.size(), MSG_NOSIGNAL);
+  std::string response;
+  char buf[4096];
+  while (true) {
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    response.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  size_t first = response.find("HTTP/1.1 200");
+  size_t second = response.find("HTTP/1.1 404");
+  EXPECT_EQ(first, 0u) << response;
+  EXPECT_NE(second, std::string::npos) << response;
+  // A body sent with a request answered without reading it (401) is not taken for the
+  // next request.
+  headers_ = {};
+  RestOptions options;
+  options.auth_tokens = {"secret"};
+  StartServer(options);
+  fd = Connect(server_->port());
+  ASSERT_GE(fd, 0);
+  std::string smuggle = "GET /v1/config HTTP/1.1\r\nHost: x\r\n\r\n";
+  std::string req = "POST /v1/namespaces HTTP/1.1\r\nContent-Length: " +
+                    std::to_string(smuggle.size()) + "\r\n\r\n" + smuggle +
+                    "GET /v1/config HTTP/1.1\r\nConnection: close\r\n\r\n";
+  (void)::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+  response.clear();
+  while (true) {
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    response.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  size_t answers = 0;
+  for (size_t at = response.find("HTTP/1.1 401"); at != std::string::npos;
+       at = response.find("HTTP/1.1 ", at + 1)) {
+    ++answers;
+  }
+  EXPECT_EQ(answers, 2u) << response;
+}
+
 TEST_F(RestServerTest, StopIsIdempotentAndRefusesAfterwards) {
   int port = server_->port();
   server_->Stop();
@@ -825,6 +1015,12 @@ TEST_F(RestServerTest, StartRejectsBadOptionsAndBusyPorts) {
     EXPECT_EQ(KindOf(RestServer::Start(catalog_.get(), options).status()),
               ErrorKind::kInvalidConfig)
         << bad;
+    options.auth_tokens = {"good-token"};
+    options.read_tokens = {bad};
+    EXPECT_EQ(KindOf(RestServer::Start(catalog_.get(), options).status()),
+              ErrorKind::kInvalidConfig)
+        << bad;
+    options.read_tokens.clear();
   }
   options = RestOptions{};
   options.port = server_->port();  // taken

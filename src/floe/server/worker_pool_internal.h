@@ -1,10 +1,9 @@
 // The worker pool of RestServer. Private to floe/server.
 //
-// httplib 0.11 serves each connection on one worker for its whole life (keep-alive, slow
-// uploads, read timeouts), so a fixed pool of N lets N slow clients stall every other
-// one. This pool keeps `min_threads` and starts more on demand, one per connection, up to
-// `max_threads`; beyond that connections wait in the queue. Threads started on demand
-// stay until shutdown.
+// Workers serve complete requests only (the connection loop reads them), but a handler
+// may wait on storage or on the catalog. This pool keeps `min_threads` and starts more on
+// demand, one per queued request, up to `max_threads`; beyond that requests wait in the
+// queue. Threads started on demand stay until shutdown.
 //
 // Threading: enqueue and shutdown may be called from any thread; the destructor shuts
 // down (runs what is queued, joins every thread).

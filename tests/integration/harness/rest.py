@@ -54,15 +54,17 @@ class RestCatalogProc:
         self.stop()
 
 
-def write_config(work_dir: pathlib.Path, tokens: list[str] | None = None) -> pathlib.Path:
+def write_config(work_dir: pathlib.Path, tokens: list[str] | None = None,
+                 catalog_db: pathlib.Path | None = None) -> pathlib.Path:
     work_dir = pathlib.Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     (work_dir / "warehouse").mkdir(exist_ok=True)
+    catalog_db = pathlib.Path(catalog_db) if catalog_db else work_dir / "catalog.db"
     cfg = {
         # Not used by `catalog serve`; present in case the config loader requires it.
         "kafka": {"bootstrap.servers": "127.0.0.1:9"},
         "warehouse": str(work_dir / "warehouse"),
-        "catalog": {"type": "sqlite", "uri": str(work_dir / "catalog.db"), "name": CATALOG_NAME},
+        "catalog": {"type": "sqlite", "uri": str(catalog_db), "name": CATALOG_NAME},
         "rest": {"listen": "127.0.0.1:0", "auth.tokens": list(tokens or [])},
     }
     path = work_dir / "floe-rest.yaml"
@@ -71,11 +73,13 @@ def write_config(work_dir: pathlib.Path, tokens: list[str] | None = None) -> pat
 
 
 def start_catalog(work_dir, tokens: list[str] | None = None,
-                  timeout: float = START_TIMEOUT_S) -> RestCatalogProc:
+                  timeout: float = START_TIMEOUT_S,
+                  catalog_db: pathlib.Path | None = None) -> RestCatalogProc:
     """Starts `floe catalog serve` on a free port; raises RuntimeError (with the log tail) if it
-    exits or does not log its listening line within `timeout` seconds."""
+    exits or does not log its listening line within `timeout` seconds. `catalog_db`: where the
+    SQLite catalog file goes (default `work_dir/catalog.db`)."""
     work_dir = pathlib.Path(work_dir)
-    config = write_config(work_dir, tokens)
+    config = write_config(work_dir, tokens, catalog_db)
     log_path = work_dir / "floe-rest.log"
     offset = log_path.stat().st_size if log_path.exists() else 0
     proc = procs.spawn([str(floe_binary()), "catalog", "serve", "--config", str(config)],
@@ -86,7 +90,10 @@ def start_catalog(work_dir, tokens: list[str] | None = None,
             f.seek(offset)
             m = _LISTENING.search(f.read())
         if m:
-            return RestCatalogProc(proc, m.group(1).decode(), work_dir, config, list(tokens or []))
+            cat = RestCatalogProc(proc, m.group(1).decode(), work_dir, config, list(tokens or []))
+            if catalog_db:
+                cat.catalog_db = pathlib.Path(catalog_db)
+            return cat
         if not proc.running():
             raise RuntimeError(f"floe catalog serve exited with {proc.returncode} before listening:"
                                f"\n{procs.tail_file(log_path)}")

@@ -814,7 +814,22 @@ public final class RestExercise {
       step(
           "register_table",
           () -> {
-            String metadata = metadataLocation(catalog.loadTable(renamed));
+            // One location belongs to one table: a live table's metadata under a second
+            // name is refused (Floe answers 409).
+            String live = metadataLocation(catalog.loadTable(renamed));
+            String sameLocation =
+                expectThrows(
+                    AlreadyExistsException.class,
+                    "registerTable of a live table's metadata under another name",
+                    () -> catalog.registerTable(registered, live));
+            // A table dropped without purge is registered back under a new name.
+            Table source = catalog.createTable(t3, SCHEMA);
+            DataFile a = writeDataFile(source, batchA(source.schema()));
+            source.newAppend().appendFile(a).commit();
+            DataFile b = writeDataFile(source, batchB(source.schema()));
+            source.newAppend().appendFile(b).commit();
+            String metadata = metadataLocation(catalog.loadTable(t3));
+            check(catalog.dropTable(t3, false), "dropTable(%s, false) returned false", t3);
             Table table = catalog.registerTable(registered, metadata);
             check(metadata.equals(metadataLocation(table)),
                 "registered table points at %s, not %s", metadataLocation(table), metadata);
@@ -826,7 +841,7 @@ public final class RestExercise {
                     "registerTable on an existing name",
                     () -> catalog.registerTable(registered, metadata));
             return details("table", registered.toString(), "metadata_location", metadata,
-                "rows", rows.size(), "duplicate", dup);
+                "rows", rows.size(), "duplicate", dup, "same_location", sameLocation);
           });
 
       multiTable();
