@@ -91,6 +91,23 @@ TEST_F(PipelineFaultsTest, ACatalogThatRefusesWritesPausesWithoutLeavingFilesBeh
   EXPECT_EQ(MetadataFiles(), 3u);  // create, first commit, the commit that went through
 }
 
+TEST_F(PipelineFaultsTest, StoppingWhileTheCatalogRefusesWritesIsCleanAndLosesNothing) {
+  Make(kOneTopic);
+  Produce(0, 0, 5);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(5));
+  h_->store.FailSwaps(1000, Retriable("catalog is read-only"), /*applied=*/false);
+  Produce(0, 5, 5);
+  ASSERT_TRUE(h_->RunFor(3000).ok());
+  EXPECT_TRUE(h_->Finish().ok());  // `floe run` exits 0
+  EXPECT_EQ(h_->DataFileObjects().size(), 1u);
+  h_->store.FailSwaps(0, Status::OK(), false);
+  ASSERT_TRUE(h_->Restart().ok());
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(5));
+  EXPECT_EQ(Ids(), Range(0, 10));
+}
+
 TEST_F(PipelineFaultsTest, ADroppedTableSuspendsItsTopicAndTheOthersGoOn) {
   Make(kTwoTopics);
   Produce(0, 0, 3);
