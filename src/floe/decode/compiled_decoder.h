@@ -35,7 +35,7 @@ struct DecoderOptions {
 
 namespace internal {
 // The compiled programs of the decoders built on CompiledDecoder, each opaque outside
-// the decoder's .cc that defines it.
+// the decoder's own sources (its .cc; the JSON decoder's json_program_internal.h).
 struct AvroProgram;
 struct JsonProgram;
 struct ProtobufProgram;

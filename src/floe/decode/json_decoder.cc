@@ -2,7 +2,9 @@
 // RFC 3339 date/time strings).
 //
 // Make() turns (writer schema, table schema) into a Program: a flat vector of Ops in
-// pre-order (children of one op are contiguous and come after it). Decode():
+// pre-order (children of one op are contiguous and come after it). The program is
+// defined in json_program_internal.h and compiled in json_compiler.cc; this file is the
+// per-record part. Decode():
 //
 //   0. Parse: simdjson's DOM parser (reused; it validates the JSON grammar and UTF-8
 //      and bounds the depth iteratively, so hostile nesting cannot overflow the stack).
@@ -14,6 +16,8 @@
 //
 // The walks recurse along the schema only (bounded by kMaxJsonSchemaDepth); keys the
 // schema does not declare are never walked.
+// A number simdjson cannot hold makes it refuse the whole document; NumberScan
+// (json_number_scan.cc) then explains it.
 #include "floe/decode/json_decoder.h"
 
 #include <arrow/array/builder_binary.h>
@@ -25,7 +29,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -33,72 +36,23 @@
 #include <vector>
 
 #include "floe/decode/compiled_decoder_internal.h"
+#include "floe/decode/json_number_scan_internal.h"
+#include "floe/decode/json_program_internal.h"
 
 namespace floe::decode {
 
-using iceberg::NestedField;
-using iceberg::Type;
-using iceberg::TypeId;
 using internal::Link;
-using internal::Reservation;
-using schema::JsonSchemaNode;
-using schema::JsonSchemaType;
-using schema::JsonStringFormat;
+using internal::json::Kind;
+using internal::json::NumberScan;
+using internal::json::Op;
+using internal::json::Sink;
 namespace dom = ::simdjson::dom;
 
 const size_t JsonDecoder::kPadding = ::simdjson::SIMDJSON_PADDING;
 
 namespace {
 
-// What the JSON value must be.
-enum class Kind : uint8_t {
-  kBoolean,
-  kInteger,
-  kNumber,
-  kString,
-  kUuid,
-  kDate,
-  kDateTime,
-  kTime,
-  kObject,
-  kMap,
-  kArray,
-  kAbsent,  // a table field the writer schema lacks: always null
-};
-
-// What the append phase does with it.
-enum class Sink : uint8_t {
-  kNone,       // not in the table: validated, never appended
-  kRoot,       // the top-level object; its children are the columns
-  kBoolean,    // BooleanBuilder
-  kInt64,      // Int64Builder (integer, or time of day in µs)
-  kTime64,     // Time64Builder (µs)
-  kDouble,     // DoubleBuilder
-  kString,     // StringBuilder
-  kDate32,     // Date32Builder
-  kTimestamp,  // TimestampBuilder (µs, UTC)
-  kStruct,     // StructBuilder
-  kList,       // ListBuilder; child 0 is the element
-  kMap,        // MapBuilder; child 0 the key, child 1 the value
-  kNull,       // always null (absent field)
-};
-
-struct Op {
-  Kind kind = Kind::kAbsent;
-  Sink sink = Sink::kNone;
-  Link link = Link::kNone;
-  bool nullable = false;        // JSON null accepted
-  bool required = false;        // as a property: must be present
-  bool struct_builder = false;  // the builder is a StructBuilder (null fills children)
-  int32_t link_index = -1;
-  uint32_t parent = 0;
-  uint32_t first_child = 0;
-  uint32_t num_children = 0;
-  uint32_t num_props = 0;   // kObject: the first num_props children are its properties
-  uint32_t first_slot = 0;  // kObject: seen flags in Program::seen
-  uint32_t fill_begin = 0;  // struct builders: descendants that a null appends to
-  uint32_t fill_count = 0;
-};
+using Program = internal::JsonProgram;
 
 constexpr int64_t kMaxExactDouble = int64_t{1} << 53;
 constexpr int64_t kMicrosPerSecond = 1000000;
@@ -111,11 +65,6 @@ constexpr int64_t kMinTimestampMicros = -62135596800 * kMicrosPerSecond;  // 000
 constexpr int64_t kMaxTimestampMicros =
     253402300799 * kMicrosPerSecond + 999999;  // 9999-12-31T23:59:59.999999Z
 constexpr int64_t kMinDateDays = -719162;      // 0001-01-01
-
-// Make's messages and nesting bound.
-constexpr internal::CompilerTerms kCompilerTerms = {
-    "JSON property", "the JSON schema has no such property",
-    schema::kMaxJsonSchemaDepth + 1};
 
 // ---------------------------------------------------------------------------------------
 // RFC 3339 strings (strict: fixed widths, ranges checked, no leap second)
@@ -298,296 +247,6 @@ const char* ElementName(dom::element_type t) {
 inline bool IntegralDouble(double d) {
   return std::trunc(d) == d && std::fabs(d) <= static_cast<double>(kMaxExactDouble);
 }
-
-}  // namespace
-
-// Ops (ops[0] is the root), paths (for Make errors: "a.b[]"), builders, counters (per op)
-// and the column check: builders_internal.h.
-struct internal::JsonProgram : internal::ProgramBase<Op> {
-  std::vector<std::string> names;  // per op: the property name (children of objects)
-  std::vector<uint32_t> fill;      // Op::fill_begin/fill_count index this
-  // Per-record scratch, sized at Make time (or grown, never shrunk).
-  std::vector<uint8_t> seen;   // per object op and property: key present
-  std::vector<uint32_t> hint;  // per object op: where the next key lookup starts
-  std::vector<int64_t> index;  // per array element op: the current index (messages)
-  std::vector<std::string_view> key;   // per map value op: the current key (messages)
-  std::vector<std::string_view> keys;  // duplicate-key check of maps
-  // Parsing.
-  dom::parser parser;
-  std::unique_ptr<uint8_t[]> padded;
-  size_t padded_capacity = 0;
-  // A copy of a record with numbers simdjson cannot hold rewritten (NumberScan); only
-  // used for such records.
-  std::vector<uint8_t> rewritten;
-};
-
-namespace {
-
-using Program = internal::JsonProgram;
-
-// ---------------------------------------------------------------------------------------
-// Compilation
-
-class Compiler : public internal::CompilerBase<Compiler, Program> {
- public:
-  using CompilerBase::CompilerBase;
-
-  // CompilerBase's hooks.
-  void MarkAbsent(uint32_t op, const NestedField& field) {
-    p_->ops[op].kind = Kind::kAbsent;
-    p_->ops[op].struct_builder = field.type->id == TypeId::kStruct;
-  }
-  void MarkStringKey(uint32_t op) { p_->ops[op].kind = Kind::kString; }
-
-  Status Root(const JsonSchemaNode& writer, const iceberg::Schema& table,
-              const JsonDecoderOptions& options) {
-    if (writer.type != JsonSchemaType::kObject || writer.nullable) {
-      return Status::Invalid("the JSON value schema must be a non-nullable object, not ",
-                             schema::JsonSchemaTypeName(writer));
-    }
-    Op& root = AddRoot();
-    p_->names.emplace_back("");
-    root.kind = Kind::kObject;
-    root.sink = Sink::kRoot;
-    FLOE_RETURN_NOT_OK(Properties(0, writer,
-                                  internal::DecodedColumns(table, options.skip_columns),
-                                  /*root=*/true, 1));
-    Finish();
-    return Status::OK();
-  }
-
- private:
-  // The children of an object op: the writer's properties (matched by name to the table
-  // fields; a null entry in `fields` is a column to leave alone), then the table fields
-  // the writer lacks.
-  Status Properties(uint32_t op, const JsonSchemaNode& w,
-                    const std::vector<const NestedField*>& fields, bool root, int depth) {
-    const auto match = internal::MatchFields(
-        w.properties.size(),
-        [&](size_t i) -> const std::string& { return w.properties[i].name; }, fields);
-    const std::vector<int>& index_of = match.table_index;
-    const std::vector<int>& absent = match.absent;
-    const auto n_props = static_cast<uint32_t>(w.properties.size());
-    const uint32_t first = Alloc(op, n_props + static_cast<uint32_t>(absent.size()));
-    p_->names.resize(p_->ops.size());
-    p_->ops[op].num_props = n_props;
-    const Link link = root ? Link::kColumn : Link::kStructField;
-    for (uint32_t i = 0; i < n_props; ++i) {
-      const uint32_t c = first + i;
-      const auto& prop = w.properties[i];
-      p_->paths[c] = Child(op, prop.name);
-      p_->names[c] = prop.name;
-      p_->ops[c].required = prop.required;
-      if (index_of[i] >= 0) {
-        p_->ops[c].link = link;
-        p_->ops[c].link_index = index_of[i];
-        if (root) p_->columns.Use(index_of[i]);
-        FLOE_RETURN_NOT_OK(Value(c, *prop.schema, *fields[index_of[i]], depth + 1));
-      } else {
-        FLOE_RETURN_NOT_OK(Skip(c, *prop.schema, depth + 1));
-      }
-    }
-    for (size_t a = 0; a < absent.size(); ++a) {
-      const uint32_t c = first + n_props + static_cast<uint32_t>(a);
-      const NestedField& tf = *fields[absent[a]];
-      p_->paths[c] = Child(op, tf.name);
-      p_->names[c] = tf.name;
-      p_->ops[c].link = link;
-      p_->ops[c].link_index = absent[a];
-      if (root) p_->columns.Use(absent[a]);
-      FLOE_RETURN_NOT_OK(Absent(c, tf, /*check_required=*/true, depth + 1));
-    }
-    return Status::OK();
-  }
-
-  Status Mismatch(uint32_t op, const JsonSchemaNode& w, const Type& t) {
-    return TypeMismatch(op, schema::JsonSchemaTypeName(w),
-                        iceberg::PrimitiveTypeString(t));
-  }
-
-  Status Value(uint32_t op, const JsonSchemaNode& w, const NestedField& tf, int depth) {
-    FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
-    Op& o = p_->ops[op];
-    o.nullable = w.nullable;
-    const bool is_property = p_->ops[o.parent].kind == Kind::kObject;
-    if ((w.nullable || (is_property && !o.required)) && tf.required) {
-      return Status::Invalid("JSON property '", p_->paths[op],
-                             "' may be null or missing but the table column is required");
-    }
-    const Type& t = *tf.type;
-    const TypeId tid = t.id;
-    auto sink = [&](Kind k, Sink s) {
-      p_->ops[op].kind = k;
-      p_->ops[op].sink = s;
-      return Status::OK();
-    };
-    switch (w.type) {
-      case JsonSchemaType::kBoolean:
-        if (tid == TypeId::kBoolean) return sink(Kind::kBoolean, Sink::kBoolean);
-        break;
-      case JsonSchemaType::kInteger:
-        if (tid == TypeId::kLong) return sink(Kind::kInteger, Sink::kInt64);
-        break;
-      case JsonSchemaType::kNumber:
-        if (tid == TypeId::kDouble) return sink(Kind::kNumber, Sink::kDouble);
-        break;
-      case JsonSchemaType::kString:
-        switch (w.format) {
-          case JsonStringFormat::kNone:
-            if (tid == TypeId::kString) return sink(Kind::kString, Sink::kString);
-            break;
-          case JsonStringFormat::kUuid:
-            if (tid == TypeId::kString) return sink(Kind::kUuid, Sink::kString);
-            break;
-          case JsonStringFormat::kDate:
-            if (tid == TypeId::kDate) return sink(Kind::kDate, Sink::kDate32);
-            break;
-          case JsonStringFormat::kDateTime:
-            if (tid == TypeId::kTimestampTz)
-              return sink(Kind::kDateTime, Sink::kTimestamp);
-            break;
-          case JsonStringFormat::kTime:
-            if (tid == TypeId::kLong) return sink(Kind::kTime, Sink::kInt64);
-            if (tid == TypeId::kTime) return sink(Kind::kTime, Sink::kTime64);
-            break;
-        }
-        break;
-      case JsonSchemaType::kObject:
-        if (tid == TypeId::kStruct) {
-          o.kind = Kind::kObject;
-          o.sink = Sink::kStruct;
-          o.struct_builder = true;
-          return Properties(op, w, internal::FieldPointers(t.fields), /*root=*/false,
-                            depth);
-        }
-        break;
-      case JsonSchemaType::kMap:
-        if (tid == TypeId::kMap && t.key().type->id == TypeId::kString) {
-          o.kind = Kind::kMap;
-          o.sink = Sink::kMap;
-          const uint32_t key = p_->AllocMapEntry(op, /*linked=*/true);
-          p_->ops[key].kind = Kind::kString;
-          p_->ops[key].sink = Sink::kString;
-          return Value(key + 1, *w.items, t.value(), depth + 1);
-        }
-        break;
-      case JsonSchemaType::kArray:
-        if (tid == TypeId::kList) {
-          o.kind = Kind::kArray;
-          o.sink = Sink::kList;
-          const uint32_t item = p_->AllocListElement(op, /*linked=*/true);
-          return Value(item, *w.items, t.element(), depth + 1);
-        }
-        break;
-    }
-    return Mismatch(op, w, t);
-  }
-
-  // A property the table does not have: validated, never appended.
-  Status Skip(uint32_t op, const JsonSchemaNode& w, int depth) {
-    FLOE_RETURN_NOT_OK(CheckDepth(op, depth));
-    Op& o = Unlinked(op);
-    o.nullable = w.nullable;
-    switch (w.type) {
-      case JsonSchemaType::kBoolean:
-        o.kind = Kind::kBoolean;
-        return Status::OK();
-      case JsonSchemaType::kInteger:
-        o.kind = Kind::kInteger;
-        return Status::OK();
-      case JsonSchemaType::kNumber:
-        o.kind = Kind::kNumber;
-        return Status::OK();
-      case JsonSchemaType::kString:
-        switch (w.format) {
-          case JsonStringFormat::kNone:
-            o.kind = Kind::kString;
-            break;
-          case JsonStringFormat::kUuid:
-            o.kind = Kind::kUuid;
-            break;
-          case JsonStringFormat::kDate:
-            o.kind = Kind::kDate;
-            break;
-          case JsonStringFormat::kDateTime:
-            o.kind = Kind::kDateTime;
-            break;
-          case JsonStringFormat::kTime:
-            o.kind = Kind::kTime;
-            break;
-        }
-        return Status::OK();
-      case JsonSchemaType::kObject: {
-        o.kind = Kind::kObject;
-        const auto n = static_cast<uint32_t>(w.properties.size());
-        const uint32_t first = Alloc(op, n);
-        p_->names.resize(p_->ops.size());
-        p_->ops[op].num_props = n;
-        for (uint32_t i = 0; i < n; ++i) {
-          p_->paths[first + i] = Child(op, w.properties[i].name);
-          p_->names[first + i] = w.properties[i].name;
-          p_->ops[first + i].required = w.properties[i].required;
-          FLOE_RETURN_NOT_OK(Skip(first + i, *w.properties[i].schema, depth + 1));
-        }
-        return Status::OK();
-      }
-      case JsonSchemaType::kMap:
-      case JsonSchemaType::kArray: {
-        const bool map = w.type == JsonSchemaType::kMap;
-        o.kind = map ? Kind::kMap : Kind::kArray;
-        return Skip(UnlinkedItem(op, map), *w.items, depth + 1);
-      }
-    }
-    return Status::Invalid("JSON property '", p_->paths[op], "': unsupported type");
-  }
-
-  void CollectFill(uint32_t op, std::vector<uint32_t>* out) {
-    const Op& o = p_->ops[op];
-    for (uint32_t c = o.first_child; c < o.first_child + o.num_children; ++c) {
-      if (p_->ops[c].link != Link::kStructField) continue;
-      out->push_back(c);
-      if (p_->ops[c].struct_builder) CollectFill(c, out);
-    }
-  }
-
-  void Finish() {
-    auto& ops = p_->ops;
-    p_->names.resize(ops.size());  // "" for ops that are not properties
-    uint32_t slots = 0;
-    for (uint32_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].link != Link::kNone) p_->reservations.push_back(ReservationOf(i));
-      if (ops[i].kind == Kind::kObject) {
-        ops[i].first_slot = slots;
-        slots += ops[i].num_props;
-      }
-      if (ops[i].struct_builder && ops[i].link != Link::kNone) {
-        std::vector<uint32_t> fill;
-        CollectFill(i, &fill);
-        ops[i].fill_begin = static_cast<uint32_t>(p_->fill.size());
-        ops[i].fill_count = static_cast<uint32_t>(fill.size());
-        p_->fill.insert(p_->fill.end(), fill.begin(), fill.end());
-      }
-    }
-    p_->SizeScratch();
-    p_->seen.assign(slots, 0);
-    p_->hint.assign(ops.size(), 0);
-    p_->index.assign(ops.size(), 0);
-    p_->key.assign(ops.size(), {});
-  }
-
-  // What the reserve phase does for op `i`, which has its own builder.
-  Reservation ReservationOf(uint32_t i) const {
-    const Op& op = p_->ops[i];
-    switch (op.sink) {
-      case Sink::kString:
-        return {i, Reservation::Extra::kData, 0};
-      case Sink::kMap:
-        return {i, Reservation::Extra::kMapEntries, op.first_child};
-      default:
-        return {i, Reservation::Extra::kNone, 0};
-    }
-  }
-};
 
 // Finds the property child of object op `o` named `key`, or -1. Keys usually come in
 // schema order, so the search starts after the previous match.
@@ -826,289 +485,6 @@ class Validator {
   std::string err_;
 };
 
-// ---------------------------------------------------------------------------------------
-// Numbers beyond what simdjson holds
-
-// simdjson refuses a whole document (NUMBER_ERROR) for an integer literal beyond
-// int64/uint64 or a number beyond the double range, though RFC 8259 §6 allows both and
-// leaves the range to the reader. Only after such an error, this scan walks the text
-// along the program (and checks the whole text as RFC 8259 JSON) to explain it:
-//  - such a literal in an integer column, or beyond the double range in a number column,
-//    is an invalid record naming the path and the literal, like an integer beyond int64
-//    (Validator);
-//  - an integer literal in a number column is rewritten as a float ("…0" → "…0.0"), so it
-//    is kept as a rounded double like any integer beyond 2^53;
-//  - anywhere else (a key the schema does not declare, or a column of another type) it is
-//    rewritten to 0: an undeclared key is not validated, and a column of another type
-//    then fails the Validator's own type check.
-// The rewritten copy is parsed again. A scan that finds no such literal (the document is
-// malformed in another way) leaves simdjson's error standing.
-class NumberScan {
- public:
-  struct Fix {
-    size_t begin = 0;
-    size_t end = 0;
-    bool append_fraction = false;  // else: the literal becomes 0
-  };
-
-  NumberScan(const Program& p, std::string_view text) : p_(p), s_(text) {}
-
-  // False when the scan cannot read the text (simdjson's error stands); else error() is
-  // the first value that makes the record invalid ("" if none) and fixes() the rewrites.
-  bool Run() { return Value(0, 1) && (Ws(), i_ == s_.size()); }
-  const std::string& error() const { return error_; }
-  // "$.a[3].b" of the value that set error().
-  const std::string& error_path() const { return error_path_; }
-  const std::vector<Fix>& fixes() const { return fixes_; }
-
- private:
-  static std::string Shorten(std::string_view v) {
-    if (v.size() > 40) return std::string(v.substr(0, 40)) + "...";
-    return std::string(v);
-  }
-
-  void Ws() {
-    while (i_ < s_.size() &&
-           (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) {
-      ++i_;
-    }
-  }
-
-  bool Literal(std::string_view word) {
-    if (s_.substr(i_, word.size()) != word) return false;
-    i_ += word.size();
-    return true;
-  }
-
-  // `op` is the program op the value goes to, or -1 (not read by the schema).
-  bool Value(int64_t op, int depth) {
-    Ws();
-    if (i_ >= s_.size()) return false;
-    switch (s_[i_]) {
-      case '{':
-        return depth <= kMaxJsonDocumentDepth && Object(op, depth);
-      case '[':
-        return depth <= kMaxJsonDocumentDepth && Array(op, depth);
-      case '"':
-        return String(nullptr);
-      case 't':
-        return Literal("true");
-      case 'f':
-        return Literal("false");
-      case 'n':
-        return Literal("null");
-      default:
-        return Number(op);
-    }
-  }
-
-  bool Object(int64_t op, int depth) {
-    const Op* o = op >= 0 ? &p_.ops[op] : nullptr;
-    ++i_;
-    Ws();
-    if (i_ < s_.size() && s_[i_] == '}') return ++i_, true;
-    std::string key;
-    while (true) {
-      Ws();
-      if (i_ >= s_.size() || s_[i_] != '"' || !String(&key)) return false;
-      Ws();
-      if (i_ >= s_.size() || s_[i_] != ':') return false;
-      ++i_;
-      int64_t child = -1;
-      if (o != nullptr && o->kind == Kind::kMap) {
-        child = o->first_child + 1;
-      } else if (o != nullptr && o->kind == Kind::kObject) {
-        for (uint32_t k = 0; k < o->num_props; ++k) {
-          if (p_.names[o->first_child + k] == key) child = o->first_child + k;
-        }
-      }
-      path_.push_back("." + key.substr(0, 64));
-      if (!Value(child, depth + 1)) return false;
-      path_.pop_back();
-      Ws();
-      if (i_ >= s_.size()) return false;
-      if (s_[i_++] == '}') return true;
-      if (s_[i_ - 1] != ',') return false;
-    }
-  }
-
-  bool Array(int64_t op, int depth) {
-    const int64_t item = op >= 0 && p_.ops[op].kind == Kind::kArray
-                             ? static_cast<int64_t>(p_.ops[op].first_child)
-                             : int64_t{-1};
-    ++i_;
-    Ws();
-    if (i_ < s_.size() && s_[i_] == ']') return ++i_, true;
-    for (int64_t n = 0;; ++n) {
-      path_.push_back("[" + std::to_string(n) + "]");
-      if (!Value(item, depth + 1)) return false;
-      path_.pop_back();
-      Ws();
-      if (i_ >= s_.size()) return false;
-      if (s_[i_++] == ']') return true;
-      if (s_[i_ - 1] != ',') return false;
-    }
-  }
-
-  static int Hex(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  }
-
-  bool Hex4(uint32_t* out) {
-    if (i_ + 4 > s_.size()) return false;
-    uint32_t v = 0;
-    for (int k = 0; k < 4; ++k) {
-      const int h = Hex(s_[i_++]);
-      if (h < 0) return false;
-      v = v * 16 + static_cast<uint32_t>(h);
-    }
-    *out = v;
-    return true;
-  }
-
-  // A string at i_ (the opening quote); decoded into `out` (keys) when given.
-  bool String(std::string* out) {
-    if (out) out->clear();
-    ++i_;
-    while (i_ < s_.size()) {
-      const char c = s_[i_++];
-      if (c == '"') return true;
-      if (static_cast<unsigned char>(c) < 0x20) return false;
-      if (c != '\\') {
-        if (out) out->push_back(c);
-        continue;
-      }
-      if (i_ >= s_.size()) return false;
-      const char e = s_[i_++];
-      char plain = 0;
-      switch (e) {
-        case '"':
-        case '\\':
-        case '/':
-          plain = e;
-          break;
-        case 'b':
-          plain = '\b';
-          break;
-        case 'f':
-          plain = '\f';
-          break;
-        case 'n':
-          plain = '\n';
-          break;
-        case 'r':
-          plain = '\r';
-          break;
-        case 't':
-          plain = '\t';
-          break;
-        case 'u': {
-          uint32_t cp;
-          if (!Hex4(&cp)) return false;
-          if (cp >= 0xD800 && cp < 0xDC00 && Literal("\\u")) {
-            uint32_t lo;
-            if (!Hex4(&lo) || lo < 0xDC00 || lo >= 0xE000) return false;
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          }
-          if (out) AppendUtf8(cp, out);
-          continue;
-        }
-        default:
-          return false;
-      }
-      if (out) out->push_back(plain);
-    }
-    return false;
-  }
-
-  static void AppendUtf8(uint32_t cp, std::string* out) {
-    if (cp < 0x80) {
-      out->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-  }
-
-  bool Digit() const { return i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9'; }
-
-  // An RFC 8259 number at i_; records a fix or the error when it is beyond what simdjson
-  // holds.
-  bool Number(int64_t op) {
-    const size_t begin = i_;
-    const bool negative = s_[i_] == '-';
-    if (negative) ++i_;
-    const size_t int_begin = i_;
-    if (!Digit()) return false;
-    if (s_[i_] == '0') {
-      ++i_;
-    } else {
-      while (Digit()) ++i_;
-    }
-    const size_t int_digits = i_ - int_begin;
-    bool is_float = false;
-    if (i_ < s_.size() && s_[i_] == '.') {
-      ++i_;
-      if (!Digit()) return false;
-      while (Digit()) ++i_;
-      is_float = true;
-    }
-    if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
-      ++i_;
-      if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) ++i_;
-      if (!Digit()) return false;
-      while (Digit()) ++i_;
-      is_float = true;
-    }
-    const std::string_view literal = s_.substr(begin, i_ - begin);
-    bool beyond;
-    if (is_float) {
-      beyond = !std::isfinite(std::strtod(std::string(literal).c_str(), nullptr));
-    } else {
-      // Integers simdjson holds: [-2^63, 2^64 - 1].
-      const std::string_view digits = s_.substr(int_begin, int_digits);
-      const std::string_view limit =
-          negative ? "9223372036854775808" : "18446744073709551615";
-      beyond = digits.size() > limit.size() ||
-               (digits.size() == limit.size() && digits > limit);
-    }
-    if (!beyond) return true;
-    const Kind kind = op >= 0 ? p_.ops[op].kind : Kind::kAbsent;
-    if (kind == Kind::kInteger || (kind == Kind::kNumber && is_float)) {
-      if (error_.empty()) {  // the first one; the rest of the text is still checked
-        error_ = (kind == Kind::kInteger ? "integer " : "number ") + Shorten(literal) +
-                 (kind == Kind::kInteger ? " is outside the int64 range"
-                                         : " is outside the double range");
-        error_path_ = "$";
-        for (const auto& seg : path_) error_path_ += seg;
-      }
-    } else {
-      fixes_.push_back({begin, i_, /*append_fraction=*/kind == Kind::kNumber});
-    }
-    return true;
-  }
-
-  const Program& p_;
-  const std::string_view s_;
-  size_t i_ = 0;
-  std::vector<std::string> path_;
-  std::vector<Fix> fixes_;
-  std::string error_;
-  std::string error_path_;
-};
-
 // "$.a.b[3].c" for op i at the current position of the validation walk.
 std::string RuntimePath(const Program& p, uint32_t i) {
   std::vector<std::string> segs;
@@ -1260,10 +636,6 @@ class Appender {
   const Op* ops_;
 };
 
-}  // namespace
-
-namespace {
-
 // Copies `data` into the program's padded buffer (simdjson reads past the end).
 const uint8_t* CopyPadded(Program& p, const uint8_t* data, size_t size) {
   if (!p.padded || size > p.padded_capacity) {  // a fresh decoder has no buffer yet
@@ -1353,18 +725,9 @@ Status ParseAndValidate(Program& p, const uint8_t* data, size_t size, dom::eleme
 
 }  // namespace
 
-// CompiledDecoder's per-format functions (compiled_decoder_internal.h), and the body of
-// JsonDecoder::DecodePadded.
+// CompiledDecoder's per-format functions (compiled_decoder_internal.h; CompileProgram is
+// in json_compiler.cc), and the body of JsonDecoder::DecodePadded.
 namespace internal {
-
-Status CompileProgram(JsonProgram* p, const schema::JsonSchema& writer,
-                      const iceberg::Schema& table, const JsonDecoderOptions& options) {
-  FLOE_RETURN_NOT_OK(Compiler(p, kCompilerTerms).Root(writer.root(), table, options));
-  if (p->parser.allocate(64 * 1024, kMaxJsonDocumentDepth) != ::simdjson::SUCCESS) {
-    return Status::OutOfMemory("JsonDecoder: cannot allocate the JSON parser");
-  }
-  return Status::OK();
-}
 
 Status ValidateRecord(JsonProgram& p, const uint8_t* data, size_t size) {
   p.ResetCounts();

@@ -21,7 +21,7 @@
 // Decode takes one JSON document (UTF-8, no framing) in two phases: the document is
 // parsed (malformed JSON, trailing garbage, invalid UTF-8 and nesting deeper than
 // kMaxJsonDocumentDepth are rejected here; a number beyond the parser's range is refused
-// only where the schema reads it: NumberScan in json_decoder.cc) and validated against
+// only where the schema reads it: json_number_scan.cc) and validated against
 // the schema (types; required properties present and not null; integers integral and
 // within int64; date, date-time (RFC 3339 with offset → UTC microseconds, years 1..9999),
 // time (an offset must not move it to another day) and uuid strings parsed strictly;
