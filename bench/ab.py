@@ -29,7 +29,7 @@ from harness.registry import start_registry  # noqa: E402
 
 def Describe(binary: pathlib.Path) -> str:
     """The binary as "<commit of its tree>:<path in the tree>": results name no machine path."""
-    tree = binary.parents[4]  # <tree>/build/<preset>/src/floe/cli/floe
+    tree = binary.parents[5]  # <tree>/build/<preset>/src/floe/cli/floe
     commit = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip() or "unknown"
     return f"{commit}:{binary.relative_to(tree)}"

@@ -1318,6 +1318,10 @@ class RegistryHandler(BaseHTTPRequestHandler):
             data = body.text.encode("utf-8")
         else:
             data = json.dumps(body).encode("utf-8")
+        # Logged before the answer leaves: a client that asks /__admin/requests right
+        # after its answer must find its request there.
+        self._status = status
+        self._log_request()
         self.send_response(status)
         self.send_header("Content-Type", CONTENT_TYPE)
         self.send_header("Content-Length", str(len(data)))
@@ -1329,7 +1333,6 @@ class RegistryHandler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
-        self._status = status
 
     def _read_body(self) -> bytes:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
@@ -1384,10 +1387,21 @@ class RegistryHandler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         self._handle("HEAD")
 
+    def _log_request(self) -> None:
+        if getattr(self, "_is_admin", True) or getattr(self, "_logged", True):
+            return
+        self._logged = True
+        with self.server.admin_lock:
+            log = self.server.request_log
+            log.append({"method": self._method, "path": self.path, "status": self._status})
+            if len(log) > MAX_REQUEST_LOG:
+                del log[: len(log) - MAX_REQUEST_LOG]
+
     def _handle(self, method: str) -> None:
         self._status = 0
         body_read = False
         is_admin = urlsplit(self.path).path.startswith("/__admin")
+        self._is_admin, self._logged, self._method = is_admin, False, method
         try:
             raw = self._read_body()
             body_read = True
@@ -1417,12 +1431,7 @@ class RegistryHandler(BaseHTTPRequestHandler):
                                         f"{type(e).__name__}: {e}"},
                        close=not body_read)
         finally:
-            if not is_admin:
-                with self.server.admin_lock:
-                    log = self.server.request_log
-                    log.append({"method": method, "path": self.path, "status": self._status})
-                    if len(log) > MAX_REQUEST_LOG:
-                        del log[: len(log) - MAX_REQUEST_LOG]
+            self._log_request()  # a request that got no answer (a broken connection)
 
     def _check_outage(self, path: str) -> None:
         with self.server.admin_lock:
