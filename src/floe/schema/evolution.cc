@@ -1,0 +1,198 @@
+#include "floe/schema/evolution.h"
+
+#include <algorithm>
+
+#include "floe/schema/field_ids.h"
+
+namespace floe::schema {
+namespace {
+
+using iceberg::NestedField;
+using iceberg::Type;
+using iceberg::TypeId;
+using iceberg::TypePtr;
+
+std::string Join(const std::string& path, const std::string& name) {
+  return path.empty() ? name : path + "." + name;
+}
+
+// "int", "decimal(10,2)", "struct", "list", "map".
+std::string Describe(const Type& t) { return iceberg::PrimitiveTypeString(t); }
+
+Status Incompatible(const std::string& path, const std::string& why) {
+  return Suspend("field " + path + ": " + why);
+}
+
+// How a writer's primitive relates to the table column's.
+enum class Fit { kSame, kFits, kWidens, kNo };
+
+Fit PrimitiveFit(const Type& table, const Type& writer) {
+  if (table.id == writer.id) {
+    if (table.id == TypeId::kDecimal) {
+      if (table.scale != writer.scale) return Fit::kNo;
+      if (table.precision == writer.precision) return Fit::kSame;
+      return writer.precision > table.precision ? Fit::kWidens : Fit::kFits;
+    }
+    if (table.id == TypeId::kFixed && table.length != writer.length) return Fit::kNo;
+    return Fit::kSame;
+  }
+  if (table.id == TypeId::kInt && writer.id == TypeId::kLong) return Fit::kWidens;
+  if (table.id == TypeId::kFloat && writer.id == TypeId::kDouble) return Fit::kWidens;
+  if (table.id == TypeId::kLong && writer.id == TypeId::kInt) return Fit::kFits;
+  if (table.id == TypeId::kDouble && writer.id == TypeId::kFloat) return Fit::kFits;
+  return Fit::kNo;
+}
+
+class Merger {
+ public:
+  explicit Merger(const EvolutionOptions& options) : options_(options) {}
+
+  // The table's fields after the writer's (`writer` carries the table's ids where names
+  // match and fresh ids elsewhere: AssignFieldIds).
+  Result<std::vector<NestedField>> Struct(const std::string& path,
+                                          const std::vector<NestedField>& table,
+                                          const std::vector<NestedField>& writer,
+                                          bool top_level) {
+    std::vector<NestedField> out;
+    for (const auto& tf : table) {
+      const std::string p = Join(path, tf.name);
+      if (top_level && IsFixed(tf.name)) {
+        out.push_back(tf);
+        continue;
+      }
+      auto wit = std::find_if(writer.begin(), writer.end(),
+                              [&](const NestedField& w) { return w.name == tf.name; });
+      if (wit == writer.end()) {
+        if (options_.dropped == DroppedFields::kDrop) {
+          changes_.push_back("drop column " + p + " (id " + std::to_string(tf.id) +
+                             "; the writer no longer has it)");
+          continue;
+        }
+        NestedField kept = tf;
+        if (kept.required) {
+          kept.required = false;
+          changes_.push_back("make " + p +
+                             " optional (the writer no longer has it: new rows carry "
+                             "null)");
+        }
+        out.push_back(std::move(kept));
+        continue;
+      }
+      FLOE_ASSIGN_OR_RAISE(auto merged, Field(p, tf, *wit));
+      out.push_back(std::move(merged));
+    }
+    for (const auto& wf : writer) {
+      bool known = std::any_of(table.begin(), table.end(),
+                               [&](const NestedField& t) { return t.name == wf.name; });
+      if (known) continue;
+      if (top_level && IsFixed(wf.name)) {
+        return Incompatible(wf.name, "collides with Floe's own column of that name");
+      }
+      NestedField added = wf;
+      added.required = false;  // older rows have no value for it
+      changes_.push_back("add column " + Join(path, wf.name) + " (id " +
+                         std::to_string(wf.id) + "): optional " + Describe(*wf.type));
+      out.push_back(std::move(added));
+    }
+    return out;
+  }
+
+  std::vector<std::string> TakeChanges() { return std::move(changes_); }
+
+ private:
+  bool IsFixed(const std::string& name) const {
+    return std::find(options_.fixed_columns.begin(), options_.fixed_columns.end(),
+                     name) != options_.fixed_columns.end();
+  }
+
+  // One matched field: the table's, with the writer's changes applied.
+  Result<NestedField> Field(const std::string& path, const NestedField& tf,
+                            const NestedField& wf) {
+    NestedField out = tf;
+    if (tf.required && !wf.required) {
+      out.required = false;
+      changes_.push_back("make " + path + " optional");
+    }
+    FLOE_ASSIGN_OR_RAISE(out.type, TypeOf(path, *tf.type, *wf.type));
+    return out;
+  }
+
+  Result<TypePtr> TypeOf(const std::string& path, const Type& tt, const Type& wt) {
+    const bool same_kind = tt.id == wt.id || (tt.is_primitive() && wt.is_primitive());
+    if (!same_kind) {
+      return Incompatible(path, "the table has " + Describe(tt) + ", the writer " +
+                                    Describe(wt) + " (a column never changes kind)");
+    }
+    switch (tt.id) {
+      case TypeId::kStruct: {
+        FLOE_ASSIGN_OR_RAISE(auto fields, Struct(path, tt.fields, wt.fields, false));
+        return Type::Struct(std::move(fields));
+      }
+      case TypeId::kList: {
+        FLOE_ASSIGN_OR_RAISE(auto element,
+                             Field(path + ".element", tt.element(), wt.element()));
+        return Type::List(element.id, element.required, element.type);
+      }
+      case TypeId::kMap: {
+        if (!iceberg::TypesEqual(*tt.key().type, *wt.key().type) &&
+            PrimitiveFitOrNo(*tt.key().type, *wt.key().type) != Fit::kSame) {
+          return Incompatible(path + ".key", "a map's key type never changes (" +
+                                                 Describe(*tt.key().type) + " → " +
+                                                 Describe(*wt.key().type) + ")");
+        }
+        FLOE_ASSIGN_OR_RAISE(auto value, Field(path + ".value", tt.value(), wt.value()));
+        return Type::Map(tt.key().id, tt.key().type, value.id, value.required,
+                         value.type);
+      }
+      default:
+        break;
+    }
+    switch (PrimitiveFit(tt, wt)) {
+      case Fit::kSame:
+      case Fit::kFits:
+        return std::make_shared<const Type>(tt);
+      case Fit::kWidens:
+        changes_.push_back("widen " + path + " " + Describe(tt) + " → " + Describe(wt));
+        return std::make_shared<const Type>(wt);
+      case Fit::kNo:
+        break;
+    }
+    return Incompatible(path, "the table has " + Describe(tt) + ", the writer " +
+                                  Describe(wt) +
+                                  " (only int → long, float → double and a wider decimal "
+                                  "of the same scale are compatible)");
+  }
+
+  static Fit PrimitiveFitOrNo(const Type& a, const Type& b) {
+    if (!a.is_primitive() || !b.is_primitive()) return Fit::kNo;
+    return PrimitiveFit(a, b);
+  }
+
+  const EvolutionOptions& options_;
+  std::vector<std::string> changes_;
+};
+
+}  // namespace
+
+Result<Evolution> Evolve(const iceberg::Schema& table, int last_column_id,
+                         const std::vector<iceberg::NestedField>& writer,
+                         const EvolutionOptions& options) {
+  Evolution out;
+  out.last_column_id = last_column_id;
+  FLOE_ASSIGN_OR_RAISE(auto with_ids,
+                       AssignFieldIds(writer, &table, &out.last_column_id));
+  Merger merger(options);
+  FLOE_ASSIGN_OR_RAISE(out.schema.fields,
+                       merger.Struct("", table.fields, with_ids, /*top_level=*/true));
+  out.schema.schema_id = table.schema_id;
+  for (int id : table.identifier_field_ids) {
+    const NestedField* f = out.schema.FindField(id);
+    if (f != nullptr && f->required) out.schema.identifier_field_ids.push_back(id);
+  }
+  out.changes = merger.TakeChanges();
+  // Ids handed out to fields that did not end up in the schema are simply skipped: the
+  // table's last-column-id only grows.
+  return out;
+}
+
+}  // namespace floe::schema

@@ -1,0 +1,57 @@
+// Schema evolution (issue 16): whether a writer's schema can be taken by a table, and the
+// table schema that takes it. A pure function over two Iceberg schemas; the pipeline
+// decides when to call it and commits the result.
+//
+// Fields are matched by name at every level (struct fields, a list's element, a map's
+// value; a map's key must not change). Compatible changes (Iceberg spec "Schema
+// Evolution"; Delta type widening):
+//   - a field the table lacks      → a new optional column with a fresh field id (its own
+//                                     nested fields keep the writer's requiredness);
+//   - a field the writer lacks     → kept and made optional (DroppedFields::kKeep), or
+//                                     removed from the schema (kDrop; its id stays used,
+//                                     so re-adding the name later makes a new column);
+//   - int → long, float → double, decimal(P,S) → decimal(P',S) with P' > P;
+//   - a required column the writer makes optional → optional.
+// A writer type the table column already holds (int into long, float into double, a
+// narrower decimal of the same scale, a required field for an optional column) fits
+// without a change. Anything else (another type, another kind, a narrowing, a changed map
+// key) is incompatible: kSuspend naming the field path and both types.
+//
+// Renames (Avro aliases, a Protobuf field renamed under its number) are not handled here
+// yet: a renamed field is a drop plus an add.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "floe/common/status.h"
+#include "floe/iceberg/schema.h"
+
+namespace floe::schema {
+
+enum class DroppedFields { kKeep, kDrop };
+
+struct EvolutionOptions {
+  DroppedFields dropped = DroppedFields::kKeep;
+  // Top-level columns the writer never carries and that stay exactly as they are
+  // (Floe's `_kafka`, the `key` column of key.format string/registry).
+  std::vector<std::string> fixed_columns;
+};
+
+struct Evolution {
+  iceberg::Schema schema;  // the table's schema after the changes (schema_id unchanged)
+  int last_column_id = 0;  // the table's last-column-id after the changes
+  // What changed, one line each ("add column a.b (id 7): optional string"); empty when
+  // the writer fits the table as it is.
+  std::vector<std::string> changes;
+
+  bool changed() const { return !changes.empty(); }
+};
+
+// `table`: the table's current schema; `last_column_id`: the table's last-column-id (ids
+// are never reused); `writer`: the writer schema's fields (ids ignored).
+Result<Evolution> Evolve(const iceberg::Schema& table, int last_column_id,
+                         const std::vector<iceberg::NestedField>& writer,
+                         const EvolutionOptions& options = {});
+
+}  // namespace floe::schema
