@@ -9,8 +9,9 @@ and nothing is lost or written twice.
   answers that table's loads with a 5xx naming the file;
 - a table dropped through REST while another keeps committing;
 - a column added by pyiceberg (after `_kafka`), then a restart;
-- tombstones under the default policy; an int → long change under `skip`; a schema id the
-  registry answers 40403 for during its first seconds.
+- tombstones under the default policy; an int → long change under `skip` (the column is
+  widened), an int → string change under `skip` (suspends); a schema id the registry
+  answers 40403 for during its first seconds.
 
 Every case ends with the multiset of (partition, offset) checked against a read_committed
 consumer (test_exactly_once.committed_records).
@@ -183,8 +184,8 @@ def test_a_corrupt_metadata_file_suspends_only_its_table(kafka_broker, registry,
     location = run.metadata_location(default_table_name(bad))
     pathlib.Path(location.removeprefix("file://")).write_text('{"format-version": 2, "oops"')
     run.start()
-    uri = run.rest_uri()
     run.wait_for_log(f"topic {bad} suspended", timeout=30)
+    uri = run.rest_uri()  # this run's: its line comes before the suspension
     produce_events(kafka_broker.bootstrap, ser, good, 100, 100, 1)
     positions_reach(run, default_table_name(good), good, hwm(kafka_broker, good))
     r = requests.get(f"{uri}/v1/namespaces/kafka/tables/{default_table_name(bad)}", timeout=10)
@@ -273,22 +274,59 @@ def test_tombstones_are_counted_and_skipped_by_default(kafka_broker, registry, t
     assert table_records(run, table) == want
 
 
-def test_int_to_long_under_skip_suspends_and_loses_nothing(kafka_broker, registry, tmp_path):
+def _produce_versions(kafka_broker, registry, topic, versions) -> None:
+    """Produces 20 records per (schema, first seq) in order, with confluent's serializer."""
+    client = SchemaRegistryClient({"url": registry.url})
+    p = Producer({"bootstrap.servers": kafka_broker.bootstrap})
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    for schema, first, seq in versions:
+        ser = AvroSerializer(client, json.dumps(schema))
+        for i in range(first, first + 20):
+            p.produce(topic, value=ser({"seq": seq(i), "payload": f"event-{i}"}, ctx),
+                      key=str(i).encode(), partition=0)
+        assert p.flush(10) == 0
+
+
+V1 = {"type": "record", "name": "Event", "namespace": "eo", "fields": [
+    {"name": "seq", "type": "int"}, {"name": "payload", "type": "string"}]}
+
+
+def test_int_to_long_under_skip_widens_the_column_and_loses_nothing(
+        kafka_broker, registry, tmp_path):
+    """v1 {seq: int}, then v2 {seq: long} (BACKWARD-compatible): the column is widened by a
+    schema-only commit and every record lands, none skipped."""
     topic = "fault-int-long"
     kafka_broker.create_topic(topic, partitions=1)
     table = default_table_name(topic)
-    client = SchemaRegistryClient({"url": registry.url})
-    v1 = {"type": "record", "name": "Event", "namespace": "eo", "fields": [
-        {"name": "seq", "type": "int"}, {"name": "payload", "type": "string"}]}
-    v2 = dict(v1, fields=[{"name": "seq", "type": "long"}, {"name": "payload", "type": "string"}])
-    p = Producer({"bootstrap.servers": kafka_broker.bootstrap})
-    ctx = SerializationContext(topic, MessageField.VALUE)
-    for schema, first in ((v1, 0), (v2, 20)):
-        ser = AvroSerializer(client, json.dumps(schema))
-        for i in range(first, first + 20):
-            p.produce(topic, value=ser({"seq": i, "payload": f"event-{i}"}, ctx),
-                      key=str(i).encode(), partition=0)
-        assert p.flush(10) == 0
+    v2 = dict(V1, fields=[{"name": "seq", "type": "long"}, {"name": "payload", "type": "string"}])
+    _produce_versions(kafka_broker, registry, topic, [(V1, 0, int), (v2, 20, int)])
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
+                  [{"name": topic, "on.invalid.record": "skip"}])
+    run.start()
+    positions_reach(run, table, topic, {0: 40})
+    assert run.stop() == 0, run.log(40)
+    log = run.log(300)
+    assert "skipped invalid record" not in log and "suspended" not in log, log
+    assert "widen seq int → long" in log, log
+    md = run.metadata(table)
+    current = next(s for s in md["schemas"] if s["schema-id"] == md["current-schema-id"])
+    assert next(f for f in current["fields"] if f["name"] == "seq")["type"] == "long"
+    assert_exactly_the_log(kafka_broker, run, topic, table)
+
+
+def test_a_type_the_table_cannot_take_suspends_under_skip_and_loses_nothing(
+        kafka_broker, registry, tmp_path):
+    """v1 {seq: int}, then a schema with {seq: string}: not a bad record, a schema the
+    table cannot take. The topic suspends at its first record whatever the policy."""
+    topic = "fault-int-string"
+    kafka_broker.create_topic(topic, partitions=1)
+    table = default_table_name(topic)
+    v2 = dict(V1, fields=[{"name": "seq", "type": "string"},
+                          {"name": "payload", "type": "string"}])
+    # The registry refuses such a schema under its default BACKWARD level.
+    SchemaRegistryClient({"url": registry.url}).set_compatibility(
+        subject_name=f"{topic}-value", level="NONE")
+    _produce_versions(kafka_broker, registry, topic, [(V1, 0, int), (v2, 20, str)])
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
                   [{"name": topic, "on.invalid.record": "skip"}])
     run.start()

@@ -96,6 +96,28 @@ Status Committer::EnsureFormats(const catalog::TableIdent& ident,
   return Retriable("setting floe.formats on " + ident.ToString() + " kept conflicting");
 }
 
+Status Committer::CommitSchema(const catalog::TableIdent& ident, int base_schema_id,
+                               const iceberg::Schema& schema, int last_column_id) {
+  FLOE_ASSIGN_OR_RAISE(auto loaded, LoadRaw(catalog_, ident));
+  if (!loaded) {
+    return NotFound(
+        "table " + ident.ToString() +
+        " was dropped from the catalog (or renamed) while Floe was writing it");
+  }
+  const auto& md = loaded->metadata;
+  auto committed = catalog_->CommitTable(
+      catalog::TableCommit{ident,
+                           {iceberg::requirement::AssertTableUuid{md.table_uuid},
+                            iceberg::requirement::AssertCurrentSchemaId{base_schema_id}},
+                           {iceberg::update::AddSchema{schema, last_column_id},
+                            iceberg::update::SetCurrentSchema{-1}}},
+      catalog::Writer::kFloe);
+  if (!committed.ok()) {
+    return WithContext(committed.status(), "schema change of " + ident.ToString());
+  }
+  return Status::OK();
+}
+
 Status Committer::Commit(const CommitRequest& req) {
   // The data manifest is written once; each attempt rebuilds only the manifest list.
   std::unique_ptr<iceberg::FastAppend> append;

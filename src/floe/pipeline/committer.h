@@ -68,6 +68,11 @@ class Committer {
   // kConflict when the fence fails (another writer moved the positions): the batch must
   // be discarded and the partitions re-read from the table's positions.
   Status Commit(const CommitRequest& request);
+  // A schema-only commit (schema evolution): `schema` becomes the current schema, with
+  // `last_column_id`, if the table's current schema is still `base_schema_id`; kConflict
+  // otherwise (the caller reloads and evolves again).
+  Status CommitSchema(const catalog::TableIdent& ident, int base_schema_id,
+                      const iceberg::Schema& schema, int last_column_id);
 
  private:
   catalog::Catalog* catalog_;

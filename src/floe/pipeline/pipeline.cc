@@ -374,6 +374,7 @@ class PipelineImpl : public Pipeline {
       RowPlan plan;
       Status st = resolver_.Plan(ts, r, &plan);
       if (!st.ok()) {
+        if (ts.evolution) return Evolve(r, ts);
         ErrorKind kind = KindOf(st);
         if (kind == ErrorKind::kInvalidRecord) return Invalid(ts, r, st);
         if (kind == ErrorKind::kNotFound) return UnknownSchema(ts, r, st);
@@ -410,6 +411,38 @@ class PipelineImpl : public Pipeline {
       ts.unknown_schema_since_ms = -1;
       return Status::OK();
     }
+  }
+
+  // The record's schema evolves the table (TableSetup left the change in ts.evolution):
+  // what came before is committed with the old schema, the schema change is committed on
+  // its own (a crash between the two leaves a table whose new schema nothing uses yet),
+  // and the topic reads on from this record with the new schema. A lost race on the
+  // schema (someone changed it meanwhile) re-reads and evolves against theirs.
+  Status Evolve(const kafka::Record& r, TopicState& ts) {
+    schema::Evolution evolution = std::move(*ts.evolution);
+    ts.evolution.reset();
+    FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, /*batch_done=*/false));
+    if (!ts.Active()) return Status::OK();  // the commit failed: TableFault paused it
+    const int base_schema_id =
+        ts.writer ? ts.writer->schema().schema_id : ts.table.schema->schema_id;
+    Status st = committer_.CommitSchema(ts.ident, base_schema_id, evolution.schema,
+                                        evolution.last_column_id);
+    if (!st.ok() && KindOf(st) != ErrorKind::kConflict) {
+      return TableFault(*r.topic, ts, st);
+    }
+    if (st.ok()) {
+      std::string changes;
+      for (const auto& c : evolution.changes)
+        changes += (changes.empty() ? "" : "; ") + c;
+      FLOE_LOG_INFO("table {}: schema evolved for {} at {}: {}", ts.ident.ToString(),
+                    ts.evolution_what, Where(r), changes);
+    }
+    // Read again from this record (the rest of this poll's records of the topic are
+    // dropped, so nothing is taken out of order): a pause of no length.
+    DiscardUncommitted(ts, io_);
+    ts.paused_until_ms = clock_.monotonic_ms();
+    ts.pause_reason = "schema change";
+    return Reassign();
   }
 
   // The registry does not know the record's schema id (or a schema it references).

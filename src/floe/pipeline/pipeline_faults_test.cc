@@ -211,6 +211,43 @@ TEST_F(PipelineFaultsTest, AWidenedTypeSuspendsEvenUnderSkip) {
   EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 3}}}}));  // stops at the record
 }
 
+// Avro encodes int and long alike, so FramedAvro serves both versions.
+constexpr char kIntIdSchema[] =
+    R"({"type":"record","name":"order","fields":[{"name":"id","type":"int"},)"
+    R"({"name":"name","type":"string"}]})";
+
+TEST_F(PipelineFaultsTest, IntToLongWidensTheColumnAndOldProducersGoOn) {
+  Make(kSkipTopic);
+  const int v1 = h_->registry.Register("orders-value", kIntIdSchema);
+  const int v2 = h_->registry.Register("orders-value", testing::AvroSchemaText());
+  for (int64_t id = 0; id < 6; ++id) {
+    ProduceRaw(0, FramedAvro(id == 2 || id == 3 ? v2 : v1, id, "n"));  // v1, v2, v1 again
+  }
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(6));
+  EXPECT_EQ(h_->Topic("orders").skipped_records, 0);
+  EXPECT_EQ(Ids(), Range(0, 6));
+  auto md = h_->Metadata("orders");
+  ASSERT_TRUE(md.ok());
+  EXPECT_EQ(md->CurrentSchema()->FindTopLevel("id")->type->id, iceberg::TypeId::kLong);
+  EXPECT_EQ(md->schemas.size(), 2u);
+}
+
+TEST_F(PipelineFaultsTest, AWideningOfATableWithDeltaSuspendsUntilDeltaCanTakeIt) {
+  Make(
+      "topics: [{name: orders, formats: [iceberg, delta]}]\n"
+      "defaults: {commit.interval.ms: 1000}\n");
+  const int v1 = h_->registry.Register("orders-value", kIntIdSchema);
+  const int v2 = h_->registry.Register("orders-value", testing::AvroSchemaText());
+  ProduceRaw(0, FramedAvro(v1, 0, "a"));
+  ProduceRaw(0, FramedAvro(v2, 1, "b"));
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").suspended; }));
+  EXPECT_NE(h_->Topic("orders").reason.find("Delta type widening"), std::string::npos)
+      << h_->Topic("orders").reason;
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 1}}}}));
+}
+
 TEST_F(PipelineFaultsTest, AnIdTheRegistryLearnsLateIsDecodedNotSkipped) {
   Make(kSkipTopic);
   Produce(0, 0, 2);

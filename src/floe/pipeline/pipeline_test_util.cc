@@ -1,6 +1,7 @@
 #include "floe/pipeline/pipeline_test_util.h"
 
 #include <arrow/api.h>
+#include <arrow/compute/cast.h>
 #include <arrow/io/interfaces.h>
 #include <parquet/arrow/reader.h>
 
@@ -346,8 +347,15 @@ Result<std::vector<Row>> Harness::Rows(const std::string& table) {
         return Status::Invalid("record_count ", e.data_file.record_count,
                                " but file has ", combined->num_rows());
       }
-      auto ids =
-          std::static_pointer_cast<::arrow::Int64Array>(combined->GetColumnByName("id"));
+      // Files written before an int → long widening hold `id` as int32: read as the
+      // table (the current schema) does, widened.
+      std::shared_ptr<::arrow::Array> id_column = combined->GetColumnByName("id");
+      if (id_column && id_column->type_id() == ::arrow::Type::INT32) {
+        FLOE_ASSIGN_OR_RAISE(auto widened,
+                             ::arrow::compute::Cast(*id_column, ::arrow::int64()));
+        id_column = widened;
+      }
+      auto ids = std::static_pointer_cast<::arrow::Int64Array>(id_column);
       auto names = std::static_pointer_cast<::arrow::StringArray>(
           combined->GetColumnByName("name"));
       auto kafka_col = std::static_pointer_cast<::arrow::StructArray>(

@@ -10,32 +10,47 @@
 namespace floe::pipeline {
 
 // The table for a value schema's fields: created on the first schema; a later schema
-// must fit it (new columns need schema evolution, not built yet).
+// must fit it, or evolve it compatibly (schema::Evolve): the change is then left in
+// `ts.evolution` for the pipeline to commit before the record that brought it.
 Status TableSetup::PrepareTable(TopicState& ts, const std::string& what,
                                 std::vector<iceberg::NestedField> fields) {
   const iceberg::Schema* existing =
       ts.writer ? &ts.writer->schema() : (ts.table.schema ? &*ts.table.schema : nullptr);
-  int last_id =
-      ts.writer ? std::max(ts.table.last_column_id, ts.writer->schema().HighestFieldId())
-                : ts.table.last_column_id;
   FLOE_RETURN_NOT_OK(AddKeyField(ts, &fields));
-  auto built = schema::BuildTableSchema(fields, existing, &last_id);
-  if (!built.ok()) {
-    // e.g. a value field named _kafka: the topic cannot be mapped until the schema
-    // changes.
-    return Suspend(what + ": " + built.status().message());
+  if (existing == nullptr) {
+    int last_id = ts.table.last_column_id;
+    auto built = schema::BuildTableSchema(fields, nullptr, &last_id);
+    if (!built.ok()) {
+      // e.g. a value field named _kafka: the topic cannot be mapped until the schema
+      // changes.
+      return Suspend(what + ": " + built.status().message());
+    }
+    return OpenWriter(ts, *built);
   }
-  if (existing != nullptr && last_id > existing->HighestFieldId() &&
-      last_id > ts.table.last_column_id) {
-    // The writer schema adds columns. Fields the writer lacks are fine (the decoder
-    // appends nulls) and type widenings are checked by the decoder; adding columns needs
-    // schema evolution, which is not built yet.
-    return Suspend(
-        what + " adds columns to table " + ts.ident.ToString() +
-        "; schema evolution is not supported yet, so the topic stops here with "
-        "nothing lost");
+  const int last_id = std::max(ts.table.last_column_id, existing->HighestFieldId());
+  schema::EvolutionOptions options;
+  options.fixed_columns = {schema::kKafkaColumn};
+  auto evolved = schema::Evolve(*existing, last_id, fields, options);
+  if (!evolved.ok()) {
+    return Suspend(what + " does not fit table " + ts.ident.ToString() + ": " +
+                   evolved.status().message() +
+                   "; its records are kept in Kafka (the topic stops here, nothing is "
+                   "skipped)");
   }
-  return OpenWriter(ts, *built);
+  if (evolved->changed()) {
+    const bool widens =
+        std::any_of(evolved->changes.begin(), evolved->changes.end(),
+                    [](const std::string& c) { return c.rfind("widen ", 0) == 0; });
+    if (widens && WantsDelta(ts.settings)) {
+      return Suspend(what + " widens a column of table " + ts.ident.ToString() +
+                     ", which has a Delta log: Delta type widening is not supported "
+                     "yet, so the topic stops here with nothing lost");
+    }
+    ts.evolution = std::move(*evolved);
+    ts.evolution_what = what;
+    return Conflict(what + " changes the schema of table " + ts.ident.ToString());
+  }
+  return OpenWriter(ts, *existing);
 }
 
 // key.format string and registry add a top-level `key` column after the value's fields.

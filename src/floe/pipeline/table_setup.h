@@ -1,11 +1,13 @@
 // TableSetup: a topic's table and its writer. On the first schema it creates the table
 // (the value's fields, the `key` column of key.format string/registry, then `_kafka`) or
-// opens the existing one, checks that a later schema fits it, and opens the TableWriter
-// that writes data files through FileIO.
+// opens the existing one, checks that a later schema fits it or evolves it compatibly
+// (schema::Evolve), and opens the TableWriter that writes data files through FileIO.
 //
 // Errors: kSuspend when the topic cannot be mapped (a value field collides with `key` or
-// `_kafka`, a schema adds columns before schema evolution exists); storage and catalog
-// errors as the Committer reports them (kRetriable is retried by the caller).
+// `_kafka`, a schema the table cannot take, a widening of a Delta table); kConflict with
+// `ts.evolution` set when the schema evolves the table (the pipeline commits the change,
+// then reads the record again); storage and catalog errors as the Committer reports
+// them.
 //
 // Threading: used by the pipeline thread only.
 #pragma once

@@ -21,6 +21,7 @@
 #include "floe/pipeline/committer.h"
 #include "floe/pipeline/schema_resolver.h"
 #include "floe/pipeline/table_writer.h"
+#include "floe/schema/evolution.h"
 
 namespace floe::pipeline {
 
@@ -52,6 +53,10 @@ struct TopicState {
 
   // The decoders compiled for this topic (SchemaResolver).
   TopicSchemas schemas;
+  // A compatible schema change TableSetup found for a writer schema (`evolution_what`
+  // names it), applied by the pipeline before the record that brought it.
+  std::optional<schema::Evolution> evolution;
+  std::string evolution_what;
 
   // Kafka side.
   std::map<int32_t, PartitionState> partitions;
@@ -86,6 +91,7 @@ struct TopicState {
     key_index = -1;
     key_children.clear();
     schemas = TopicSchemas{};
+    evolution.reset();
     partitions.clear();
   }
 };
