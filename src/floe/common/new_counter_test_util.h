@@ -1,7 +1,6 @@
 // Test-only: counts calls of the global operator new (replaced in
 // new_counter_test_util.cc, its own translation unit so the compiler does not pair the
-// replacements with malloc/free in the tests' code). The same as decode's, which predates
-// it; common's tests cannot reach into decode.
+// replacements with malloc/free in the tests' code).
 #pragma once
 
 #include <cstdint>

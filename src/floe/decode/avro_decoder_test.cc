@@ -7,9 +7,9 @@
 #include <iostream>
 #include <limits>
 
+#include "floe/common/new_counter_test_util.h"
 #include "floe/decode/avro_test_encoder.h"
 #include "floe/decode/decoder_test_util.h"
-#include "floe/decode/new_counter_test_util.h"
 #include "floe/schema/avro_to_iceberg.h"
 
 namespace floe::decode {
@@ -1312,16 +1312,16 @@ TEST(AvroDecoderAllocationTest, ZeroAllocationsPerRecordAfterWarmUp) {
   }
   for (int i = 0; i < kWarmUp; ++i) ASSERT_TRUE(h.Decode(records[i]).ok());
   // Under valgrind (which replaces operator new itself) the count stays 0 for everything.
-  testing::StartCountingNew();
+  floe::testing::StartCountingNew();
   auto probe = std::make_unique<std::string>(1000, 'x');
-  const bool new_is_counted = testing::StopCountingNew() > 0;
+  const bool new_is_counted = floe::testing::StopCountingNew() > 0;
   EXPECT_EQ(probe->size(), 1000u);
 
   const int64_t pool_before = pool.allocations;
-  testing::StartCountingNew();
+  floe::testing::StartCountingNew();
   bool all_ok = true;
   for (int i = kWarmUp; i < kRecords; ++i) all_ok &= h.Decode(records[i]).ok();
-  const int64_t news = testing::StopCountingNew();
+  const int64_t news = floe::testing::StopCountingNew();
   ASSERT_TRUE(all_ok);
   EXPECT_EQ(pool.allocations - pool_before, 0) << "Arrow allocations after warm-up";
   if (new_is_counted) {
@@ -1369,15 +1369,15 @@ TEST(AvroDecoderAllocationTest, GeneralUnionsAllocateNothingAfterWarmUp) {
     e.Block(2).String("k").Union(1).Enum(1).String("p").Union(0).Long(2).End().End();
   }
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(h.Decode(records[i]).ok());
-  testing::StartCountingNew();
+  floe::testing::StartCountingNew();
   auto probe = std::make_unique<std::string>(1000, 'x');
-  const bool new_is_counted = testing::StopCountingNew() > 0;
+  const bool new_is_counted = floe::testing::StopCountingNew() > 0;
   EXPECT_EQ(probe->size(), 1000u);
   const int64_t pool_before = pool.allocations;
-  testing::StartCountingNew();
+  floe::testing::StartCountingNew();
   bool all_ok = true;
   for (int i = 100; i < kRecords; ++i) all_ok &= h.Decode(records[i]).ok();
-  const int64_t news = testing::StopCountingNew();
+  const int64_t news = floe::testing::StopCountingNew();
   ASSERT_TRUE(all_ok);
   EXPECT_EQ(pool.allocations - pool_before, 0) << "Arrow allocations after warm-up";
   if (new_is_counted) {

@@ -6,8 +6,8 @@
 #include <iostream>
 #include <string>
 
+#include "floe/common/new_counter_test_util.h"
 #include "floe/decode/decoder_test_util.h"
-#include "floe/decode/new_counter_test_util.h"
 #include "floe/schema/json_schema.h"
 
 namespace floe::decode {
@@ -621,13 +621,13 @@ TEST(JsonDecoderTest, NoHeapAllocationPerRecordInSteadyState) {
   h.Flush();
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(h.Decode(records[i]).ok());
   // Reset keeps nothing; instead decode less than what was flushed after a reserve.
-  testing::StartCountingNew();
+  floe::testing::StartCountingNew();
   auto probe = std::make_unique<std::string>(1000, 'x');
-  const bool new_is_counted = testing::StopCountingNew() > 0;
-  testing::StartCountingNew();
+  const bool new_is_counted = floe::testing::StopCountingNew() > 0;
+  floe::testing::StartCountingNew();
   bool all_ok = true;
   for (int i = 100; i < 200; ++i) all_ok &= h.Decode(records[i]).ok();
-  const int64_t news = testing::StopCountingNew();
+  const int64_t news = floe::testing::StopCountingNew();
   ASSERT_TRUE(all_ok);
   if (new_is_counted) {
     EXPECT_EQ(news, 0) << "operator new calls in steady state";

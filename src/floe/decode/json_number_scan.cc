@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "floe/common/utf8.h"
 #include "floe/decode/json_decoder.h"
 #include "floe/decode/json_number_scan_internal.h"
 #include "floe/decode/json_program_internal.h"
@@ -175,24 +176,6 @@ bool NumberScan::String(std::string* out) {
     if (out) out->push_back(plain);
   }
   return false;
-}
-
-void NumberScan::AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 // An RFC 8259 number at i_; records a fix or the error when it is beyond what simdjson

@@ -58,7 +58,6 @@ class NumberScan {
   static int Hex(char c);
   bool Hex4(uint32_t* out);
   bool String(std::string* out);
-  static void AppendUtf8(uint32_t cp, std::string* out);
   bool Digit() const { return i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9'; }
   bool Number(int64_t op);
 

@@ -9,8 +9,8 @@
 #include <cmath>
 #include <limits>
 
+#include "floe/common/new_counter_test_util.h"
 #include "floe/decode/decoder_test_util.h"
-#include "floe/decode/new_counter_test_util.h"
 #include "floe/schema/protobuf_schema.h"
 
 namespace floe::decode {
@@ -744,10 +744,10 @@ TEST(ProtobufDecoderTest, NoPerRecordHeapAllocation) {
   }
   for (int i = 0; i < 20; ++i)
     ASSERT_TRUE(h.Decode(records[static_cast<size_t>(i)]).ok());
-  testing::StartCountingNew();
+  floe::testing::StartCountingNew();
   bool ok = true;
   for (const auto& r : records) ok &= h.Decode(r).ok();
-  const int64_t news = testing::StopCountingNew();
+  const int64_t news = floe::testing::StopCountingNew();
   ASSERT_TRUE(ok);
   EXPECT_EQ(news, 0) << "operator new calls after warm-up";
   EXPECT_EQ(h.Flush()->num_rows(), 220);
