@@ -30,6 +30,9 @@ Status TableSetup::PrepareTable(TopicState& ts, const std::string& what,
   const int last_id = std::max(ts.table.last_column_id, existing->HighestFieldId());
   schema::EvolutionOptions options;
   options.fixed_columns = {schema::kKafkaColumn};
+  if (ts.settings.dropped_fields == config::DroppedFieldPolicy::kDrop) {
+    options.dropped = schema::DroppedFields::kDrop;
+  }
   auto evolved = schema::Evolve(*existing, last_id, fields, options);
   if (!evolved.ok()) {
     return Suspend(what + " does not fit table " + ts.ident.ToString() + ": " +
