@@ -5,6 +5,7 @@
 // yet. Every case reads the table back.
 #include <gtest/gtest.h>
 
+#include "floe/decode/avro_test_encoder.h"
 #include "floe/pipeline/pipeline_test_fixture.h"
 #include "floe/schema/table_schema.h"
 
@@ -231,6 +232,50 @@ TEST_F(PipelineFaultsTest, IntToLongWidensTheColumnAndOldProducersGoOn) {
   ASSERT_TRUE(md.ok());
   EXPECT_EQ(md->CurrentSchema()->FindTopLevel("id")->type->id, iceberg::TypeId::kLong);
   EXPECT_EQ(md->schemas.size(), 2u);
+}
+
+TEST_F(PipelineFaultsTest, AChangeTheSubjectsLevelRulesOutSuspendsNamingTheLevel) {
+  Make(kSkipTopic);
+  h_->registry.SetCompatibility("orders-value", "FORWARD");
+  const int v1 = h_->registry.Register("orders-value", kIntIdSchema);
+  const int v2 = h_->registry.Register("orders-value", testing::AvroSchemaText());
+  ProduceRaw(0, FramedAvro(v1, 0, "a"));
+  ProduceRaw(0, FramedAvro(v2, 1, "b"));
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").suspended; }));
+  const std::string reason = h_->Topic("orders").reason;
+  EXPECT_NE(reason.find("compatibility level FORWARD (schema registry) refuses field id"),
+            std::string::npos)
+      << reason;
+  EXPECT_NE(reason.find("offset 1"), std::string::npos) << reason;
+  EXPECT_EQ(h_->Topic("orders").skipped_records,
+            0);  // never skipped, whatever the policy
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 1}}}}));
+  auto md = h_->Metadata("orders");
+  ASSERT_TRUE(md.ok());
+  EXPECT_EQ(md->schemas.size(), 1u);
+}
+
+TEST_F(PipelineFaultsTest, ANewRequiredFieldWithoutADefaultSuspendsUnderLevelNone) {
+  Make(kOneTopic);
+  h_->registry.SetCompatibility("", "NONE");
+  Produce(0, 0, 2);
+  const int v2 = h_->registry.Register(
+      "orders-value",
+      R"({"type":"record","name":"order","fields":[{"name":"id","type":"long"},)"
+      R"({"name":"name","type":"string"},{"name":"must","type":"long"}]})");
+  decode::testing::AvroEncoder e;
+  e.Long(2).String("c").Long(7);
+  ProduceRaw(0, testing::Framed(v2, e.str()));
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").suspended; }));
+  const std::string reason = h_->Topic("orders").reason;
+  EXPECT_NE(reason.find("field must: it is new, required and has no default"),
+            std::string::npos)
+      << reason;
+  EXPECT_EQ(reason.find("schema registry"), std::string::npos) << reason;
+  EXPECT_EQ(Ids(), Range(0, 2));
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 2}}}}));
 }
 
 TEST_F(PipelineFaultsTest, AWideningOfATableWithDeltaSuspendsUntilDeltaCanTakeIt) {

@@ -13,7 +13,7 @@ namespace floe::pipeline {
 // must fit it, or evolve it compatibly (schema::Evolve): the change is then left in
 // `ts.evolution` for the pipeline to commit before the record that brought it.
 Status TableSetup::PrepareTable(TopicState& ts, const std::string& what,
-                                std::vector<iceberg::NestedField> fields) {
+                                std::vector<iceberg::NestedField> fields, bool protobuf) {
   const iceberg::Schema* existing =
       ts.writer ? &ts.writer->schema() : (ts.table.schema ? &*ts.table.schema : nullptr);
   FLOE_RETURN_NOT_OK(AddKeyField(ts, &fields));
@@ -33,6 +33,9 @@ Status TableSetup::PrepareTable(TopicState& ts, const std::string& what,
   if (ts.settings.dropped_fields == config::DroppedFieldPolicy::kDrop) {
     options.dropped = schema::DroppedFields::kDrop;
   }
+  options.compatibility = schema::ParseCompatibility(ts.compatibility);
+  options.compatibility_name = ts.compatibility;
+  options.protobuf = protobuf;
   auto evolved = schema::Evolve(*existing, last_id, fields, options);
   if (!evolved.ok()) {
     return Suspend(what + " does not fit table " + ts.ident.ToString() + ": " +
