@@ -1,8 +1,10 @@
 """Issue 16, item 1 (Delta): a type widening evolves both formats.
 
-A topic with `formats: [iceberg, delta]` gets v1 {seq: int, price: float} records, then v2
-{seq: long, price: double} (BACKWARD-compatible in Avro, so the registry test double takes
-it) with values that need 64 bits and double precision. Iceberg widens the columns; the
+A topic with `formats: [iceberg, delta]` gets v1 {seq: int, price: float, amount:
+decimal(5,2)} records, then v2 {seq: long, price: double, amount: decimal(12,2)}
+(BACKWARD-compatible in Avro: the promotions int->long and float->double, and the same
+`bytes` under the decimal, so the registry test double takes it) with values that need 64
+bits, double precision and more decimal digits. Iceberg widens the columns; the
 Delta log records the change as Delta type widening (the `typeWidening` reader and writer
 feature, `delta.enableTypeWidening`, `delta.typeChanges` on each widened field, same
 column-mapping id and physical name), so the Parquet files written before the change
@@ -15,6 +17,7 @@ wrong values (docs/type-mapping.md, "Delta type widening").
 """
 from __future__ import annotations
 
+import decimal
 import json
 import pathlib
 import struct
@@ -33,10 +36,15 @@ from harness import spark
 from harness.floe import FloeRun, default_table_name
 from test_core import duckdb_connect
 
+def dec(precision: int) -> dict:
+    return {"type": "bytes", "logicalType": "decimal", "precision": precision, "scale": 2}
+
+
 V1 = {"type": "record", "name": "Reading", "namespace": "widen", "fields": [
     {"name": "seq", "type": "int"}, {"name": "price", "type": "float"},
-    {"name": "payload", "type": "string"}]}
+    {"name": "amount", "type": dec(5)}, {"name": "payload", "type": "string"}]}
 V2 = dict(V1, fields=[{"name": "seq", "type": "long"}, {"name": "price", "type": "double"},
+                      {"name": "amount", "type": dec(12)},
                       {"name": "payload", "type": "string"}])
 PARTITIONS = 2
 PER_VERSION = 40
@@ -49,8 +57,10 @@ def f32(x: float) -> float:
 
 def v1_value(i: int) -> dict:
     seqs = [2**31 - 1, -2**31, 0, 7]
+    amounts = ["999.99", "-999.99", "0.01", "123.45"]
     return {"seq": seqs[i % 4] if i < 4 else i * 1000 - 5,
-            "price": 0.1 * i + 0.5, "payload": f"v1-{i}"}
+            "price": 0.1 * i + 0.5, "amount": decimal.Decimal(amounts[i % 4]),
+            "payload": f"v1-{i}"}
 
 
 def v2_value(i: int) -> dict:
@@ -59,6 +69,8 @@ def v2_value(i: int) -> dict:
     seqs = [2**62 + 1, -(2**53) - 3, 2**31, 9]
     return {"seq": seqs[i % 4] if i < 4 else 2**40 * i + 1,
             "price": [1e300, 0.1, -2.5e-310, 123456789.123456789][i % 4] + i,
+            "amount": decimal.Decimal(["9999999999.99", "-1234567890.12", "0.10",
+                                       "100000.00"][i % 4]),
             "payload": f"v2-{i}"}
 
 
@@ -113,6 +125,7 @@ def check_rows(rows: list[dict], expected: dict, reader: str) -> None:
         assert r["seq"] == e["seq"], (reader, payload, r["seq"], e["seq"])
         want_price = f32(e["price"]) if payload.startswith("v1-") else e["price"]
         assert r["price"] == want_price, (reader, payload, r["price"], want_price)
+        assert decimal.Decimal(r["amount"]) == e["amount"], (reader, payload, r["amount"])
 
 
 def test_int_to_long_and_float_to_double_evolve_iceberg_and_delta(
@@ -142,12 +155,14 @@ def test_int_to_long_and_float_to_double_evolve_iceberg_and_delta(
     log = run.log(400)
     assert "suspended" not in log, log
     assert "widen seq int → long" in log and "widen price float → double" in log, log
+    assert "widen amount decimal(5,2) → decimal(12,2)" in log, log
 
     # Iceberg: the columns were widened.
     md = run.metadata(table)
     current = next(s for s in md["schemas"] if s["schema-id"] == md["current-schema-id"])
     types = {f["name"]: (f["id"], f["type"]) for f in current["fields"]}
     assert types["seq"][1] == "long" and types["price"][1] == "double", types
+    assert types["amount"][1].replace(" ", "") == "decimal(12,2)", types
 
     # Delta: one protocol upgrade with typeWidening in both lists (columnMapping kept), the
     # property, and the type changes on the same column-mapping ids and physical names.
@@ -164,7 +179,8 @@ def test_int_to_long_and_float_to_double_evolve_iceberg_and_delta(
     assert metas[-1]["configuration"]["delta.enableTypeWidening"] == "true"
     fields = {f["name"]: f for f in json.loads(metas[-1]["schemaString"])["fields"]}
     before = {f["name"]: f for f in json.loads(metas[0]["schemaString"])["fields"]}
-    for name, (old, new) in {"seq": ("integer", "long"), "price": ("float", "double")}.items():
+    for name, (old, new) in {"seq": ("integer", "long"), "price": ("float", "double"),
+                             "amount": ("decimal(5,2)", "decimal(12,2)")}.items():
         f = fields[name]
         assert before[name]["type"] == old and f["type"] == new, (before[name], f)
         assert f["metadata"]["delta.typeChanges"] == [{"fromType": old, "toType": new}]
@@ -191,26 +207,27 @@ def test_int_to_long_and_float_to_double_evolve_iceberg_and_delta(
     # DuckDB's iceberg reader
     con = duckdb_connect()
     con.execute("LOAD iceberg")
-    cur = con.execute(f"SELECT seq, price, payload FROM "
+    cur = con.execute(f"SELECT seq, price, amount::VARCHAR, payload FROM "
                       f"iceberg_scan('{run.metadata_location(table)}')")
-    check_rows([dict(zip(("seq", "price", "payload"), r)) for r in cur.fetchall()],
+    check_rows([dict(zip(("seq", "price", "amount", "payload"), r)) for r in cur.fetchall()],
                expected, "duckdb iceberg_scan")
 
     # DuckDB's delta reader (delta-kernel-rs inside the pinned 1.4.4 extension) reads the
     # widened columns.
     con = duckdb_connect()
     con.execute("LOAD delta")
-    cur = con.execute(f"SELECT seq, price, payload, typeof(seq), typeof(price) "
-                      f"FROM delta_scan('{root}')")
+    cur = con.execute(f"SELECT seq, price, amount::VARCHAR, payload, typeof(seq), "
+                      f"typeof(price), typeof(amount) FROM delta_scan('{root}')")
     rows = cur.fetchall()
-    assert {(r[3], r[4]) for r in rows} == {("BIGINT", "DOUBLE")}
-    check_rows([dict(zip(("seq", "price", "payload"), r)) for r in rows], expected,
+    assert {r[4:] for r in rows} == {("BIGINT", "DOUBLE", "DECIMAL(12,2)")}
+    check_rows([dict(zip(("seq", "price", "amount", "payload"), r)) for r in rows], expected,
                "duckdb delta_scan")
 
     # Spark with delta-spark 4.0.1.
     meta, srows = spark.read_delta(root)
     sfields = {f["name"]: f["type"] for f in meta["schema"]["fields"]}
     assert sfields["seq"] == "long" and sfields["price"] == "double", sfields
+    assert sfields["amount"] == "decimal(12,2)", sfields
     check_rows(srows, expected, "spark delta")
 
     # delta-rs: the pinned 1.6.6 does not support the typeWidening reader feature and says
