@@ -44,14 +44,7 @@ Status TableSetup::PrepareTable(TopicState& ts, const std::string& what,
                    "skipped)");
   }
   if (evolved->changed()) {
-    const bool widens =
-        std::any_of(evolved->changes.begin(), evolved->changes.end(),
-                    [](const std::string& c) { return c.rfind("widen ", 0) == 0; });
-    if (widens && WantsDelta(ts.settings)) {
-      return Suspend(what + " widens a column of table " + ts.ident.ToString() +
-                     ", which has a Delta log: Delta type widening is not supported "
-                     "yet, so the topic stops here with nothing lost");
-    }
+    // A widening evolves Delta too (DeltaMirror records it as Delta type widening).
     ts.evolution = std::move(*evolved);
     ts.evolution_what = what;
     return Conflict(what + " changes the schema of table " + ts.ident.ToString());
