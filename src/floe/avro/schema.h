@@ -68,6 +68,9 @@ struct Field {
   const Node* type = nullptr;
   std::string doc;    // empty = no doc
   int field_id = -1;  // "field-id" attribute (Iceberg writes it); -1 when absent
+  // "aliases": the field's former names (spec "Aliases"), each a valid name, without
+  // repeats or the field's own name.
+  std::vector<std::string> aliases;
 };
 
 // One struct for every type; which members are meaningful depends on `type`. The
