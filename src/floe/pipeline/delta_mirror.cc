@@ -9,6 +9,7 @@
 #include "floe/delta/actions.h"
 #include "floe/delta/schema.h"
 #include "floe/iceberg/manifest.h"
+#include "floe/schema/rename_hints.h"
 
 namespace floe::pipeline {
 namespace {
@@ -70,6 +71,10 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
   const iceberg::Snapshot* current = md.CurrentSnapshot();
   const iceberg::Schema* schema = md.CurrentSchema();
   if (current == nullptr || schema == nullptr) return -1;
+  // Physical names: a renamed field keeps its Parquet column (floe.parquet.column-names),
+  // so Delta's column mapping renames only the logical name.
+  FLOE_ASSIGN_OR_RAISE(delta::PhysicalNames physical,
+                       schema::ParseColumnNames(md.properties));
 
   delta::DeltaLog log(io_, md.location);
   auto cit = cache_.find(md.location);
@@ -102,7 +107,8 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
   auto adds_for = [&](const std::vector<iceberg::DataFile>& files,
                       std::vector<delta::Action>& actions) -> Status {
     for (const auto& f : files) {
-      FLOE_ASSIGN_OR_RAISE(auto add, delta::MakeAddFile(f, md.location, *schema, now));
+      FLOE_ASSIGN_OR_RAISE(auto add,
+                           delta::MakeAddFile(f, md.location, *schema, now, physical));
       if (snap.files.count(add.path)) continue;  // already in Delta: never twice
       actions.push_back(std::move(add));
     }
@@ -138,7 +144,8 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     std::vector<delta::Action> actions;
     FLOE_ASSIGN_OR_RAISE(auto protocol, delta::ProtocolFor(*schema));
     actions.push_back(protocol);
-    FLOE_ASSIGN_OR_RAISE(auto metadata, delta::MakeMetadata(md.table_uuid, *schema, now));
+    FLOE_ASSIGN_OR_RAISE(auto metadata,
+                         delta::MakeMetadata(md.table_uuid, *schema, now, physical));
     actions.push_back(std::move(metadata));
     FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, *current, /*only_added=*/false));
     FLOE_RETURN_NOT_OK(adds_for(files, actions));
@@ -153,7 +160,7 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
   // A schema the Delta metaData does not describe yet (schema evolution): new metaData
   // first, keeping the column-id high-water mark.
   std::vector<delta::Action> schema_actions;
-  FLOE_ASSIGN_OR_RAISE(auto schema_string, delta::DeltaSchemaString(*schema));
+  FLOE_ASSIGN_OR_RAISE(auto schema_string, delta::DeltaSchemaString(*schema, physical));
   if (!snap.metadata || snap.metadata->schema_string != schema_string) {
     int prev_max = 0;
     if (snap.metadata) {
@@ -165,8 +172,8 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
         protocol.writer_features != snap.protocol->writer_features) {
       schema_actions.push_back(protocol);
     }
-    FLOE_ASSIGN_OR_RAISE(auto metadata,
-                         delta::MakeMetadata(md.table_uuid, *schema, now, {}, prev_max));
+    FLOE_ASSIGN_OR_RAISE(auto metadata, delta::MakeMetadata(md.table_uuid, *schema, now,
+                                                            physical, prev_max));
     if (snap.metadata) metadata.created_time = snap.metadata->created_time;
     schema_actions.push_back(std::move(metadata));
   }
