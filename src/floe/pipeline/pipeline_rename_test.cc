@@ -192,6 +192,75 @@ TEST_F(PipelineRenameTest, ANewNameWithoutAnAliasIsANewColumn) {
   EXPECT_EQ(md->properties.count(schema::kNameMappingProperty), 0u);
 }
 
+// {id, name, s: {<field>: int}} with `s.<field>` renamed from `a` by alias in v2.
+std::string NestedSchema(const std::string& field, const std::string& aliases) {
+  return R"({"type":"record","name":"order","fields":[{"name":"id","type":"long"},)"
+         R"({"name":"name","type":"string"},{"name":"s","type":{"type":"record",)"
+         R"("name":"S","fields":[{"name":")" +
+         field + R"(",)" + aliases + R"("type":"int"}]}}]})";
+}
+
+std::string FramedNested(int schema_id, int64_t id, int32_t v) {
+  decode::testing::AvroEncoder e;
+  e.Long(id).String("n").Int(v);
+  std::string out(1, '\0');
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    out.push_back(static_cast<char>((schema_id >> shift) & 0xff));
+  }
+  return out + e.str();
+}
+
+TEST_F(PipelineRenameTest, ANestedRenameKeepsItsParquetColumnName) {
+  Make(kOneTopic);
+  const int v1 = h_->registry.Register("orders-value", NestedSchema("a", ""));
+  const int v2 =
+      h_->registry.Register("orders-value", NestedSchema("b", R"("aliases":["a"],)"));
+  ProduceRaw(0, FramedNested(v1, 0, 10));
+  ProduceRaw(0, FramedNested(v2, 1, 11));
+  ProduceRaw(0, FramedNested(v1, 2, 12));
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(3));
+  ASSERT_FALSE(h_->Topic("orders").suspended) << h_->Topic("orders").reason;
+  auto md = h_->Metadata("orders");
+  ASSERT_TRUE(md.ok());
+  ASSERT_EQ(md->schemas.size(), 2u);
+  const auto& s_type = *Field(*md, "s")->type;
+  ASSERT_EQ(s_type.fields.size(), 1u);
+  EXPECT_EQ(s_type.fields[0].name, "b");
+  const int b_id = s_type.fields[0].id;
+  EXPECT_EQ(md->schemas[0].FindTopLevel("s")->type->fields[0].id, b_id);
+  // Every file holds s.<column named a> with field id b_id, whatever schema wrote it.
+  std::map<int64_t, int32_t> values;
+  auto& io = *h_->memory_io;
+  auto manifests = iceberg::ReadManifestList(io, md->CurrentSnapshot()->manifest_list);
+  ASSERT_TRUE(manifests.ok());
+  for (const auto& m : *manifests) {
+    auto entries = iceberg::ReadManifestEntries(io, m);
+    ASSERT_TRUE(entries.ok());
+    for (const auto& e : *entries) {
+      auto reader = ::parquet::arrow::OpenFile(*io.OpenInputFile(e.data_file.file_path),
+                                               ::arrow::default_memory_pool());
+      ASSERT_TRUE(reader.ok());
+      auto t = (*reader)->ReadTable();
+      ASSERT_TRUE(t.ok());
+      auto batch = *(*t)->CombineChunksToBatch();
+      auto s =
+          std::static_pointer_cast<::arrow::StructArray>(batch->GetColumnByName("s"));
+      ASSERT_NE(s, nullptr);
+      const auto& child = s->type()->field(0);
+      EXPECT_EQ(child->name(), "a");
+      EXPECT_EQ(*child->metadata()->Get("PARQUET:field_id"), std::to_string(b_id));
+      auto ids =
+          std::static_pointer_cast<::arrow::Int64Array>(batch->GetColumnByName("id"));
+      auto v = std::static_pointer_cast<::arrow::Int32Array>(s->field(0));
+      for (int64_t i = 0; i < batch->num_rows(); ++i) values[ids->Value(i)] = v->Value(i);
+    }
+  }
+  EXPECT_EQ(values, (std::map<int64_t, int32_t>{{0, 10}, {1, 11}, {2, 12}}));
+  EXPECT_EQ(md->properties.at(schema::kColumnNamesProperty),
+            R"({")" + std::to_string(b_id) + R"(":"a"})");
+}
+
 // --- Protobuf: a field renamed under the same number
 
 // message Order { int64 id = 1; string <name> = 2; }
