@@ -126,7 +126,7 @@ Status Committer::CommitSchema(const catalog::TableIdent& ident, int base_schema
   if (const auto* before = md.CurrentSchema();
       before != nullptr && before->schema_id == base_schema_id) {
     FLOE_ASSIGN_OR_RAISE(auto names, schema::ParseColumnNames(md.properties));
-    auto updated = schema::UpdateColumnNames(*before, schema, names);
+    auto updated = schema::UpdateColumnNames(*before, schema, names, md.schemas);
     if (updated != names) {
       properties[schema::kColumnNamesProperty] = schema::ColumnNamesJson(updated);
     }

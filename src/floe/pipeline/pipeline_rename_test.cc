@@ -171,7 +171,7 @@ TEST_F(PipelineRenameTest, ANewNameWithoutAnAliasIsANewColumn) {
   const int v2 = h_->registry.Register(
       "orders-value",
       R"({"type":"record","name":"order","fields":[{"name":"id","type":"long"},)"
-      R"({"name":"title","type":"string"}]})");
+      R"({"name":"title","type":"string","default":""}]})");
   ProduceRaw(0, testing::FramedAvro(schema_id_, 0, "n0"));
   ProduceRaw(0, testing::FramedAvro(v2, 1, "t1"));
   ASSERT_TRUE(h_->Start().ok());

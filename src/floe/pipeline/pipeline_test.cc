@@ -197,6 +197,13 @@ TEST_F(PipelineTest, WithDropADroppedFieldLeavesTheSchemaAndComesBackAsANewColum
   ASSERT_NE(again, nullptr);
   EXPECT_NE(again->id, first->id);  // a new, empty column: the old id is never reused
   EXPECT_EQ(again->id, md->last_column_id);
+  // Its Parquet column is not `extra` either: the old files hold that name, and Delta's
+  // column mapping (`name` mode) would read their values into the new column.
+  auto names = md->properties.find("floe.parquet.column-names");
+  ASSERT_NE(names, md->properties.end());
+  EXPECT_NE(names->second.find("\"extra_" + std::to_string(again->id) + "\""),
+            std::string::npos)
+      << names->second;
 }
 
 // --- commits that fail, by error kind

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "floe/common/json.h"
@@ -224,7 +225,8 @@ Result<ColumnNames> ParseColumnNames(const Properties& properties) {
 }
 
 ColumnNames UpdateColumnNames(const iceberg::Schema& before, const iceberg::Schema& after,
-                              ColumnNames names) {
+                              ColumnNames names,
+                              const std::vector<iceberg::Schema>& history) {
   std::map<int, std::string> old_names, new_names;
   CollectFieldNames(before.fields, &old_names);
   CollectFieldNames(after.fields, &new_names);
@@ -234,10 +236,34 @@ ColumnNames UpdateColumnNames(const iceberg::Schema& before, const iceberg::Sche
       names[id] = old->second;
     }
   }
+  // Every name a field of the table's history had, by the struct it sits in (0: top
+  // level, else the id of the field whose type holds it): a dropped column's Parquet
+  // files keep its name, so a new field must not take it (Delta's `name` mode would read
+  // the old values into the new column).
+  std::set<std::tuple<int, std::string, int>> historical;  // (parent, lower name, id)
+  auto remember = [&](auto&& self, const std::vector<NestedField>& fields,
+                      int parent) -> void {
+    for (const auto& f : fields) {
+      historical.emplace(parent, AsciiLowerCopy(f.name), f.id);
+      self(self, f.type->fields, f.id);
+      self(self, f.type->children, f.id);
+    }
+  };
+  for (const auto& s : history) remember(remember, s.fields, 0);
+  auto taken_before = [&](int parent, const std::string& column, int id) {
+    auto it = historical.lower_bound({parent, column, 0});
+    for (; it != historical.end() && std::get<0>(*it) == parent &&
+           std::get<1>(*it) == column;
+         ++it) {
+      if (std::get<2>(*it) != id) return true;
+    }
+    return false;
+  };
   // A new field whose name is the column name of an older field at its level (a column
-  // renamed away from it) gets the column `<name>_<id>`: two columns of one level never
-  // share a name (Delta compares them ignoring case).
-  auto walk = [&](auto&& self, const std::vector<NestedField>& fields) -> void {
+  // renamed away from it, or dropped) gets the column `<name>_<id>`: two columns of one
+  // level never share a name (Delta compares them ignoring case).
+  auto walk = [&](auto&& self, const std::vector<NestedField>& fields,
+                  int parent) -> void {
     auto column = [&](const NestedField& f) {
       auto it = names.find(f.id);
       return AsciiLowerCopy(it != names.end() ? it->second : f.name);
@@ -248,15 +274,17 @@ ColumnNames UpdateColumnNames(const iceberg::Schema& before, const iceberg::Sche
     }
     for (const auto& f : fields) {
       if (old_names.count(f.id)) continue;
-      if (used.count(column(f))) names[f.id] = f.name + "_" + std::to_string(f.id);
+      if (used.count(column(f)) || taken_before(parent, column(f), f.id)) {
+        names[f.id] = f.name + "_" + std::to_string(f.id);
+      }
       used.insert(column(f));
     }
     for (const auto& f : fields) {
-      self(self, f.type->fields);
-      self(self, f.type->children);
+      self(self, f.type->fields, f.id);
+      self(self, f.type->children, f.id);
     }
   };
-  walk(walk, after.fields);
+  walk(walk, after.fields, 0);
   for (auto it = names.begin(); it != names.end();) {
     auto now = new_names.find(it->first);
     const bool needed = now != new_names.end() && now->second != it->second;

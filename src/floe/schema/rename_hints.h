@@ -58,10 +58,13 @@ Status ApplyRenameHints(const Properties& properties, iceberg::Schema* schema);
 // `floe.parquet.column-names` of the table (empty when absent). Errors: kInvalidInput.
 Result<ColumnNames> ParseColumnNames(const Properties& properties);
 // The column names after `before` became `after`: a renamed field keeps its column name
-// (its name in `before` unless it had one already); a field whose name is its column
-// name again, or that left the schema, needs no entry.
+// (its name in `before` unless it had one already); a new field whose name some other
+// field of the same struct had in `before` or in any schema of `history` (the table's
+// schemas: a dropped column's files keep its name) gets `<name>_<id>`; a field whose
+// name is its column name again, or that left the schema, needs no entry.
 ColumnNames UpdateColumnNames(const iceberg::Schema& before, const iceberg::Schema& after,
-                              ColumnNames names);
+                              ColumnNames names,
+                              const std::vector<iceberg::Schema>& history = {});
 std::string ColumnNamesJson(const ColumnNames& names);
 
 }  // namespace floe::schema

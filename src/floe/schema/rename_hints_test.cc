@@ -104,5 +104,29 @@ TEST(RenameHintsTest, ARenamedFieldKeepsItsColumnName) {
   EXPECT_TRUE(UpdateColumnNames(v2, v1, names).empty());
 }
 
+TEST(RenameHints, ANameADroppedColumnHadGetsItsOwnColumnName) {
+  // v1 {id, extra}, v2 drops extra (id 2), v3 adds extra again (id 3): the files of v1
+  // hold a column `extra` (id 2), so the new field must not write under that name.
+  iceberg::Schema v1;
+  v1.fields = {F(1, "id", kInt), F(2, "extra", kInt)};
+  iceberg::Schema v2;
+  v2.fields = {F(1, "id", kInt)};
+  iceberg::Schema v3;
+  v3.fields = {F(1, "id", kInt), F(3, "Extra", kInt)};
+  EXPECT_EQ(UpdateColumnNames(v2, v3, {}, {v1, v2}), (ColumnNames{{3, "Extra_3"}}));
+  // Without the history nothing shows the clash (the old behaviour).
+  EXPECT_TRUE(UpdateColumnNames(v2, v3, {}).empty());
+  // Nested: a dropped struct field is remembered inside its struct only.
+  iceberg::Schema n1;
+  n1.fields = {F(1, "s", iceberg::Type::Struct({F(2, "a", kInt), F(3, "b", kInt)}))};
+  iceberg::Schema n2;
+  n2.fields = {F(1, "s", iceberg::Type::Struct({F(2, "a", kInt)})), F(5, "b", kInt)};
+  iceberg::Schema n3;
+  n3.fields = {F(1, "s", iceberg::Type::Struct({F(2, "a", kInt), F(4, "b", kInt)})),
+               F(5, "b", kInt)};
+  EXPECT_EQ(UpdateColumnNames(n2, n3, {}, {n1, n2}), (ColumnNames{{4, "b_4"}}));
+  EXPECT_TRUE(UpdateColumnNames(n1, n2, {}, {n1}).empty());  // another struct: fine
+}
+
 }  // namespace
 }  // namespace floe::schema
