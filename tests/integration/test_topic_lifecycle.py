@@ -148,7 +148,11 @@ def test_incompatible_schema_suspends_stays_suspended_and_resumes_with_skip(
     # Every other topic goes on.
     produce(kafka_broker.bootstrap, registry.url, other, V1, range(10, 20))
     run.wait_for_positions(other_table, other, {0: 20}, timeout=60)
-    assert status(*target)[other]["state"] == "running"
+    o = wait_status(target, other, lambda s: s["partitions"][0]["high-watermark"] == 20)
+    assert o["state"] == "running" and o["lag"] == 0 and o["reason"] is None, o
+    assert o["partitions"] == [{"partition": 0, "committed": 20, "high-watermark": 20,
+                                "lag": 0}], o
+    assert status(*target)[topic]["state"] == "suspended"
 
     # A restart stays suspended, with the same facts, and reads nothing of the topic.
     assert run.stop() == 0, run.log(40)

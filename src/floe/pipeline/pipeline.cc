@@ -289,22 +289,8 @@ class PipelineImpl : public Pipeline {
       ts.suspension.offset = r->offset;
     }
     FLOE_LOG_ERROR("topic {} suspended: {}", topic, reason);
-    if (r != nullptr) (void)PersistState(topic, ts);  // it logs a failure
+    if (r != nullptr) (void)SaveTopicState(committer_, topic, ts);  // it logs a failure
     return Status::OK();
-  }
-
-  // floe.topic-state.<topic>: the suspension and the skip set, or nothing.
-  Status PersistState(const std::string& topic, TopicState& ts) {
-    PersistedTopicState doc;
-    if (ts.suspended && ts.suspension.persist) doc.suspension = ts.suspension;
-    doc.skip = ts.skip;
-    std::optional<std::string> text;
-    if (doc.suspension || !doc.skip.empty()) text = TopicStateToJson(doc);
-    Status st = committer_.SetTopicState(ts.ident, topic, text);
-    if (st.ok()) return st;
-    FLOE_LOG_WARN("topic {}: state not saved in table {} ({}); kept in memory only",
-                  topic, ts.ident.ToString(), st.message());
-    return KindOf(st) == ErrorKind::kNotFound ? Status::OK() : st;
   }
 
   // Once per Step: the operators' commands, the high watermarks (every kWatermarksMs)
@@ -347,7 +333,9 @@ class PipelineImpl : public Pipeline {
       ts.skip.Merge(add);
     }
     ts.suspended = false;
-    Status saved = PersistState(topic, ts);
+    // Only a saved suspension or a new skip changes the property.
+    Status saved = ts.suspension.persist || skip ? SaveTopicState(committer_, topic, ts)
+                                                 : Status::OK();
     if (!saved.ok()) {  // stays suspended: a restart would still find it so
       ts.suspended = true;
       ts.skip = std::move(before);

@@ -260,6 +260,28 @@ TEST_F(PipelineLifecycleTest, SkipIsRefusedWhenNoRecordCausedTheSuspension) {
   EXPECT_FALSE(StateProperty().has_value());  // not a record's fault: memory only
 }
 
+TEST_F(PipelineLifecycleTest, AnUnreadableStatePropertySuspendsUntilAResumeRewritesIt) {
+  MakeWithAdmin(kOneTopic);
+  Produce(0, 0, 2);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(2));
+  ASSERT_TRUE(h_->Finish().ok());
+  ASSERT_TRUE(ForgeProperty("floe.topic-state.orders", "{not json").ok());
+  Produce(0, 2, 2);
+  ASSERT_TRUE(h_->Restart().ok());
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunFor(3000).ok());
+  TopicStatus t = Published();
+  EXPECT_EQ(t.state, "suspended");
+  EXPECT_NE(t.reason.find("floe.topic-state.orders cannot be read"), std::string::npos)
+      << t.reason;
+  EXPECT_EQ(Ids(), Range(0, 2));
+  ASSERT_TRUE(Resume(false).ok());
+  EXPECT_FALSE(StateProperty().has_value());
+  ASSERT_TRUE(h_->RunUntil([&] { return Ids().size() == 4; }));
+  EXPECT_EQ(Ids(), Range(0, 4));
+}
+
 TEST(TopicStateJsonTest, RoundTrips) {
   PersistedTopicState s;
   s.suspension = Suspension{"why", 7, 2, 41, 1234, true};

@@ -6,6 +6,7 @@
 #include "floe/common/json.h"
 #include "floe/common/log.h"
 #include "floe/kafka/consumer.h"
+#include "floe/pipeline/committer.h"
 #include "floe/pipeline/topic_state.h"
 #include "floe/registry/framing.h"
 
@@ -158,6 +159,7 @@ bool ApplyTableState(const std::string& topic, TopicState& ts) {
                         TopicStateKey(topic) + " cannot be read (" +
                         state.status().message() + "); resume the topic to overwrite it";
     ts.suspension = Suspension{ts.suspend_reason};
+    ts.suspension.persist = true;  // so that a resume rewrites the property
     FLOE_LOG_ERROR("topic {} suspended: {}", topic, ts.suspend_reason);
     return true;
   }
@@ -172,6 +174,20 @@ bool ApplyTableState(const std::string& topic, TopicState& ts) {
       "resume {}): {}",
       topic, ts.ident.ToString(), topic, ts.suspend_reason);
   return true;
+}
+
+Status SaveTopicState(Committer& committer, const std::string& topic,
+                      const TopicState& ts) {
+  PersistedTopicState doc;
+  if (ts.suspended && ts.suspension.persist) doc.suspension = ts.suspension;
+  doc.skip = ts.skip;
+  std::optional<std::string> text;
+  if (doc.suspension || !doc.skip.empty()) text = TopicStateToJson(doc);
+  Status st = committer.SetTopicState(ts.ident, topic, text);
+  if (st.ok()) return st;
+  FLOE_LOG_WARN("topic {}: state not saved in table {} ({}); kept in memory only", topic,
+                ts.ident.ToString(), st.message());
+  return KindOf(st) == ErrorKind::kNotFound ? Status::OK() : st;
 }
 
 TopicStatus StatusOf(const std::string& topic, const TopicState& ts) {
@@ -228,6 +244,14 @@ TopicStatus StatusOf(const std::string& topic, const TopicState& ts) {
 void RefreshWatermarks(kafka::RecordSource* source, const std::string& topic,
                        TopicState& ts, int timeout_ms) {
   for (int32_t p = 0; p < ts.partition_count; ++p) {
+    // Partitions being read: what the last fetch response said; the others (a suspended
+    // or paused topic) are asked.
+    if (ts.Active() && ts.partitions.count(p)) {
+      if (auto cached = source->CachedHighWatermark({topic, p})) {
+        ts.high_watermarks[p] = *cached;
+        continue;
+      }
+    }
     auto wm = source->QueryWatermarks({topic, p}, timeout_ms);
     if (wm.ok()) ts.high_watermarks[p] = wm->high;
   }

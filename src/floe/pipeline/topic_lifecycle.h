@@ -25,6 +25,7 @@ class RecordSource;
 
 namespace floe::pipeline {
 
+class Committer;
 struct TopicState;
 
 inline constexpr const char* kTopicStateKeyPrefix = "floe.topic-state.";
@@ -90,12 +91,20 @@ const char* StateName(const TopicState& ts);
 // it) and its newest commit time noted. True when the topic is now suspended.
 bool ApplyTableState(const std::string& topic, TopicState& ts);
 
+// Writes floe.topic-state.<topic> for the topic as it is now (its persisted suspension
+// and its skip set), or removes it when there is neither; a property-only commit. A table
+// that does not exist yet keeps the state in memory only (logged, OK); other failures are
+// logged and returned.
+Status SaveTopicState(Committer& committer, const std::string& topic,
+                      const TopicState& ts);
+
 // The topic as an operator sees it (Pipeline::Topics, the admin routes).
 TopicStatus StatusOf(const std::string& topic, const TopicState& ts);
 
-// Asks Kafka for the high watermark of each of the topic's partitions (a broker round
-// trip per partition: called every few seconds, never per record or per request); a
-// partition whose answer fails keeps its last known value.
+// The high watermark of each of the topic's partitions: for partitions being read, the
+// one the consumer last saw in a fetch response (no round trip); for the others, or when
+// it has none yet, a broker round trip per partition (called every few seconds, never
+// per record or per request). A partition whose answer fails keeps its last known value.
 void RefreshWatermarks(kafka::RecordSource* source, const std::string& topic,
                        TopicState& ts, int timeout_ms);
 
