@@ -157,7 +157,7 @@ def test_incompatible_schema_suspends_stays_suspended_and_resumes_with_skip(
     # A restart stays suspended, with the same facts, and reads nothing of the topic.
     assert run.stop() == 0, run.log(40)
     run.start()
-    run.wait_for_log(f"topic {topic} stays suspended", timeout=60)
+    run.wait_for_log(f"(saved in table kafka.{table} before this start", timeout=60)
     after = wait_status(target, topic, lambda s: s["state"] == "suspended")
     assert (after["reason"], after["schema-id"], after["partition"], after["offset"],
             after["since-ms"]) == (t["reason"], t["schema-id"], 0, 10, t["since-ms"]), after

@@ -170,9 +170,9 @@ bool ApplyTableState(const std::string& topic, TopicState& ts) {
   ts.suspension = std::move(*state->suspension);
   ts.suspend_reason = ts.suspension.reason;
   FLOE_LOG_ERROR(
-      "topic {} stays suspended (saved in table {}; resume it with floe topics "
-      "resume {}): {}",
-      topic, ts.ident.ToString(), topic, ts.suspend_reason);
+      "topic {} suspended: {} (saved in table {} before this start; `floe topics resume "
+      "{}` resumes it)",
+      topic, ts.suspend_reason, ts.ident.ToString(), topic);
   return true;
 }
 
