@@ -1,6 +1,8 @@
 #include "floe/cli/admin_client.h"
 
 #include <httplib.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -209,11 +211,17 @@ std::string Truncate(const std::string& s, size_t width) {
   return s.substr(0, i) + "…";
 }
 
+// COLUMNS when exported, else the terminal's width, else kDefaultWidth (a pipe).
 size_t TerminalWidth() {
   const char* env = std::getenv("COLUMNS");
   if (env != nullptr) {
     const long v = std::strtol(env, nullptr, 10);
     if (v >= 40) return static_cast<size_t>(v);
+  }
+  struct winsize ws{};
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 &&
+      ws.ws_col >= 40) {
+    return ws.ws_col;
   }
   return kDefaultWidth;
 }
@@ -258,9 +266,9 @@ void PrintTable(const Json& body) {
   if (suspended > 0) {
     std::cout << "\n"
               << suspended << (suspended == 1 ? " topic is" : " topics are")
-              << " suspended: `floe status --json` has the whole reason; `floe topics "
-                 "resume TOPIC` retries from the table's positions, with "
-                 "--skip-incompatible it skips the records that suspended it.\n";
+              << " suspended; `floe status --json` shows whole reasons.\n"
+                 "`floe topics resume TOPIC` retries from the table's positions; with "
+                 "--skip-incompatible it also\nskips the records that suspended it.\n";
   }
 }
 
