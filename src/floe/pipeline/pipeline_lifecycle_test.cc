@@ -282,6 +282,33 @@ TEST_F(PipelineLifecycleTest, AnUnreadableStatePropertySuspendsUntilAResumeRewri
   EXPECT_EQ(Ids(), Range(0, 4));
 }
 
+TEST(AdminBridgeTest, AnUnansweredResumeTimesOutAndCloseAnswersTheRest) {
+  AdminBridge bridge;
+  bool published = true;
+  EXPECT_TRUE(bridge.Snapshot(&published).empty());
+  EXPECT_FALSE(published);
+  Status st = bridge.Resume("orders", false, /*timeout_ms=*/20);
+  EXPECT_EQ(KindOf(st), ErrorKind::kRetriable) << st.ToString();
+  EXPECT_NE(st.message().find("stays queued"), std::string::npos);
+  auto queued = bridge.QueueResume("orders", true);
+  // The timed-out command is still queued: the pipeline takes both, in order.
+  auto commands = bridge.TakeCommands();
+  ASSERT_EQ(commands.size(), 2u);
+  EXPECT_FALSE(commands[0].skip_incompatible);
+  EXPECT_TRUE(commands[1].skip_incompatible);
+  EXPECT_TRUE(bridge.TakeCommands().empty());
+  commands[1].done->set_value(Conflict("not suspended"));
+  EXPECT_EQ(KindOf(queued.get()), ErrorKind::kConflict);
+  // A resume waiting while the pipeline stops is answered by Close, and so is any later.
+  auto waiting = bridge.QueueResume("orders", false);
+  bridge.Close(Retriable("floe is stopping"));
+  EXPECT_EQ(waiting.get().message(), "floe is stopping");
+  EXPECT_EQ(bridge.Resume("orders", false).message(), "floe is stopping");
+  bridge.Publish({TopicStatus{}});
+  EXPECT_EQ(bridge.Snapshot(&published).size(), 1u);
+  EXPECT_TRUE(published);
+}
+
 TEST(TopicStateJsonTest, RoundTrips) {
   PersistedTopicState s;
   s.suspension = Suspension{"why", 7, 2, 41, 1234, true};
