@@ -396,6 +396,7 @@ class Parser {
         return Error(fpath, "field " + Quote(field.name) + " has no \"type\"");
       FLOE_ASSIGN_OR_RAISE(field.type, Parse(*tit, fpath + ".type", own_ns, depth + 1));
       FLOE_ASSIGN_OR_RAISE(field.field_id, IdAttribute(fj, "field-id", fpath));
+      field.has_default = fj.contains("default");
       node->fields.push_back(std::move(field));
     }
     in_progress_.erase(full);

@@ -1,8 +1,10 @@
 // Test-only crash hook: FLOE_CRASH_AT=<point> makes the process exit immediately (no
 // flush, no destructors) when execution reaches that named point, to test recovery at
 // every step of a commit. Points: after-parquet-write, after-manifest-write,
-// after-metadata-write, before-pointer-swap, after-pointer-swap. Unset in production: the
-// check is one branch.
+// after-metadata-write, before-pointer-swap, after-pointer-swap, before-delta-commit;
+// for a schema change: before-schema-commit (the rows before it are committed, the new
+// schema is not) and after-schema-commit (the Iceberg schema is committed, the Delta
+// metaData not yet). Unset in production: the check is one branch.
 #pragma once
 
 namespace floe {

@@ -39,6 +39,8 @@ constexpr Named<InvalidRecordPolicy> kInvalidRecordPolicies[] = {
     {InvalidRecordPolicy::kSuspend, "suspend"},
     {InvalidRecordPolicy::kSkip, "skip"},
     {InvalidRecordPolicy::kDlq, "dlq"}};
+constexpr Named<DroppedFieldPolicy> kDroppedFieldPolicies[] = {
+    {DroppedFieldPolicy::kKeep, "keep"}, {DroppedFieldPolicy::kDrop, "drop"}};
 constexpr Named<KeyFormat> kKeyFormats[] = {{KeyFormat::kBinary, "binary"},
                                             {KeyFormat::kString, "string"},
                                             {KeyFormat::kRegistry, "registry"}};
@@ -708,6 +710,9 @@ Result<TopicOverrides> Parser::ParseTopicSettings(const Fields& f) const {
                        GetEnumAs(f, *FindKey("defaults", "key.format"), kKeyFormats));
   FLOE_ASSIGN_OR_RAISE(o.value_format,
                        GetEnumAs(f, *FindKey("defaults", "value.format"), kValueFormats));
+  FLOE_ASSIGN_OR_RAISE(o.dropped_fields,
+                       GetEnumAs(f, *FindKey("defaults", "evolution.dropped.fields"),
+                                 kDroppedFieldPolicies));
   return o;
 }
 
@@ -873,6 +878,7 @@ Result<Config> Parser::Parse(const std::string& text) {
   ds.on_invalid_record = *d.on_invalid_record;
   ds.key_format = *d.key_format;
   ds.value_format = *d.value_format;
+  ds.dropped_fields = *d.dropped_fields;
 
   FLOE_RETURN_NOT_OK(ParseTopics(root.Find("topics"), &config));
 
@@ -924,6 +930,9 @@ std::string_view ToString(InvalidRecordPolicy v) {
 std::string_view ToString(KeyFormat v) { return NameOf(kKeyFormats, v); }
 std::string_view ToString(ValueFormat v) { return NameOf(kValueFormats, v); }
 std::string_view ToString(CatalogType v) { return NameOf(kCatalogTypes, v); }
+std::string_view ToString(DroppedFieldPolicy v) {
+  return NameOf(kDroppedFieldPolicies, v);
+}
 
 std::vector<std::string> TopicSettings::NamespaceLevels() const {
   return Split(table_namespace, '.');

@@ -28,12 +28,14 @@ enum class InvalidRecordPolicy { kSuspend, kSkip, kDlq };
 enum class KeyFormat { kBinary, kString, kRegistry };
 enum class ValueFormat { kRegistry, kBinary, kJson };
 enum class CatalogType { kSqlite, kPostgresql };
+enum class DroppedFieldPolicy { kKeep, kDrop };
 
 std::string_view ToString(TableFormat v);
 std::string_view ToString(InvalidRecordPolicy v);
 std::string_view ToString(KeyFormat v);
 std::string_view ToString(ValueFormat v);
 std::string_view ToString(CatalogType v);
+std::string_view ToString(DroppedFieldPolicy v);
 
 // The settings of one topic: `defaults`, then the first matching `topics` entry over
 // them.
@@ -48,6 +50,7 @@ struct TopicSettings {
   InvalidRecordPolicy on_invalid_record = InvalidRecordPolicy::kSuspend;
   KeyFormat key_format = KeyFormat::kBinary;
   ValueFormat value_format = ValueFormat::kRegistry;
+  DroppedFieldPolicy dropped_fields = DroppedFieldPolicy::kKeep;
 
   // Filled by ResolveTopic only (empty in Config::defaults).
   std::string topic;
@@ -70,6 +73,7 @@ struct TopicOverrides {
   std::optional<InvalidRecordPolicy> on_invalid_record;
   std::optional<KeyFormat> key_format;
   std::optional<ValueFormat> value_format;
+  std::optional<DroppedFieldPolicy> dropped_fields;
 };
 
 struct TopicEntry {

@@ -287,6 +287,19 @@ std::vector<KeyInfo> MakeKeys() {
            "before the record counts as invalid.",
        .per_topic = true});
   add({.section = "defaults",
+       .name = "evolution.dropped.fields",
+       .type = T::kEnum,
+       .default_text = "keep",
+       .choices = {{"keep", true}, {"drop", true}},
+       .description =
+           "A field the writer's new schema no longer has: `keep` leaves the column in "
+           "the table (made optional if it was required; new rows carry null), so a "
+           "rolling deploy with old and new producers does not churn the schema; `drop` "
+           "removes it from the table's current schema (older snapshots keep it; its "
+           "field id is never reused, so re-adding the name later makes a new, empty "
+           "column). Either way no value already written is lost.",
+       .per_topic = true});
+  add({.section = "defaults",
        .name = "key.format",
        .type = T::kEnum,
        .default_text = "binary",

@@ -6,6 +6,7 @@
 #include "floe/common/util.h"
 #include "floe/delta/actions_internal.h"
 #include "floe/delta/json_internal.h"
+#include "floe/delta/type_widening.h"
 
 namespace floe::delta {
 
@@ -273,10 +274,12 @@ Result<std::vector<Action>> DecodeActions(std::string_view text) {
   return out;
 }
 
-Protocol MakeProtocol(bool uses_timestamp_ntz, bool has_required_fields) {
+Protocol MakeProtocol(bool uses_timestamp_ntz, bool has_required_fields,
+                      bool uses_type_widening) {
   Protocol p;
   std::vector<std::string> features = {kFeatureColumnMapping};
   if (uses_timestamp_ntz) features.emplace_back(kFeatureTimestampNtz);
+  if (uses_type_widening) features.emplace_back(kFeatureTypeWidening);
   p.reader_features = features;
   if (has_required_fields) features.emplace_back(kFeatureInvariants);
   p.writer_features = std::move(features);
@@ -298,21 +301,54 @@ bool HasRequired(const std::vector<iceberg::NestedField>& fields) {
 
 }  // namespace
 
-Result<Protocol> ProtocolFor(const iceberg::Schema& schema) {
-  FLOE_ASSIGN_OR_RAISE(DeltaSchema ds, ToDeltaSchema(schema));
-  return MakeProtocol(ds.uses_timestamp_ntz, HasRequired(schema.fields));
+Result<Protocol> ProtocolFor(const iceberg::Schema& schema,
+                             std::string_view previous_schema_string) {
+  FLOE_ASSIGN_OR_RAISE(DeltaSchema ds, ToDeltaSchema(schema, {}, previous_schema_string));
+  return MakeProtocol(ds.uses_timestamp_ntz, HasRequired(schema.fields),
+                      ds.uses_type_widening);
+}
+
+namespace {
+
+std::vector<std::string> Union(const std::optional<std::vector<std::string>>& a,
+                               const std::optional<std::vector<std::string>>& b) {
+  std::vector<std::string> out = a.value_or(std::vector<std::string>{});
+  for (const std::string& f : b.value_or(std::vector<std::string>{})) {
+    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace
+
+Protocol MergeProtocols(const Protocol& existing, const Protocol& needed) {
+  if (!existing.reader_features && !existing.writer_features) return needed;
+  Protocol p;
+  p.min_reader_version = std::max(existing.min_reader_version, needed.min_reader_version);
+  p.min_writer_version = std::max(existing.min_writer_version, needed.min_writer_version);
+  // Reader features exist only at reader version 3: a reader-2 table with writer
+  // features keeps no reader list unless `needed` brings one.
+  if (existing.reader_features || needed.reader_features) {
+    p.reader_features = Union(existing.reader_features, needed.reader_features);
+  }
+  p.writer_features = Union(existing.writer_features, needed.writer_features);
+  return p;
 }
 
 Result<Metadata> MakeMetadata(const std::string& table_uuid,
                               const iceberg::Schema& schema, int64_t created_time_ms,
-                              const PhysicalNames& overrides, int max_column_id) {
-  FLOE_ASSIGN_OR_RAISE(DeltaSchema ds, ToDeltaSchema(schema, overrides));
+                              const PhysicalNames& overrides, int max_column_id,
+                              std::string_view previous_schema_string) {
+  FLOE_ASSIGN_OR_RAISE(DeltaSchema ds,
+                       ToDeltaSchema(schema, overrides, previous_schema_string));
   Metadata m;
   m.id = table_uuid;
   m.schema_string = std::move(ds.schema_string);
   m.configuration["delta.columnMapping.mode"] = "name";
   m.configuration["delta.columnMapping.maxColumnId"] =
       std::to_string(std::max(ds.max_column_id, max_column_id));
+  // PROTOCOL.md "Type Widening": writers must reject widenings unless it is true.
+  if (ds.uses_type_widening) m.configuration[kEnableTypeWideningKey] = "true";
   m.created_time = created_time_ms;
   return m;
 }
@@ -360,7 +396,8 @@ CommitInfo MakeCommitInfo(std::string operation, StringMap operation_parameters,
 
 Status CheckWritable(const Protocol& protocol) {
   static const std::set<std::string> kHonoured = {
-      kFeatureColumnMapping, kFeatureTimestampNtz, kFeatureInvariants, "appendOnly"};
+      kFeatureColumnMapping, kFeatureTimestampNtz,        kFeatureInvariants,
+      kFeatureTypeWidening,  kFeatureTypeWideningPreview, "appendOnly"};
   // Writer versions 3..6 imply features Floe does not implement (check constraints,
   // generated columns, change data feed, identity columns).
   if (protocol.min_reader_version > 3 || protocol.min_writer_version > 7 ||

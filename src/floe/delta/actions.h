@@ -29,6 +29,11 @@ inline constexpr char kFeatureTimestampNtz[] = "timestampNtz";
 // every non-nullable field as an invariant and refuses a writer-7 protocol that omits
 // it).
 inline constexpr char kFeatureInvariants[] = "invariants";
+// Reader and writer: a column's type was widened (type_widening.h); Floe adds it on the
+// first widening, never at creation (delta-rs refuses tables that list it).
+inline constexpr char kFeatureTypeWidening[] = "typeWidening";
+// Its name while in preview (Delta 3.2/3.3): honoured when another writer listed it.
+inline constexpr char kFeatureTypeWideningPreview[] = "typeWidening-preview";
 
 struct Protocol {
   int min_reader_version = 3;
@@ -36,6 +41,8 @@ struct Protocol {
   // Present (possibly empty) only for reader version 3 / writer version 7.
   std::optional<std::vector<std::string>> reader_features;
   std::optional<std::vector<std::string>> writer_features;
+
+  bool operator==(const Protocol&) const = default;
 };
 
 struct Metadata {
@@ -101,21 +108,32 @@ Result<std::vector<Action>> DecodeActions(std::string_view text);
 // ---- What Floe writes
 // -------------------------------------------------------------------
 
-// Reader 3 / writer 7 with `columnMapping`, plus `timestampNtz` when the schema needs it,
-// in both feature lists (ARCHITECTURE.md §3).
-// `has_required_fields`: the schema has a non-nullable field anywhere (Floe's always do:
-// `_kafka`), which needs the writer feature `invariants`.
-Protocol MakeProtocol(bool uses_timestamp_ntz, bool has_required_fields = true);
+// Reader 3 / writer 7 with `columnMapping`, plus `timestampNtz` when the schema needs it
+// and `typeWidening` when a column was widened, in both feature lists (ARCHITECTURE.md
+// §3). `has_required_fields`: the schema has a non-nullable field anywhere (Floe's always
+// do: `_kafka`), which needs the writer feature `invariants`.
+Protocol MakeProtocol(bool uses_timestamp_ntz, bool has_required_fields = true,
+                      bool uses_type_widening = false);
 // metaData for `schema` in column mapping `name` mode: schemaString, no partition
 // columns, configuration {delta.columnMapping.mode: name,
-// delta.columnMapping.maxColumnId: N}. `max_column_id` is raised to at least the schema's
-// highest id; pass the table's previous value when the schema evolves (it must never
-// decrease).
+// delta.columnMapping.maxColumnId: N}, plus delta.enableTypeWidening: true when a column
+// carries type changes. `max_column_id` is raised to at least the schema's highest id;
+// pass the table's previous value when the schema evolves (it must never decrease).
+// `previous_schema_string`: the table's current schemaString when the schema evolves
+// (ToDeltaSchema's `previous`: type changes kept and added by column-mapping id).
 Result<Metadata> MakeMetadata(const std::string& table_uuid,
                               const iceberg::Schema& schema, int64_t created_time_ms,
-                              const PhysicalNames& overrides = {}, int max_column_id = 0);
-// The protocol `schema` needs (MakeProtocol of its timestamp_ntz use).
-Result<Protocol> ProtocolFor(const iceberg::Schema& schema);
+                              const PhysicalNames& overrides = {}, int max_column_id = 0,
+                              std::string_view previous_schema_string = {});
+// The protocol `schema` needs (MakeProtocol of its timestamp_ntz use, its required
+// fields, and its type changes relative to `previous_schema_string`).
+Result<Protocol> ProtocolFor(const iceberg::Schema& schema,
+                             std::string_view previous_schema_string = {});
+// The protocol of a table that has `existing` and now needs `needed`: never lower than
+// either (versions are the maxima; feature lists the union, `existing`'s order first,
+// then what `needed` adds). An existing legacy protocol (no feature lists) gives
+// `needed`.
+Protocol MergeProtocols(const Protocol& existing, const Protocol& needed);
 
 // add for a data file under `table_root_uri` (file_path must be inside it): path relative
 // to the root, no partition values, size = file_size_in_bytes, dataChange true, stats
@@ -138,8 +156,9 @@ Result<std::string> RelativePath(const std::string& file_uri,
                                  const std::string& table_root_uri);
 
 // kInvalidConfig unless Floe can write a table with this protocol (another writer may
-// have upgraded it): every feature is one Floe honours — columnMapping, timestampNtz, and
-// appendOnly (Floe only appends) — and the versions are at most 3 / 7.
+// have upgraded it): every feature is one Floe honours — columnMapping, timestampNtz,
+// invariants, typeWidening (and its preview name), and appendOnly (Floe only appends) —
+// and the versions are at most 3 / 7.
 Status CheckWritable(const Protocol& protocol);
 
 }  // namespace floe::delta

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "floe/delta/json_internal.h"
+#include "floe/delta/type_widening.h"
 
 namespace floe::delta {
 
@@ -21,11 +22,100 @@ std::string AsciiLower(std::string s) {
   return s;
 }
 
+// A struct field of the table's previous Delta schema: its type and its type changes
+// (pointers into the parsed previous schema, which outlives the conversion).
+struct PreviousField {
+  const Json* type = nullptr;
+  const Json* type_changes = nullptr;  // null when the field has none
+};
+using PreviousFields = std::map<int, PreviousField>;  // by delta.columnMapping.id
+
+// Every struct field (at any depth) of a Delta schema that carries a column-mapping id.
+void CollectPrevious(const Json& type, PreviousFields* out, int depth) {
+  if (depth > 200 || !type.is_object()) return;
+  const Json* kind = json::Find(type, "type");
+  if (!kind || !kind->is_string()) return;
+  const std::string k = kind->get<std::string>();
+  if (k == "struct") {
+    const Json* fields = json::Find(type, "fields");
+    if (!fields || !fields->is_array()) return;
+    for (const Json& f : *fields) {
+      const Json* md = json::Find(f, "metadata");
+      const Json* id = md ? json::Find(*md, "delta.columnMapping.id") : nullptr;
+      const Json* t = json::Find(f, "type");
+      if (id && id->is_number_integer() && t) {
+        const Json* changes = json::Find(*md, kTypeChangesKey);
+        (*out)[id->get<int>()] =
+            PreviousField{t, changes && changes->is_array() ? changes : nullptr};
+      }
+      if (t) CollectPrevious(*t, out, depth + 1);
+    }
+  } else if (k == "array") {
+    if (const Json* e = json::Find(type, "elementType"))
+      CollectPrevious(*e, out, depth + 1);
+  } else if (k == "map") {
+    if (const Json* kt = json::Find(type, "keyType"))
+      CollectPrevious(*kt, out, depth + 1);
+    if (const Json* vt = json::Find(type, "valueType"))
+      CollectPrevious(*vt, out, depth + 1);
+  }
+}
+
+std::string TypeText(const Json& t) {
+  return t.is_string() ? t.get<std::string>() : internal::Dump(t);
+}
+
+// Appends to `changes` the primitive type changes from `before` to `after` of one struct
+// field (PROTOCOL.md "Type Change Metadata"): at the field itself (no fieldPath) and
+// inside the arrays and maps it holds ("element", "key", "value", dotted). Nested struct
+// fields are not descended into: they carry their own metadata.
+Status DiffTypes(const Json& before, const Json& after, const std::string& path,
+                 const NestedField& field, Json* changes) {
+  auto refuse = [&]() {
+    return InvalidConfig("field '" + field.name + "' (id " + std::to_string(field.id) +
+                         ") changes type from " + TypeText(before) + " to " +
+                         TypeText(after) + (path.empty() ? "" : " at " + path) +
+                         ", which Delta type widening does not allow");
+  };
+  if (before.is_string() && after.is_string()) {
+    const std::string from = before.get<std::string>();
+    const std::string to = after.get<std::string>();
+    if (from == to) return Status::OK();
+    if (!IsSupportedTypeChange(from, to)) return refuse();
+    Json change = Json::object();
+    change["fromType"] = from;
+    change["toType"] = to;
+    if (!path.empty()) change["fieldPath"] = path;
+    changes->push_back(std::move(change));
+    return Status::OK();
+  }
+  if (!before.is_object() || !after.is_object()) return refuse();
+  const Json* bk = json::Find(before, "type");
+  const Json* ak = json::Find(after, "type");
+  if (!bk || !ak || *bk != *ak) return refuse();
+  auto child = [&](const char* key, const char* step) -> Status {
+    const Json* b = json::Find(before, key);
+    const Json* a = json::Find(after, key);
+    if (!b || !a) return refuse();
+    return DiffTypes(*b, *a, path.empty() ? step : path + "." + step, field, changes);
+  };
+  const std::string kind = ak->is_string() ? ak->get<std::string>() : "";
+  if (kind == "array") return child("elementType", "element");
+  if (kind == "map") {
+    FLOE_RETURN_NOT_OK(child("keyType", "key"));
+    return child("valueType", "value");
+  }
+  return Status::OK();  // struct: its fields are matched by their own ids
+}
+
 class Converter {
  public:
-  explicit Converter(const PhysicalNames& overrides) : overrides_(overrides) {}
+  Converter(const PhysicalNames& overrides, const PreviousFields& previous)
+      : overrides_(overrides), previous_(previous) {}
 
   bool uses_ntz() const { return uses_ntz_; }
+  bool uses_type_widening() const { return uses_type_widening_; }
+  int new_type_changes() const { return new_type_changes_; }
 
   Result<Json> Struct(const std::vector<NestedField>& fields) {
     std::set<std::string> names, physical;
@@ -49,6 +139,19 @@ class Converter {
       if (!f.doc.empty()) metadata["comment"] = f.doc;
       metadata["delta.columnMapping.id"] = f.id;
       metadata["delta.columnMapping.physicalName"] = phys;
+      if (auto prev = previous_.find(f.id); prev != previous_.end()) {
+        // Earlier changes are kept as they were written (another writer's extra keys,
+        // such as the preview's `tableVersion`, included); new ones follow them.
+        Json changes =
+            prev->second.type_changes ? *prev->second.type_changes : Json::array();
+        const size_t before = changes.size();
+        FLOE_RETURN_NOT_OK(DiffTypes(*prev->second.type, type, "", f, &changes));
+        new_type_changes_ += static_cast<int>(changes.size() - before);
+        if (!changes.empty()) {
+          metadata[kTypeChangesKey] = std::move(changes);
+          uses_type_widening_ = true;
+        }
+      }
       Json field = Json::object();
       field["name"] = f.name;
       field["type"] = std::move(type);
@@ -123,7 +226,10 @@ class Converter {
 
  private:
   const PhysicalNames& overrides_;
+  const PreviousFields& previous_;
   bool uses_ntz_ = false;
+  bool uses_type_widening_ = false;
+  int new_type_changes_ = 0;
 };
 
 void CollectNames(const Json& type, PhysicalNames* out, int depth) {
@@ -161,13 +267,22 @@ const std::string& PhysicalName(const iceberg::NestedField& field,
 }
 
 Result<DeltaSchema> ToDeltaSchema(const iceberg::Schema& schema,
-                                  const PhysicalNames& overrides) {
-  Converter c(overrides);
+                                  const PhysicalNames& overrides,
+                                  std::string_view previous) {
+  Json previous_root;  // `prev` points into it
+  PreviousFields prev;
+  if (!previous.empty()) {
+    FLOE_ASSIGN_OR_RAISE(previous_root, internal::Parse(previous, "Delta schema string"));
+    CollectPrevious(previous_root, &prev, 0);
+  }
+  Converter c(overrides, prev);
   FLOE_ASSIGN_OR_RAISE(Json root, c.Struct(schema.fields));
   DeltaSchema out;
   out.schema_string = internal::Dump(root);
   out.max_column_id = schema.HighestFieldId();
   out.uses_timestamp_ntz = c.uses_ntz();
+  out.uses_type_widening = c.uses_type_widening();
+  out.new_type_changes = c.new_type_changes();
   return out;
 }
 

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "floe/common/status.h"
 #include "floe/iceberg/schema.h"
@@ -31,6 +32,11 @@ struct DeltaSchema {
   // A column (at any depth) is an Iceberg `timestamp` (Delta timestamp_ntz): the protocol
   // must list the `timestampNtz` feature.
   bool uses_timestamp_ntz = false;
+  // A field carries `delta.typeChanges` (type_widening.h): the protocol must list the
+  // `typeWidening` feature and the table property `delta.enableTypeWidening` be true.
+  bool uses_type_widening = false;
+  // How many type changes this schema records that `previous` did not.
+  int new_type_changes = 0;
 };
 
 // Type mapping (docs/type-mapping.md): boolean, int->integer, long, float, double,
@@ -40,8 +46,18 @@ struct DeltaSchema {
 // a non-empty Iceberg doc becomes the Spark `comment` metadata.
 // Errors (kInvalidConfig: the table cannot be mirrored to Delta): two sibling fields
 // whose names, or physical names, differ only by case (Delta names are case-insensitive).
+//
+// `previous`: the table's current Delta schema string (empty for a new table). A field
+// is matched with its previous self by column-mapping id (= Iceberg field id), never by
+// name. It keeps the `delta.typeChanges` it had (PROTOCOL.md: writers must preserve
+// them), and a primitive type that differs from the previous one, at the field itself or
+// in the array elements / map keys and values it holds (`fieldPath` "element", "key",
+// "value", dotted when nested), appends {fromType, toType[, fieldPath]} to them (Type
+// Widening). Errors: a type change Delta cannot widen (kInvalidConfig, naming the field
+// and both types); a malformed `previous` (kInvalidInput).
 Result<DeltaSchema> ToDeltaSchema(const iceberg::Schema& schema,
-                                  const PhysicalNames& overrides = {});
+                                  const PhysicalNames& overrides = {},
+                                  std::string_view previous = {});
 
 // Just the schema string.
 Result<std::string> DeltaSchemaString(const iceberg::Schema& schema,

@@ -184,6 +184,11 @@ std::optional<std::string> BoundToStatsJson(const iceberg::Type& type, std::stri
     }
     case TypeId::kLong:
     case TypeId::kTime: {
+      if (type.id == TypeId::kLong && b.size() == sizeof(uint32_t)) {
+        // A file written before int -> long: its bound keeps the int encoding.
+        return BoundToStatsJson(*iceberg::Type::Primitive(TypeId::kInt), b, upper,
+                                options);
+      }
       auto u = LittleEndian<uint64_t>(b);
       if (!u) return std::nullopt;
       return std::to_string(static_cast<int64_t>(*u));
@@ -199,6 +204,11 @@ std::optional<std::string> BoundToStatsJson(const iceberg::Type& type, std::stri
       return Number(static_cast<double>(f));
     }
     case TypeId::kDouble: {
+      if (b.size() == sizeof(uint32_t)) {
+        // A file written before float -> double: its bound keeps the float encoding.
+        return BoundToStatsJson(*iceberg::Type::Primitive(TypeId::kFloat), b, upper,
+                                options);
+      }
       auto u = LittleEndian<uint64_t>(b);
       if (!u) return std::nullopt;
       double d;

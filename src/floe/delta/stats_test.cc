@@ -45,7 +45,11 @@ TEST(DeltaStatsTest, IntegersBooleansTime) {
   EXPECT_EQ(B(TypeId::kTime, Le<int64_t>(3'600'000'000)), "3600000000");
   // Wrong widths are not trusted.
   EXPECT_EQ(B(TypeId::kInt, Le<int64_t>(1)), std::nullopt);
-  EXPECT_EQ(B(TypeId::kLong, Le<int32_t>(1)), std::nullopt);
+  EXPECT_EQ(B(TypeId::kTime, Le<int32_t>(1)), std::nullopt);
+  EXPECT_EQ(B(TypeId::kLong, Bytes({1, 2})), std::nullopt);
+  // A file written before int -> long keeps 4-byte bounds; they are the same numbers
+  // (Iceberg Java's Conversions reads them so too).
+  EXPECT_EQ(B(TypeId::kLong, Le<int32_t>(-7)), "-7");
 }
 
 TEST(DeltaStatsTest, FloatingPoint) {
@@ -59,6 +63,10 @@ TEST(DeltaStatsTest, FloatingPoint) {
   EXPECT_EQ(static_cast<float>(std::stod(*f)), 1.1f);
   EXPECT_EQ(std::stod(*f), static_cast<double>(1.1f));
   EXPECT_EQ(B(TypeId::kDouble, Le<double>(std::nan(""))), std::nullopt);
+  // A file written before float -> double: a 4-byte bound is the float's exact value.
+  auto widened = B(TypeId::kDouble, Le<float>(1.1f));
+  ASSERT_TRUE(widened);
+  EXPECT_EQ(std::stod(*widened), static_cast<double>(1.1f));
   EXPECT_EQ(B(TypeId::kFloat, Le<float>(std::numeric_limits<float>::infinity())),
             std::nullopt);
 }

@@ -41,6 +41,10 @@ struct NestedField {
   bool required = false;
   TypePtr type;
   std::string doc;  // empty = no doc
+  // Writer schemas only (schema evolution), never part of a table's schema: the writer
+  // declares a default for the field (Avro and JSON Schema `default`; every Protobuf
+  // field but a proto2 `required` one), so a reader of older data has a value for it.
+  bool has_default = false;
 };
 
 // One struct for every type keeps the model small; which members are meaningful depends

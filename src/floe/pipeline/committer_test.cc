@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "floe/catalog/pointer_store.h"
 #include "floe/common/util.h"
@@ -211,6 +212,97 @@ TEST_F(CommitterTest, DeltaMirrorReplaysMissedSnapshotsInOrder) {
   // A second mirror (another process after a crash) finds nothing to do.
   DeltaMirror again(catalog_.get(), io_.get());
   EXPECT_EQ(*again.Sync(ident_), 3);
+}
+
+// Delta type widening (delta/type_widening.h): each widening Iceberg schema change
+// becomes a metaData whose widened field records `delta.typeChanges` (a second widening
+// appends), the protocol gains `typeWidening` once and never loses a feature, and a Delta
+// log that starts after the widenings (Delta switched on late) records them from the
+// schema history.
+TEST_F(CommitterTest, DeltaMirrorRecordsTypeWidening) {
+  using iceberg::Type;
+  using iceberg::TypeId;
+  int last = 0;
+  auto v1 = *schema::BuildTableSchema(
+      {iceberg::NestedField{0, "id", true, Type::Primitive(TypeId::kLong), {}},
+       iceberg::NestedField{0, "qty", false, Type::Primitive(TypeId::kInt), {}},
+       iceberg::NestedField{0, "price", false, Type::Decimal(5, 2), {}}},
+      nullptr, &last);
+  auto state = *committer_->CreateIfAbsent(ident_, v1, "iceberg,delta");
+  DeltaMirror mirror(catalog_.get(), io_.get(), [this] { return now_; });
+  int i = 0;
+  auto commit = [&] {
+    CommitRequest req;
+    req.ident = ident_;
+    req.files = {FakeFile(state.location, i)};
+    req.expected["t"][0] = i == 0 ? std::nullopt : std::optional<int64_t>(i * 10);
+    req.new_positions["t"][0] = (i + 1) * 10;
+    ++i;
+    ASSERT_TRUE(committer_->Commit(req).ok());
+    ASSERT_TRUE(mirror.Sync(ident_).ok());
+  };
+  auto widen = [&](const char* name, iceberg::TypePtr type) {
+    const iceberg::TableMetadata md = Current();
+    iceberg::Schema next = *md.CurrentSchema();
+    for (auto& f : next.fields) {
+      if (f.name == name) f.type = std::move(type);
+    }
+    next.schema_id = md.CurrentSchema()->schema_id + 1;
+    ASSERT_TRUE(
+        committer_
+            ->CommitSchema(ident_, md.CurrentSchema()->schema_id, next, md.last_column_id)
+            .ok());
+  };
+  delta::DeltaLog log(io_.get(), state.location);
+  auto features = [&] { return *log.ReadSnapshot()->protocol->reader_features; };
+  auto changes = [&](const std::string& name) {
+    auto snap = *log.ReadSnapshot();
+    auto root = nlohmann::json::parse(snap.metadata->schema_string);
+    for (const auto& f : root["fields"]) {
+      if (f["name"] == name)
+        return f["metadata"].value("delta.typeChanges", nlohmann::json());
+    }
+    return nlohmann::json();
+  };
+  commit();
+  EXPECT_EQ(features(), std::vector<std::string>{"columnMapping"});
+
+  widen("qty", Type::Primitive(TypeId::kLong));
+  commit();
+  EXPECT_EQ(features(), (std::vector<std::string>{"columnMapping", "typeWidening"}));
+  EXPECT_EQ(changes("qty").dump(), R"([{"fromType":"integer","toType":"long"}])");
+  EXPECT_EQ(log.ReadSnapshot()->metadata->configuration.at("delta.enableTypeWidening"),
+            "true");
+
+  widen("price", Type::Decimal(9, 2));
+  commit();
+  widen("price", Type::Decimal(20, 2));
+  commit();
+  EXPECT_EQ(changes("qty").dump(), R"([{"fromType":"integer","toType":"long"}])");
+  EXPECT_EQ(changes("price").dump(),
+            R"j([{"fromType":"decimal(5,2)","toType":"decimal(9,2)"},)j"
+            R"j({"fromType":"decimal(9,2)","toType":"decimal(20,2)"}])j");
+  // One protocol at creation and one for the first widening; later ones add nothing.
+  int protocols = 0;
+  for (int64_t v = 0; v <= log.ReadSnapshot()->version; ++v) {
+    for (const auto& a : *delta::DecodeActions(*io_->Read(log.CommitUri(v)))) {
+      protocols += std::holds_alternative<delta::Protocol>(a);
+    }
+  }
+  EXPECT_EQ(protocols, 2);
+  EXPECT_EQ(*mirror.Sync(ident_), log.ReadSnapshot()->version);  // in step: nothing new
+
+  // Delta switched on after the widenings: version 0 records them from the history.
+  std::filesystem::remove_all(
+      std::filesystem::path(state.location.substr(std::string("file://").size())) /
+      "_delta_log");
+  DeltaMirror late(catalog_.get(), io_.get(), [this] { return now_; });
+  EXPECT_EQ(*late.Sync(ident_), 0);
+  EXPECT_EQ(features(), (std::vector<std::string>{"columnMapping", "typeWidening"}));
+  EXPECT_EQ(changes("qty").dump(), R"([{"fromType":"integer","toType":"long"}])");
+  EXPECT_EQ(changes("price").dump(),
+            R"j([{"fromType":"decimal(5,2)","toType":"decimal(9,2)"},)j"
+            R"j({"fromType":"decimal(9,2)","toType":"decimal(20,2)"}])j");
 }
 
 }  // namespace

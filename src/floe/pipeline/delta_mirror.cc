@@ -1,5 +1,6 @@
 #include "floe/pipeline/delta_mirror.h"
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "floe/common/util.h"
 #include "floe/delta/actions.h"
 #include "floe/delta/schema.h"
+#include "floe/delta/type_widening.h"
 #include "floe/iceberg/manifest.h"
 
 namespace floe::pipeline {
@@ -38,6 +40,27 @@ Result<std::vector<iceberg::DataFile>> SnapshotFiles(storage::FileIO& io,
     }
   }
   return out;
+}
+
+// The Delta schema string of the table's earlier Iceberg schemas, folded oldest first
+// so that it records every type change of the history (delta::ToDeltaSchema's
+// `previous`). Version 0 of a Delta log that starts after a widening still lists files
+// of the narrower type, so its metaData needs those `delta.typeChanges` too. A step Delta
+// cannot express restarts the fold from that schema.
+std::string HistorySchemaString(const iceberg::TableMetadata& md) {
+  std::vector<const iceberg::Schema*> older;
+  for (const auto& s : md.schemas) {
+    if (s.schema_id != md.current_schema_id) older.push_back(&s);
+  }
+  std::sort(older.begin(), older.end(),
+            [](const auto* a, const auto* b) { return a->schema_id < b->schema_id; });
+  std::string folded;
+  for (const iceberg::Schema* s : older) {
+    auto ds = delta::ToDeltaSchema(*s, {}, folded);
+    if (!ds.ok()) ds = delta::ToDeltaSchema(*s);
+    folded = ds.ok() ? std::move(ds->schema_string) : std::string();
+  }
+  return folded;
 }
 
 }  // namespace
@@ -136,9 +159,12 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     // Version 0: protocol, metaData, every live file of the current snapshot and the
     // table's positions (also when Delta is switched on for an existing table).
     std::vector<delta::Action> actions;
-    FLOE_ASSIGN_OR_RAISE(auto protocol, delta::ProtocolFor(*schema));
+    std::string history = HistorySchemaString(md);
+    if (!delta::ToDeltaSchema(*schema, {}, history).ok()) history.clear();
+    FLOE_ASSIGN_OR_RAISE(auto protocol, delta::ProtocolFor(*schema, history));
     actions.push_back(protocol);
-    FLOE_ASSIGN_OR_RAISE(auto metadata, delta::MakeMetadata(md.table_uuid, *schema, now));
+    FLOE_ASSIGN_OR_RAISE(
+        auto metadata, delta::MakeMetadata(md.table_uuid, *schema, now, {}, 0, history));
     actions.push_back(std::move(metadata));
     FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, *current, /*only_added=*/false));
     FLOE_RETURN_NOT_OK(adds_for(files, actions));
@@ -151,23 +177,39 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
 
   if (snap.protocol) FLOE_RETURN_NOT_OK(delta::CheckWritable(*snap.protocol));
   // A schema the Delta metaData does not describe yet (schema evolution): new metaData
-  // first, keeping the column-id high-water mark.
+  // first, keeping the column-id high-water mark. Fields are matched with the previous
+  // metaData by column-mapping id: a widened type (int -> long, float -> double, a wider
+  // decimal) keeps its id and physical name and records the change in
+  // `delta.typeChanges`, next to the earlier ones (Delta type widening, type_widening.h).
+  // The protocol only ever grows (MergeProtocols).
   std::vector<delta::Action> schema_actions;
-  FLOE_ASSIGN_OR_RAISE(auto schema_string, delta::DeltaSchemaString(*schema));
-  if (!snap.metadata || snap.metadata->schema_string != schema_string) {
+  const std::string previous = snap.metadata ? snap.metadata->schema_string : "";
+  FLOE_ASSIGN_OR_RAISE(auto delta_schema, delta::ToDeltaSchema(*schema, {}, previous));
+  if (!snap.metadata || snap.metadata->schema_string != delta_schema.schema_string) {
     int prev_max = 0;
     if (snap.metadata) {
       auto it = snap.metadata->configuration.find("delta.columnMapping.maxColumnId");
       if (it != snap.metadata->configuration.end()) prev_max = std::stoi(it->second);
     }
-    FLOE_ASSIGN_OR_RAISE(auto protocol, delta::ProtocolFor(*schema));
-    if (!snap.protocol || protocol.reader_features != snap.protocol->reader_features ||
-        protocol.writer_features != snap.protocol->writer_features) {
-      schema_actions.push_back(protocol);
+    FLOE_ASSIGN_OR_RAISE(auto needed, delta::ProtocolFor(*schema, previous));
+    const delta::Protocol protocol =
+        snap.protocol ? delta::MergeProtocols(*snap.protocol, needed) : needed;
+    if (!snap.protocol || protocol != *snap.protocol) schema_actions.push_back(protocol);
+    FLOE_ASSIGN_OR_RAISE(auto metadata, delta::MakeMetadata(md.table_uuid, *schema, now,
+                                                            {}, prev_max, previous));
+    if (snap.metadata) {
+      metadata.created_time = snap.metadata->created_time;
+      // Once enabled, type widening stays enabled (the table keeps its typeChanges'
+      // feature; a later widening needs the property again).
+      auto it = snap.metadata->configuration.find(delta::kEnableTypeWideningKey);
+      if (it != snap.metadata->configuration.end()) {
+        metadata.configuration.emplace(it->first, it->second);
+      }
     }
-    FLOE_ASSIGN_OR_RAISE(auto metadata,
-                         delta::MakeMetadata(md.table_uuid, *schema, now, {}, prev_max));
-    if (snap.metadata) metadata.created_time = snap.metadata->created_time;
+    if (delta_schema.new_type_changes > 0) {
+      FLOE_LOG_INFO("delta log of {}: {} column type change(s) recorded (type widening)",
+                    ident.ToString(), delta_schema.new_type_changes);
+    }
     schema_actions.push_back(std::move(metadata));
   }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <thread>
 
+#include "floe/common/crash.h"
 #include "floe/common/log.h"
 #include "floe/common/util.h"
 #include "floe/kafka/consumer.h"
@@ -505,12 +506,15 @@ class PipelineImpl : public Pipeline {
     if (!ts.Active()) return Status::OK();  // the commit failed: TableFault paused it
     const int base_schema_id =
         ts.writer ? ts.writer->schema().schema_id : ts.table.schema->schema_id;
+    CrashPoint("before-schema-commit");
     Status st = committer_.CommitSchema(ts.ident, base_schema_id, evolution.schema,
                                         evolution.last_column_id);
     if (!st.ok() && KindOf(st) != ErrorKind::kConflict) {
       return TableFault(*r.topic, ts, st);
     }
     if (st.ok()) {
+      // The Iceberg schema is in, the Delta metaData not yet (the next sync writes it).
+      CrashPoint("after-schema-commit");
       std::string changes;
       for (const auto& c : evolution.changes)
         changes += (changes.empty() ? "" : "; ") + c;

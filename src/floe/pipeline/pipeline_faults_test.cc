@@ -5,6 +5,11 @@
 // yet. Every case reads the table back.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "floe/decode/avro_test_encoder.h"
+#include "floe/delta/log.h"
+#include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/pipeline_test_fixture.h"
 #include "floe/schema/table_schema.h"
 
@@ -233,7 +238,51 @@ TEST_F(PipelineFaultsTest, IntToLongWidensTheColumnAndOldProducersGoOn) {
   EXPECT_EQ(md->schemas.size(), 2u);
 }
 
-TEST_F(PipelineFaultsTest, AWideningOfATableWithDeltaSuspendsUntilDeltaCanTakeIt) {
+TEST_F(PipelineFaultsTest, AChangeTheSubjectsLevelRulesOutSuspendsNamingTheLevel) {
+  Make(kSkipTopic);
+  h_->registry.SetCompatibility("orders-value", "FORWARD");
+  const int v1 = h_->registry.Register("orders-value", kIntIdSchema);
+  const int v2 = h_->registry.Register("orders-value", testing::AvroSchemaText());
+  ProduceRaw(0, FramedAvro(v1, 0, "a"));
+  ProduceRaw(0, FramedAvro(v2, 1, "b"));
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").suspended; }));
+  const std::string reason = h_->Topic("orders").reason;
+  EXPECT_NE(reason.find("compatibility level FORWARD (schema registry) refuses field id"),
+            std::string::npos)
+      << reason;
+  EXPECT_NE(reason.find("offset 1"), std::string::npos) << reason;
+  // Never skipped, whatever the policy.
+  EXPECT_EQ(h_->Topic("orders").skipped_records, 0);
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 1}}}}));
+  auto md = h_->Metadata("orders");
+  ASSERT_TRUE(md.ok());
+  EXPECT_EQ(md->schemas.size(), 1u);
+}
+
+TEST_F(PipelineFaultsTest, ANewRequiredFieldWithoutADefaultSuspendsUnderLevelNone) {
+  Make(kOneTopic);
+  h_->registry.SetCompatibility("", "NONE");
+  Produce(0, 0, 2);
+  const int v2 = h_->registry.Register(
+      "orders-value",
+      R"({"type":"record","name":"order","fields":[{"name":"id","type":"long"},)"
+      R"({"name":"name","type":"string"},{"name":"must","type":"long"}]})");
+  decode::testing::AvroEncoder e;
+  e.Long(2).String("c").Long(7);
+  ProduceRaw(0, testing::Framed(v2, e.str()));
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").suspended; }));
+  const std::string reason = h_->Topic("orders").reason;
+  EXPECT_NE(reason.find("field must: it is new, required and has no default"),
+            std::string::npos)
+      << reason;
+  EXPECT_EQ(reason.find("schema registry"), std::string::npos) << reason;
+  EXPECT_EQ(Ids(), Range(0, 2));
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 2}}}}));
+}
+
+TEST_F(PipelineFaultsTest, AWideningOfATableWithDeltaEvolvesBothFormats) {
   Make(
       "topics: [{name: orders, formats: [iceberg, delta]}]\n"
       "defaults: {commit.interval.ms: 1000}\n");
@@ -241,11 +290,59 @@ TEST_F(PipelineFaultsTest, AWideningOfATableWithDeltaSuspendsUntilDeltaCanTakeIt
   const int v2 = h_->registry.Register("orders-value", testing::AvroSchemaText());
   ProduceRaw(0, FramedAvro(v1, 0, "a"));
   ProduceRaw(0, FramedAvro(v2, 1, "b"));
+  ProduceRaw(0, FramedAvro(v2, 2, "c"));
   ASSERT_TRUE(h_->Start().ok());
-  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").suspended; }));
-  EXPECT_NE(h_->Topic("orders").reason.find("Delta type widening"), std::string::npos)
-      << h_->Topic("orders").reason;
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 1}}}}));
+  ASSERT_TRUE(Committed(3));
+  EXPECT_FALSE(h_->Topic("orders").suspended) << h_->Topic("orders").reason;
+  EXPECT_EQ(Ids(), Range(0, 3));
+  auto md = h_->Metadata("orders");
+  ASSERT_TRUE(md.ok());
+  const iceberg::NestedField* id = md->CurrentSchema()->FindTopLevel("id");
+  EXPECT_EQ(id->type->id, iceberg::TypeId::kLong);
+  // Delta: the column keeps its id and physical name and records the change; the table
+  // lists the typeWidening feature and enables it.
+  delta::DeltaLog log(&h_->io, md->location);
+  auto snap = log.ReadSnapshot();
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  ASSERT_TRUE(snap->protocol && snap->metadata);
+  for (const auto* features :
+       {&snap->protocol->reader_features, &snap->protocol->writer_features}) {
+    ASSERT_TRUE(features->has_value());
+    EXPECT_NE(std::find((*features)->begin(), (*features)->end(), "typeWidening"),
+              (*features)->end());
+    EXPECT_NE(std::find((*features)->begin(), (*features)->end(), "columnMapping"),
+              (*features)->end());
+  }
+  EXPECT_EQ(snap->metadata->configuration.at("delta.enableTypeWidening"), "true");
+  const std::string& schema = snap->metadata->schema_string;
+  EXPECT_NE(schema.find(R"("name":"id","type":"long")"), std::string::npos) << schema;
+  EXPECT_NE(
+      schema.find(R"("delta.columnMapping.id":)" + std::to_string(id->id) +
+                  R"(,"delta.columnMapping.physicalName":"id",)"
+                  R"("delta.typeChanges":[{"fromType":"integer","toType":"long"}])"),
+      std::string::npos)
+      << schema;
+  EXPECT_GE(snap->files.size(), 2u);  // a file of each schema
+  EXPECT_EQ(snap->TxnVersion(DeltaAppId(md->table_uuid, "orders", 0)), 3);
+  // Later commits write no metaData again: version 0 and the widening have one each.
+  ProduceRaw(0, FramedAvro(v2, 3, "d"));
+  ASSERT_TRUE(Committed(4));
+  auto later = log.ReadSnapshot();
+  ASSERT_TRUE(later.ok());
+  int metadata_actions = 0, protocol_actions = 0;
+  for (int64_t v = 0; v <= later->version; ++v) {
+    auto text = h_->io.Read(log.CommitUri(v));
+    ASSERT_TRUE(text.ok()) << text.status().ToString();
+    auto actions = delta::DecodeActions(*text);
+    ASSERT_TRUE(actions.ok());
+    for (const auto& a : *actions) {
+      metadata_actions += std::holds_alternative<delta::Metadata>(a);
+      protocol_actions += std::holds_alternative<delta::Protocol>(a);
+    }
+  }
+  EXPECT_EQ(metadata_actions, 2);
+  EXPECT_EQ(protocol_actions, 2);
+  EXPECT_EQ(later->metadata->schema_string, schema);
 }
 
 TEST_F(PipelineFaultsTest, AnIdTheRegistryLearnsLateIsDecodedNotSkipped) {

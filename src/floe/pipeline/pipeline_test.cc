@@ -174,6 +174,31 @@ TEST_F(PipelineTest, ASchemaThatAddsAColumnEvolvesTheTable) {
   EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 6}}}}));
 }
 
+TEST_F(PipelineTest, WithDropADroppedFieldLeavesTheSchemaAndComesBackAsANewColumn) {
+  Make(
+      "topics: [{name: orders, evolution.dropped.fields: drop}]\n"
+      "defaults: {commit.interval.ms: 1000}\n");
+  const int with_extra =
+      h_->registry.Register("orders-value", testing::AvroSchemaWithExtraText());
+  ProduceRaw(0, testing::FramedAvroWithExtra(with_extra, 0, "x"));
+  Produce(0, 1, 2);  // the writer no longer has `extra`
+  ProduceRaw(0, testing::FramedAvroWithExtra(with_extra, 3, "y"));  // it comes back
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(4));
+  EXPECT_FALSE(h_->Topic("orders").suspended) << h_->Topic("orders").reason;
+  EXPECT_EQ(Ids(), Range(0, 4));
+  auto md = h_->Metadata("orders");
+  ASSERT_TRUE(md.ok());
+  ASSERT_EQ(md->schemas.size(), 3u);
+  const auto* first = md->schemas[0].FindTopLevel("extra");
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(md->schemas[1].FindTopLevel("extra"), nullptr);  // dropped
+  const auto* again = md->CurrentSchema()->FindTopLevel("extra");
+  ASSERT_NE(again, nullptr);
+  EXPECT_NE(again->id, first->id);  // a new, empty column: the old id is never reused
+  EXPECT_EQ(again->id, md->last_column_id);
+}
+
 // --- commits that fail, by error kind
 // ------------------------------------------------------
 

@@ -214,7 +214,6 @@ Status FaultyStore::Swap(const catalog::TableIdent& ident, const std::string& ex
 // --- payloads
 // ----------------------------------------------------------------------------
 
-namespace {
 std::string Framed(int schema_id, const std::string& payload) {
   std::string out(5, '\0');
   out[1] = static_cast<char>((schema_id >> 24) & 0xff);
@@ -223,7 +222,6 @@ std::string Framed(int schema_id, const std::string& payload) {
   out[4] = static_cast<char>(schema_id & 0xff);
   return out + payload;
 }
-}  // namespace
 
 std::string AvroSchemaText() {
   return R"({"type":"record","name":"order","fields":[{"name":"id","type":"long"},)"

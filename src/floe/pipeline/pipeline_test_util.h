@@ -97,14 +97,26 @@ class FakeRegistry : public registry::SchemaSource {
     fail_status_ = std::move(st);
   }
   int lookups() const { return lookups_; }
+  // The compatibility level of `subject` ("" sets the global one, BACKWARD at first as
+  // in Confluent's registry).
+  void SetCompatibility(const std::string& subject, std::string level) {
+    (subject.empty() ? global_level_ : levels_[subject]) = std::move(level);
+  }
 
   Result<std::shared_ptr<const registry::RegisteredSchema>> ById(int id) override;
   Result<std::shared_ptr<const registry::RegisteredSchema>> ByGuid(
       const std::string& guid) override;
   Result<std::shared_ptr<const registry::RegisteredSchema>> BySubjectVersion(
       const std::string& subject, int version) override;
+  Result<std::string> Compatibility(const std::string& subject) override {
+    FLOE_RETURN_NOT_OK(Injected());
+    auto it = levels_.find(subject);
+    return it != levels_.end() ? it->second : global_level_;
+  }
 
  private:
+  std::string global_level_ = "BACKWARD";
+  std::map<std::string, std::string> levels_;
   Status Injected();
   std::map<int, std::shared_ptr<registry::RegisteredSchema>> by_id_;
   std::map<std::string, std::vector<int>> subjects_;
@@ -172,6 +184,8 @@ class FaultyStore : public catalog::PointerStore {
   bool applied_ = false;
 };
 
+// `payload` behind the Confluent prefix (magic 0, 4-byte schema id).
+std::string Framed(int schema_id, const std::string& payload);
 // Avro payloads of the test schema {id: long, name: string}, Confluent-framed.
 std::string AvroSchemaText();
 std::string FramedAvro(int schema_id, int64_t id, const std::string& name);

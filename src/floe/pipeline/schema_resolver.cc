@@ -9,6 +9,7 @@
 #include "floe/common/log.h"
 #include "floe/decode/raw_decoder.h"
 #include "floe/kafka/consumer.h"
+#include "floe/pipeline/table_faults.h"
 #include "floe/pipeline/table_setup.h"
 #include "floe/pipeline/topic_state.h"
 #include "floe/schema/avro_to_iceberg.h"
@@ -235,6 +236,7 @@ Result<CompiledSchema*> SchemaResolver::Compile(TopicState& ts, int id,
                                                 Role role) {
   const std::string what =
       (role == Role::kKey ? "key schema " : "schema ") + std::to_string(id);
+  if (role == Role::kValue) FLOE_RETURN_NOT_OK(ReadCompatibility(ts));
   CompiledSchema cs;
   if (s.type == registry::SchemaType::kAvro) {
     auto parsed = avro::Schema::Parse(s.schema);
@@ -293,6 +295,38 @@ Result<CompiledSchema*> SchemaResolver::Compile(TopicState& ts, int id,
   return &slot;
 }
 
+// The value subject's compatibility level, read again for every new schema id (a level
+// can change at any time). An outage pauses the topic (the caller retries); a registry
+// that has no level for the subject leaves Floe's rules alone.
+Status SchemaResolver::ReadCompatibility(TopicState& ts) {
+  const std::string& subject = ts.settings.value_subject;
+  auto level = registry_->Compatibility(subject);
+  if (!level.ok()) {
+    if (PausesTopic(level.status())) return level.status();
+    FLOE_LOG_WARN_EVERY(ts.settings.topic, 60000,
+                        "topic {}: no compatibility level for subject {} ({}); "
+                        "Floe's own evolution rules decide",
+                        ts.settings.topic, subject, level.status().message());
+    ts.compatibility.clear();
+    return Status::OK();
+  }
+  bool known = false;
+  (void)schema::ParseCompatibility(*level, &known);
+  if (!known) {
+    FLOE_LOG_WARN_EVERY(
+        ts.settings.topic, 60000,
+        "topic {}: subject {} has compatibility level {}, which this "
+        "version of Floe does not know; Floe's own evolution rules decide",
+        ts.settings.topic, subject, *level);
+  }
+  if (*level != ts.compatibility) {
+    FLOE_LOG_INFO("topic {}: subject {} has compatibility level {}", ts.settings.topic,
+                  subject, *level);
+  }
+  ts.compatibility = *level;
+  return Status::OK();
+}
+
 Result<std::shared_ptr<const schema::ProtobufSchema>> SchemaResolver::ParseProtobuf(
     const registry::RegisteredSchema& s, const std::string& what) {
   std::map<std::string, std::string> imports;
@@ -330,7 +364,8 @@ Result<CompiledMessage*> SchemaResolver::CompileMessage(
   if (role == Role::kValue) {
     auto fields = schema::ProtobufToIcebergFields(*message);
     if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
-    FLOE_RETURN_NOT_OK(tables_->PrepareTable(ts, what, std::move(*fields)));
+    FLOE_RETURN_NOT_OK(
+        tables_->PrepareTable(ts, what, std::move(*fields), /*protobuf=*/true));
   }
   decode::ProtobufDecoderOptions options;
   options.skip_columns = SkipColumns(ts, role);

@@ -132,6 +132,7 @@ class SchemaResolver {
   Result<CompiledMessage*> CompileMessage(TopicState& ts, CompiledSchema& cs,
                                           const registry::MessageIndexes& path,
                                           Role role);
+  Status ReadCompatibility(TopicState& ts);
   Result<std::shared_ptr<const schema::ProtobufSchema>> ParseProtobuf(
       const registry::RegisteredSchema& s, const std::string& what);
   Status ResolveImports(const registry::RegisteredSchema& s,

@@ -13,7 +13,7 @@ namespace floe::pipeline {
 // must fit it, or evolve it compatibly (schema::Evolve): the change is then left in
 // `ts.evolution` for the pipeline to commit before the record that brought it.
 Status TableSetup::PrepareTable(TopicState& ts, const std::string& what,
-                                std::vector<iceberg::NestedField> fields) {
+                                std::vector<iceberg::NestedField> fields, bool protobuf) {
   const iceberg::Schema* existing =
       ts.writer ? &ts.writer->schema() : (ts.table.schema ? &*ts.table.schema : nullptr);
   FLOE_RETURN_NOT_OK(AddKeyField(ts, &fields));
@@ -30,6 +30,12 @@ Status TableSetup::PrepareTable(TopicState& ts, const std::string& what,
   const int last_id = std::max(ts.table.last_column_id, existing->HighestFieldId());
   schema::EvolutionOptions options;
   options.fixed_columns = {schema::kKafkaColumn};
+  if (ts.settings.dropped_fields == config::DroppedFieldPolicy::kDrop) {
+    options.dropped = schema::DroppedFields::kDrop;
+  }
+  options.compatibility = schema::ParseCompatibility(ts.compatibility);
+  options.compatibility_name = ts.compatibility;
+  options.protobuf = protobuf;
   auto evolved = schema::Evolve(*existing, last_id, fields, options);
   if (!evolved.ok()) {
     return Suspend(what + " does not fit table " + ts.ident.ToString() + ": " +
@@ -38,14 +44,7 @@ Status TableSetup::PrepareTable(TopicState& ts, const std::string& what,
                    "skipped)");
   }
   if (evolved->changed()) {
-    const bool widens =
-        std::any_of(evolved->changes.begin(), evolved->changes.end(),
-                    [](const std::string& c) { return c.rfind("widen ", 0) == 0; });
-    if (widens && WantsDelta(ts.settings)) {
-      return Suspend(what + " widens a column of table " + ts.ident.ToString() +
-                     ", which has a Delta log: Delta type widening is not supported "
-                     "yet, so the topic stops here with nothing lost");
-    }
+    // A widening evolves Delta too (DeltaMirror records it as Delta type widening).
     ts.evolution = std::move(*evolved);
     ts.evolution_what = what;
     return Conflict(what + " changes the schema of table " + ts.ident.ToString());

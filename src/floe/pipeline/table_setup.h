@@ -33,9 +33,11 @@ class TableSetup {
       : committer_(committer), io_(io) {}
 
   // The table for a value schema's fields (`what` names the schema in messages): created
-  // on the first schema; a later schema must fit it.
+  // on the first schema; a later schema must fit it, or evolve it as the value subject's
+  // compatibility level (ts.compatibility) and Floe's rules allow. `protobuf`: the
+  // fields come from a Protobuf message.
   Status PrepareTable(TopicState& ts, const std::string& what,
-                      std::vector<iceberg::NestedField> fields);
+                      std::vector<iceberg::NestedField> fields, bool protobuf = false);
   // value.format: binary: the table is `value` (binary) [+ `key`] + `_kafka`.
   Status EnsureRawTable(TopicState& ts);
 

@@ -58,6 +58,9 @@ struct TopicState {
   // names it), applied by the pipeline before the record that brought it.
   std::optional<schema::Evolution> evolution;
   std::string evolution_what;
+  // The value subject's compatibility level as last read from the registry ("" when it
+  // has none); re-read for every new schema id.
+  std::string compatibility;
 
   // Kafka side.
   std::map<int32_t, PartitionState> partitions;

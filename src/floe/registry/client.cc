@@ -60,9 +60,28 @@ class HttpRegistryClient : public SchemaSource {
     return std::shared_ptr<const RegisteredSchema>(s);
   }
 
+  Result<std::string> Compatibility(const std::string& subject) override {
+    const std::string encoded = PercentEncode(subject, /*keep_slash=*/false);
+    auto body = GetJson("/config/" + encoded + "?defaultToGlobal=true",
+                        "the compatibility level of subject '" + subject + "'");
+    if (!body.ok() && KindOf(body.status()) == ErrorKind::kNotFound) {
+      // A registry without defaultToGlobal answers 40408 (or 40401) for a subject with
+      // no level of its own: the global level applies.
+      body = GetJson("/config", "the global compatibility level");
+    }
+    FLOE_RETURN_NOT_OK(body.status());
+    for (const char* key : {"compatibilityLevel", "compatibility"}) {
+      if (body->contains(key) && (*body)[key].is_string()) {
+        return (*body)[key].get<std::string>();
+      }
+    }
+    return Retriable("schema registry returned a config without compatibilityLevel for " +
+                     std::string("subject '") + subject + "'");
+  }
+
  private:
-  Result<std::shared_ptr<RegisteredSchema>> Fetch(const std::string& path,
-                                                  const std::string& what) {
+  // GET `path`: the JSON object answered, or the error as the pipeline classifies it.
+  Result<nlohmann::json> GetJson(const std::string& path, const std::string& what) {
     std::unique_lock lock(http_mu_);
     httplib::Result res =
         http_->Get(path.c_str(), {{"Accept", "application/vnd.schemaregistry.v1+json"}});
@@ -84,10 +103,10 @@ class HttpRegistryClient : public SchemaSource {
           body["error_code"].is_number_integer()) {
         code = body["error_code"].get<int>();
       }
-      // Only the registry's own "schema not found" is a fact about the record; a bare 404
-      // (wrong URL, proxy) is a systemic problem.
-      // 40401 subject not found, 40402 version not found, 40403 schema not found.
-      if (code == 40401 || code == 40402 || code == 40403) {
+      // Only the registry's own "not found" is a fact; a bare 404 (wrong URL, proxy) is
+      // a systemic problem. 40401 subject not found, 40402 version not found, 40403
+      // schema not found, 40408 subject without a compatibility level of its own.
+      if (code == 40401 || code == 40402 || code == 40403 || code == 40408) {
         return NotFound("schema registry has no " + what + " (" + std::to_string(code) +
                         ")");
       }
@@ -100,7 +119,16 @@ class HttpRegistryClient : public SchemaSource {
                        what);
     }
     auto body = nlohmann::json::parse(res->body, nullptr, false);
-    if (!body.is_object() || !body.contains("schema") || !body["schema"].is_string()) {
+    if (!body.is_object()) {
+      return Retriable("schema registry returned a malformed body for " + what);
+    }
+    return body;
+  }
+
+  Result<std::shared_ptr<RegisteredSchema>> Fetch(const std::string& path,
+                                                  const std::string& what) {
+    FLOE_ASSIGN_OR_RAISE(auto body, GetJson(path, what));
+    if (!body.contains("schema") || !body["schema"].is_string()) {
       return Retriable("schema registry returned a malformed body for " + what);
     }
     auto s = std::make_shared<RegisteredSchema>();

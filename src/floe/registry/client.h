@@ -47,6 +47,10 @@ class SchemaSource {
   // is cached. kNotFound when the subject or version does not exist (40401/40402).
   virtual Result<std::shared_ptr<const RegisteredSchema>> BySubjectVersion(
       const std::string& subject, int version) = 0;
+  // The compatibility level that governs `subject` ("BACKWARD", "FULL_TRANSITIVE",
+  // "NONE", ...): the subject's own (GET /config/{subject}?defaultToGlobal=true), else
+  // the global one (GET /config). Never cached: a level can change at any time.
+  virtual Result<std::string> Compatibility(const std::string& subject) = 0;
 };
 
 struct ClientOptions {

@@ -211,6 +211,25 @@ TEST_F(RegistryClientTest, AnOutageIsRetriableAndPasses) {
   EXPECT_TRUE(client->ById(id).ok());  // a failure is not cached
 }
 
+TEST_F(RegistryClientTest, CompatibilityIsTheSubjectsLevelElseTheGlobalOne) {
+  registry_->Register("compat-value", {{"schema", Avro("compat")}});
+  auto client = Client(registry_->url());
+  auto global = client->Compatibility("compat-value");
+  ASSERT_TRUE(global.ok()) << global.status().ToString();
+  EXPECT_EQ(*global, "BACKWARD");  // the registry's default
+  httplib::Client cli("127.0.0.1", registry_->port());
+  auto put = cli.Put("/config/compat-value", R"({"compatibility":"FULL_TRANSITIVE"})",
+                     "application/vnd.schemaregistry.v1+json");
+  ASSERT_TRUE(put && put->status == 200);
+  auto own = client->Compatibility("compat-value");
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+  EXPECT_EQ(*own, "FULL_TRANSITIVE");  // re-read, never cached
+  // A subject nobody registered takes the global level.
+  auto unknown = client->Compatibility("nobody-value");
+  ASSERT_TRUE(unknown.ok()) << unknown.status().ToString();
+  EXPECT_EQ(*unknown, "BACKWARD");
+}
+
 TEST(RegistryClient, AnUnreachableRegistryIsRetriable) {
   auto s = Client("http://127.0.0.1:1")->ById(1);
   EXPECT_EQ(KindOf(s.status()), ErrorKind::kRetriable) << s.status().ToString();

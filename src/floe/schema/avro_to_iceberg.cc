@@ -40,6 +40,7 @@ Result<std::vector<NestedField>> MapRecord(const avro::Node& record,
     std::string doc = f.doc;
     if (!m.doc.empty()) doc = doc.empty() ? m.doc : doc + " (" + m.doc + ")";
     out.push_back(NestedField{0, f.name, m.required, std::move(m.type), std::move(doc)});
+    out.back().has_default = f.has_default;
   }
   return out;
 }

@@ -23,6 +23,13 @@ Status Incompatible(const std::string& path, const std::string& why) {
   return Suspend("field " + path + ": " + why);
 }
 
+bool RulesOutBackward(Compatibility c) {
+  return c == Compatibility::kBackward || c == Compatibility::kFull;
+}
+bool RulesOutForward(Compatibility c) {
+  return c == Compatibility::kForward || c == Compatibility::kFull;
+}
+
 // How a writer's primitive relates to the table column's.
 enum class Fit { kSame, kFits, kWidens, kNo };
 
@@ -47,6 +54,12 @@ class Merger {
  public:
   explicit Merger(const EvolutionOptions& options) : options_(options) {}
 
+  // A change the subject's compatibility level rules out: the registry refused it.
+  Status RefusedByLevel(const std::string& path, const std::string& why) const {
+    return Suspend("the subject's compatibility level " + options_.compatibility_name +
+                   " (schema registry) refuses field " + path + ": " + why);
+  }
+
   // The table's fields after the writer's (`writer` carries the table's ids where names
   // match and fresh ids elsewhere: AssignFieldIds).
   Result<std::vector<NestedField>> Struct(const std::string& path,
@@ -63,6 +76,11 @@ class Merger {
       auto wit = std::find_if(writer.begin(), writer.end(),
                               [&](const NestedField& w) { return w.name == tf.name; });
       if (wit == writer.end()) {
+        if (tf.required && RulesOutForward(options_.compatibility)) {
+          return RefusedByLevel(p,
+                                "the writer no longer has it, and readers on the older "
+                                "schema require it (it has no default)");
+        }
         if (options_.dropped == DroppedFields::kDrop) {
           changes_.push_back("drop column " + p + " (id " + std::to_string(tf.id) +
                              "; the writer no longer has it)");
@@ -88,6 +106,15 @@ class Merger {
       if (top_level && IsFixed(wf.name)) {
         return Incompatible(wf.name, "collides with Floe's own column of that name");
       }
+      if (wf.required && !wf.has_default) {
+        const std::string why =
+            "it is new, required and has no default, so older data has no value for it";
+        if (RulesOutBackward(options_.compatibility)) {
+          return RefusedByLevel(Join(path, wf.name), why);
+        }
+        return Incompatible(Join(path, wf.name),
+                            why + " (give it a default, or make it optional)");
+      }
       NestedField added = wf;
       added.required = false;  // older rows have no value for it
       changes_.push_back("add column " + Join(path, wf.name) + " (id " +
@@ -110,6 +137,11 @@ class Merger {
                             const NestedField& wf) {
     NestedField out = tf;
     if (tf.required && !wf.required) {
+      if (RulesOutForward(options_.compatibility) && !options_.protobuf) {
+        return RefusedByLevel(path,
+                              "required → optional: readers on the older schema cannot "
+                              "read a null");
+      }
       out.required = false;
       changes_.push_back("make " + path + " optional");
     }
@@ -152,6 +184,11 @@ class Merger {
       case Fit::kFits:
         return std::make_shared<const Type>(tt);
       case Fit::kWidens:
+        if (RulesOutForward(options_.compatibility) &&
+            !(options_.protobuf && tt.id == TypeId::kInt)) {
+          return RefusedByLevel(path, "widening " + Describe(tt) + " → " + Describe(wt) +
+                                          ": readers on the older schema cannot read it");
+        }
         changes_.push_back("widen " + path + " " + Describe(tt) + " → " + Describe(wt));
         return std::make_shared<const Type>(wt);
       case Fit::kNo:
@@ -173,6 +210,20 @@ class Merger {
 };
 
 }  // namespace
+
+Compatibility ParseCompatibility(const std::string& level, bool* known) {
+  if (known != nullptr) *known = true;
+  if (level == "NONE") return Compatibility::kNone;
+  if (level == "BACKWARD" || level == "BACKWARD_TRANSITIVE") {
+    return Compatibility::kBackward;
+  }
+  if (level == "FORWARD" || level == "FORWARD_TRANSITIVE") {
+    return Compatibility::kForward;
+  }
+  if (level == "FULL" || level == "FULL_TRANSITIVE") return Compatibility::kFull;
+  if (known != nullptr) *known = false;
+  return Compatibility::kNone;
+}
 
 Result<Evolution> Evolve(const iceberg::Schema& table, int last_column_id,
                          const std::vector<iceberg::NestedField>& writer,

@@ -12,6 +12,17 @@
 //                                     so re-adding the name later makes a new column);
 //   - int → long, float → double, decimal(P,S) → decimal(P',S) with P' > P;
 //   - a required column the writer makes optional → optional.
+// A new field the writer requires without a default is incompatible (older data has no
+// value for it), as are the changes the subject's compatibility level rules out (the
+// registry governs; level NONE leaves Floe's rules alone):
+//   - BACKWARD (readers of the new schema read older data): a new field needs a
+//     default — the rule above, so this level refuses nothing more;
+//   - FORWARD (readers of older schemas read new data): a field the writer drops must
+//     have been optional in the table; no widening and no required → optional (Avro and
+//     JSON Schema: an older reader cannot read the wider value; Protobuf's integer
+//     widenings are wire-compatible both ways, so they stay allowed);
+//   - FULL: both. The _TRANSITIVE variants check the same against the table, which holds
+//     every earlier version's columns.
 // A writer type the table column already holds (int into long, float into double, a
 // narrower decimal of the same scale, a required field for an optional column) fits
 // without a change. Anything else (another type, another kind, a narrowing, a changed map
@@ -31,11 +42,23 @@ namespace floe::schema {
 
 enum class DroppedFields { kKeep, kDrop };
 
+// A subject's compatibility level, as far as evolution cares about it.
+enum class Compatibility { kNone, kBackward, kForward, kFull };
+// "BACKWARD", "FORWARD_TRANSITIVE", "FULL", "NONE", ... (the registry's names). A level
+// this version does not know is kNone with `*known` false (Floe's rules decide).
+Compatibility ParseCompatibility(const std::string& level, bool* known = nullptr);
+
 struct EvolutionOptions {
   DroppedFields dropped = DroppedFields::kKeep;
   // Top-level columns the writer never carries and that stay exactly as they are
   // (Floe's `_kafka`, the `key` column of key.format string/registry).
   std::vector<std::string> fixed_columns;
+  // The subject's compatibility level, and its name as the registry spelled it (for
+  // messages: "BACKWARD_TRANSITIVE").
+  Compatibility compatibility = Compatibility::kNone;
+  std::string compatibility_name;
+  // The writer is a Protobuf schema (integer widenings are wire-compatible both ways).
+  bool protobuf = false;
 };
 
 struct Evolution {

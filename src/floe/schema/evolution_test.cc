@@ -32,6 +32,10 @@ NestedField F(int id, std::string name, bool required, TypePtr type) {
 NestedField W(std::string name, bool required, TypePtr type) {
   return F(0, std::move(name), required, std::move(type));
 }
+NestedField WithDefault(NestedField f) {
+  f.has_default = true;
+  return f;
+}
 TypePtr S(std::vector<NestedField> fields) { return Type::Struct(std::move(fields)); }
 TypePtr L(int element_id, bool required, TypePtr element) {
   return Type::List(element_id, required, std::move(element));
@@ -125,13 +129,31 @@ std::vector<Case> Cases() {
        "1:a:req:int,2:b:opt:string,3:c:opt:long",
        3,
        1},
-      {"add a required field: the column is optional",
+      {"add a required field with a default: the column is optional",
+       ab,
+       2,
+       {W("a", true, kInt), W("b", false, kString), WithDefault(W("c", true, kLong))},
+       {},
+       "1:a:req:int,2:b:opt:string,3:c:opt:long",
+       3,
+       1},
+      {"a new required field without a default is incompatible",
        ab,
        2,
        {W("a", true, kInt), W("b", false, kString), W("c", true, kLong)},
        {},
-       "1:a:req:int,2:b:opt:string,3:c:opt:long",
-       3,
+       "",
+       0,
+       0,
+       "field c: it is new, required and has no default"},
+      {"a new required field without a default inside a new struct is fine",
+       ab,
+       2,
+       {W("a", true, kInt), W("b", false, kString),
+        W("s", false, S({W("x", true, kInt)}))},
+       {},
+       "1:a:req:int,2:b:opt:string,3:s:opt:struct<4:x:req:int>",
+       4,
        1},
       {"new ids start above last-column-id (ids are never reused)",
        ab,
@@ -371,7 +393,7 @@ std::vector<Case> Cases() {
        ab,
        2,
        {W("a", true, kInt), W("b", false, kString),
-        W("q", true, S({W("u", true, kInt), W("v", false, kString)}))},
+        W("q", false, S({W("u", true, kInt), W("v", false, kString)}))},
        {},
        "1:a:req:int,2:b:opt:string,3:q:opt:struct<4:u:req:int,5:v:opt:string>",
        5,
@@ -568,6 +590,105 @@ TEST(EvolveTest, IdentifierFieldsStayWhileRequired) {
   auto out = Evolve(table, 2, {W("id", true, kLong)});
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->schema.identifier_field_ids, std::vector<int>{1});  // v became optional
+}
+
+}  // namespace
+}  // namespace floe::schema
+
+namespace floe::schema {
+namespace {
+
+// The subject's compatibility level on top of Floe's rules: each row is one change under
+// one level, allowed (error empty) or refused naming the level.
+struct LevelCase {
+  std::string name;
+  std::string level;
+  bool protobuf;
+  std::vector<NestedField> writer;
+  std::string error;  // empty: allowed
+};
+
+TEST(EvolveTest, TheCompatibilityLevelRulesOutWhatItsReadersCannotRead) {
+  iceberg::Schema table;
+  table.fields = {F(1, "a", true, kInt), F(2, "b", false, kFloat),
+                  F(3, "c", true, kString), F(4, "d", false, kString)};
+  const auto a = W("a", true, kInt);
+  const auto b = W("b", false, kFloat);
+  const auto c = W("c", true, kString);
+  const auto d = W("d", false, kString);
+  const std::vector<LevelCase> cases = {
+      {"NONE allows a widening", "NONE", false, {W("a", true, kLong), b, c, d}, ""},
+      {"BACKWARD allows a widening",
+       "BACKWARD",
+       false,
+       {W("a", true, kLong), b, c, d},
+       ""},
+      {"FORWARD refuses a widening",
+       "FORWARD",
+       false,
+       {W("a", true, kLong), b, c, d},
+       "level FORWARD (schema registry) refuses field a: widening int → long"},
+      {"FULL refuses float → double",
+       "FULL",
+       false,
+       {a, W("b", false, kDouble), c, d},
+       "level FULL (schema registry) refuses field b"},
+      {"FORWARD allows Protobuf int → long (wire-compatible)",
+       "FORWARD",
+       true,
+       {W("a", true, kLong), b, c, d},
+       ""},
+      {"FORWARD still refuses Protobuf float → double",
+       "FORWARD_TRANSITIVE",
+       true,
+       {a, W("b", false, kDouble), c, d},
+       "FORWARD_TRANSITIVE (schema registry)"},
+      {"BACKWARD names itself for a new required field",
+       "BACKWARD_TRANSITIVE",
+       false,
+       {a, b, c, d, W("e", true, kLong)},
+       "level BACKWARD_TRANSITIVE (schema registry) refuses field e: it is new"},
+      {"FORWARD allows a new optional field",
+       "FORWARD",
+       false,
+       {a, b, c, d, W("e", false, kLong)},
+       ""},
+      {"FORWARD refuses dropping a required field",
+       "FORWARD",
+       false,
+       {a, b, d},
+       "refuses field c: the writer no longer has it"},
+      {"FORWARD allows dropping an optional field", "FORWARD", false, {a, b, c}, ""},
+      {"BACKWARD allows dropping a required field", "BACKWARD", false, {a, b, d}, ""},
+      {"FULL refuses required → optional",
+       "FULL",
+       false,
+       {W("a", false, kInt), b, c, d},
+       "refuses field a: required → optional"},
+      {"an unknown level leaves Floe's rules alone",
+       "SOMETHING_NEW",
+       false,
+       {W("a", true, kLong), b, c, d},
+       ""},
+  };
+  for (const auto& lc : cases) {
+    SCOPED_TRACE(lc.name);
+    EvolutionOptions options;
+    bool known = false;
+    options.compatibility = ParseCompatibility(lc.level, &known);
+    EXPECT_EQ(known, lc.level != "SOMETHING_NEW");
+    options.compatibility_name = lc.level;
+    options.protobuf = lc.protobuf;
+    auto out = Evolve(table, 4, lc.writer, options);
+    if (lc.error.empty()) {
+      EXPECT_TRUE(out.ok()) << out.status().ToString();
+    } else {
+      ASSERT_FALSE(out.ok());
+      EXPECT_EQ(KindOf(out.status()), ErrorKind::kSuspend);
+      EXPECT_NE(out.status().message().find(lc.error), std::string::npos)
+          << out.status().message();
+    }
+  }
 }
 
 }  // namespace

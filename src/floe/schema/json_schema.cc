@@ -210,6 +210,7 @@ class Resolver {
       JsonSchemaProperty p;
       p.name = name;
       for (const auto& r : required) p.required |= r == name;
+      p.has_default = sub.is_object() && sub.contains("default");
       FLOE_ASSIGN_OR_RAISE(
           p.schema, Schema(sub, path + "/properties/" + EscapeToken(name), depth + 1));
       node->properties.push_back(std::move(p));
@@ -353,6 +354,7 @@ class Mapper {
       FLOE_ASSIGN_OR_RAISE(Mapped m, Map(*p.schema, depth + 1));
       out.push_back(NestedField{0, p.name, p.required && m.required, std::move(m.type),
                                 std::move(m.doc)});
+      out.back().has_default = p.has_default;
     }
     return out;
   }

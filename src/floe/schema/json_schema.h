@@ -52,7 +52,8 @@ using JsonSchemaNodePtr = std::shared_ptr<const JsonSchemaNode>;
 
 struct JsonSchemaProperty {
   std::string name;
-  bool required = false;  // listed in `required` (a nullable one still accepts null)
+  bool required = false;     // listed in `required` (a nullable one still accepts null)
+  bool has_default = false;  // the property's schema declares a `default`
   JsonSchemaNodePtr schema;
 };
 

@@ -276,20 +276,26 @@ class Mapper {
       FLOE_ASSIGN_OR_RAISE(TypePtr value, Value(*entry.field(1), path + "{}", depth + 1));
       const bool wrapper = entry.field(1)->message_type() != nullptr &&
                            IsProtobufWrapper(*entry.field(1)->message_type());
-      return NestedField{0,
-                         f.name(),
-                         true,
-                         Type::Map(0, std::move(key), 0, !wrapper, std::move(value)),
-                         {}};
+      NestedField map{0,
+                      f.name(),
+                      true,
+                      Type::Map(0, std::move(key), 0, !wrapper, std::move(value)),
+                      {}};
+      map.has_default = true;  // a map field defaults to empty
+      return map;
     }
     FLOE_ASSIGN_OR_RAISE(TypePtr t,
                          Value(f, f.is_repeated() ? path + "[]" : path, depth));
     if (f.is_repeated()) {
-      return NestedField{0, f.name(), true, Type::List(0, true, std::move(t)), {}};
+      NestedField list{0, f.name(), true, Type::List(0, true, std::move(t)), {}};
+      list.has_default = true;  // a repeated field defaults to empty
+      return list;
     }
     const ProtobufPresence presence = PresenceOf(f);
-    return NestedField{
+    NestedField out{
         0, f.name(), presence != ProtobufPresence::kExplicit, std::move(t), {}};
+    out.has_default = !f.is_required();  // proto3 and proto2 optional fields default
+    return out;
   }
 
   // The type of one value of field `f` (an element, for a repeated field).
