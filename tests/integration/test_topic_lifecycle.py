@@ -111,6 +111,7 @@ def test_incompatible_schema_suspends_stays_suspended_and_resumes_with_skip(
     assert t["schema-id"] == bad_id and t["partition"] == 0 and t["offset"] == 10, t
     assert "does not fit table" in t["reason"] and "partition 0 offset 10" in t["reason"], t
     assert t["since-ms"] > 0
+    assert t["compatibility"] == "NONE", t  # the subject's level, as Floe read it
     assert t["partitions"][0]["committed"] == 10, t
     t = wait_status(target, topic, lambda s: s["partitions"][0]["high-watermark"] == 20)
     assert t["partitions"][0]["lag"] == 10 and t["lag"] == 10, t
@@ -124,6 +125,7 @@ def test_incompatible_schema_suspends_stays_suspended_and_resumes_with_skip(
     assert human.returncode == 0, human.stderr
     line = next(ln for ln in human.stdout.splitlines() if ln.startswith(topic))
     assert "suspended" in line and f"[p0@10 schema {bad_id}]" in line, human.stdout
+    assert " NONE " in line, human.stdout
     assert "floe topics resume" in human.stdout
 
     # The admin route itself, under the same tokens: read tokens GET, never POST.

@@ -234,19 +234,22 @@ void PrintTable(const Json& body) {
     return;
   }
   std::vector<std::vector<std::string>> rows = {
-      {"TOPIC", "TABLE", "STATE", "LAG", "LAST COMMIT", "REASON"}};
+      {"TOPIC", "TABLE", "STATE", "LAG", "LAST COMMIT", "COMPAT", "REASON"}};
   int suspended = 0;
   for (const auto& t : topics) {
     const int64_t lag = IntOr(t, "lag", -1);
     const std::string state = StringOr(t, "state");
     suspended += state == "suspended";
-    rows.push_back({StringOr(t, "topic"), StringOr(t, "table"), state,
-                    lag >= 0 ? std::to_string(lag) : "-",
-                    Age(IntOr(t, "last-commit-age-ms", -1)), Reason(t)});
+    rows.push_back(
+        {StringOr(t, "topic"), StringOr(t, "table"), state,
+         lag >= 0 ? std::to_string(lag) : "-", Age(IntOr(t, "last-commit-age-ms", -1)),
+         StringOr(t, "compatibility").empty() ? "-" : StringOr(t, "compatibility"),
+         Reason(t)});
   }
-  std::vector<size_t> widths(5, 0);
+  constexpr size_t kFixed = 6;  // the columns before REASON
+  std::vector<size_t> widths(kFixed, 0);
   for (const auto& r : rows) {
-    for (size_t c = 0; c < 5; ++c) widths[c] = std::max(widths[c], Columns(r[c]));
+    for (size_t c = 0; c < kFixed; ++c) widths[c] = std::max(widths[c], Columns(r[c]));
   }
   size_t used = 0;
   for (size_t w : widths) used += w + 2;
@@ -255,11 +258,11 @@ void PrintTable(const Json& body) {
       total > used + kMinReasonWidth ? total - used : kMinReasonWidth;
   for (const auto& r : rows) {
     std::string line;
-    for (size_t c = 0; c < 5; ++c) {
+    for (size_t c = 0; c < kFixed; ++c) {
       line += r[c];
       line.append(widths[c] - Columns(r[c]) + 2, ' ');
     }
-    line += Truncate(r[5], reason_width);
+    line += Truncate(r[kFixed], reason_width);
     while (!line.empty() && line.back() == ' ') line.pop_back();
     std::cout << line << "\n";
   }

@@ -232,6 +232,7 @@ TopicStatus StatusOf(const std::string& topic, const TopicState& ts) {
     s.partitions.push_back(ps);
   }
   s.last_commit_ms = ts.last_commit_wall_ms;
+  s.compatibility = ts.compatibility;
   s.skip_schema_ids.assign(ts.skip.schema_ids.begin(), ts.skip.schema_ids.end());
   s.skip_records.assign(ts.skip.records.begin(), ts.skip.records.end());
   s.committed_records = ts.committed_records;
