@@ -38,6 +38,7 @@ bench: setup
 	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe --formats iceberg,delta
 	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe --partitions 16
 	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe --workload w4
+	@$(PY) bench/evolve.py --floe build/release/src/floe/cli/floe
 	@$(PY) bench/peers.py --floe build/release/src/floe/cli/floe
 	@$(PY) bench/freshness.py --floe build/release/src/floe/cli/floe
 	@$(PY) bench/profile.py --floe build/release/src/floe/cli/floe

@@ -289,3 +289,31 @@ def test_registry_keys_protobuf_message_with_references(kafka_broker, registry, 
             2: None}
     assert {o: r["key"] for o, r in rows.items()} == want
     assert {o: r["key"] for o, r in delta.items()} == want
+
+
+def test_registry_keys_evolve_with_their_subject(kafka_broker, registry, tmp_path):
+    """key.format: registry: a key schema that adds a field (a new version of <topic>-key)
+    evolves the table's `key` struct like a value schema does: the new field is null in the
+    rows written before, and old and new key versions interleave."""
+    topic = "keys-evolve"
+    v1 = {"type": "record", "name": "OrderKey",
+          "fields": [{"name": "region", "type": "string"}, {"name": "id", "type": "long"}]}
+    v2 = {**v1, "fields": v1["fields"] + [{"name": "zone", "type": ["null", "string"],
+                                          "default": None}]}
+    old = _key_serializer(registry, topic, "avro", v1)
+    new = _key_serializer(registry, topic, "avro", v2)
+    value = {"seq": 1, "payload": "p", "amount": None}
+    records = [(old({"region": "eu", "id": 1}), value),
+               (new({"region": "us", "id": 2, "zone": "z-1"}), value),
+               (old({"region": "ap", "id": 3}), value),  # an old producer goes on
+               (new({"region": "eu", "id": 4, "zone": None}), value)]
+    run, table, rows, delta = _key_run(kafka_broker, registry, tmp_path, topic, records)
+    want = {0: {"region": "eu", "id": 1, "zone": None},
+            1: {"region": "us", "id": 2, "zone": "z-1"},
+            2: {"region": "ap", "id": 3, "zone": None},
+            3: {"region": "eu", "id": 4, "zone": None}}
+    assert {o: r["key"] for o, r in rows.items()} == want
+    assert {o: r["key"] for o, r in delta.items()} == want
+    md = run.metadata(table)
+    assert len(md["schemas"]) == 2, md["schemas"]
+    assert "schema evolved" in run.log(300)

@@ -391,6 +391,23 @@ class Parser {
                                 Quote(field.name));
       }
       FLOE_ASSIGN_OR_RAISE(field.doc, OptionalString(fj, "doc", fpath));
+      if (auto ait = fj.find("aliases"); ait != fj.end() && !ait->is_null()) {
+        if (!ait->is_array()) {
+          return Error(fpath + ".aliases", "\"aliases\" must be an array of names");
+        }
+        for (size_t a = 0; a < ait->size(); ++a) {
+          const Json& aj = (*ait)[a];
+          const std::string apath = fpath + ".aliases[" + std::to_string(a) + "]";
+          if (!aj.is_string()) return Error(apath, "an alias must be a string");
+          std::string alias = aj.get<std::string>();
+          if (!IsValidName(alias)) return Error(apath, "invalid alias " + Quote(alias));
+          if (alias == field.name || std::find(field.aliases.begin(), field.aliases.end(),
+                                               alias) != field.aliases.end()) {
+            continue;
+          }
+          field.aliases.push_back(std::move(alias));
+        }
+      }
       auto tit = fj.find("type");
       if (tit == fj.end())
         return Error(fpath, "field " + Quote(field.name) + " has no \"type\"");

@@ -69,6 +69,9 @@ struct Field {
   std::string doc;           // empty = no doc
   int field_id = -1;         // "field-id" attribute (Iceberg writes it); -1 when absent
   bool has_default = false;  // the field declares a "default"
+  // "aliases": the field's former names (spec "Aliases"), each a valid name, without
+  // repeats or the field's own name.
+  std::vector<std::string> aliases;
 };
 
 // One struct for every type; which members are meaningful depends on `type`. The

@@ -81,6 +81,26 @@ TEST(SchemaTest, RecordWithAllKinds) {
   EXPECT_EQ(r.fields[8].type, r.fields[6].type);
 }
 
+TEST(SchemaTest, FieldAliases) {
+  auto s = MustParse(R"({"type": "record", "name": "R", "fields": [
+      {"name": "title", "aliases": ["name", "label", "name", "title"], "type": "string"},
+      {"name": "n", "aliases": null, "type": "int"},
+      {"name": "m", "type": "int"}]})");
+  const auto& fields = s.root().fields;
+  EXPECT_EQ(fields[0].aliases, (std::vector<std::string>{"name", "label"}));
+  EXPECT_TRUE(fields[1].aliases.empty());
+  EXPECT_TRUE(fields[2].aliases.empty());
+  ExpectError(R"({"type": "record", "name": "R", "fields": [
+      {"name": "a", "aliases": "b", "type": "int"}]})",
+              {"$.fields[0].aliases", "array of names"});
+  ExpectError(R"({"type": "record", "name": "R", "fields": [
+      {"name": "a", "aliases": ["ok", "not-valid"], "type": "int"}]})",
+              {"$.fields[0].aliases[1]", "invalid alias 'not-valid'"});
+  ExpectError(R"({"type": "record", "name": "R", "fields": [
+      {"name": "a", "aliases": [1], "type": "int"}]})",
+              {"$.fields[0].aliases[0]", "must be a string"});
+}
+
 TEST(SchemaTest, Namespaces) {
   auto s = MustParse(R"({
     "type": "record", "name": "a.b.Outer",

@@ -352,8 +352,11 @@ std::vector<KeyInfo> MakeKeys() {
        .type = T::kString,
        .default_text = "`<topic>-value`",
        .derived_default = true,
-       .description = "The Schema Registry subject whose latest version decodes a "
-                      "`value.format: json` topic. Only with `name`."});
+       .description =
+           "The Schema Registry subject of the topic's values: its latest "
+           "version decodes a `value.format: json` topic, and its "
+           "compatibility level governs schema evolution (docs/type-mapping.md, "
+           "\"Evolution\"). Only with `name`."});
   return k;
 }
 

@@ -412,6 +412,37 @@ TEST(AvroDecoderTest, WriterFieldsMissingOrExtraAndPromotions) {
   ExpectColumn(*batch, "s", R"([{"keep": 11, "added": null}])");
 }
 
+TEST(AvroDecoderTest, RenamedColumnsTakeTheirFormerNames) {
+  // The table renamed `name` to `title` and `s.a` to `s.b` (the new schema's aliases are
+  // the columns' former names): rows of the old schema and of the new one land in the
+  // same columns; an exact name wins over a former name.
+  const char* table_json = R"({"type": "record", "name": "R", "fields": [
+      {"name": "id", "type": "long"},
+      {"name": "title", "aliases": ["name"], "type": "string"},
+      {"name": "s", "type": {"type": "record", "name": "S", "fields": [
+          {"name": "b", "aliases": ["a"], "type": "int"}]}}]})";
+  const char* old_json = R"({"type": "record", "name": "R", "fields": [
+      {"name": "id", "type": "long"},
+      {"name": "name", "type": "string"},
+      {"name": "s", "type": {"type": "record", "name": "S", "fields": [
+          {"name": "a", "type": "int"}]}}]})";
+  const iceberg::Schema table = TableFor(table_json);
+  Harness old_writer(old_json, table);
+  AvroEncoder e;
+  e.Long(1).String("old").Int(10);
+  ASSERT_TRUE(old_writer.Decode(e).ok());
+  auto batch = old_writer.Flush();
+  ExpectColumn(*batch, "title", R"(["old"])");
+  ExpectColumn(*batch, "s", R"([{"b": 10}])");
+  Harness new_writer(table_json, table);
+  AvroEncoder n;
+  n.Long(2).String("new").Int(20);
+  ASSERT_TRUE(new_writer.Decode(n).ok());
+  batch = new_writer.Flush();
+  ExpectColumn(*batch, "title", R"(["new"])");
+  ExpectColumn(*batch, "s", R"([{"b": 20}])");
+}
+
 TEST(AvroDecoderTest, MakeRejectsIncompatibleSchemas) {
   auto expect_fail = [](const char* writer, const char* table,
                         const std::string& fragment) {

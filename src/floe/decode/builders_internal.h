@@ -177,7 +177,10 @@ struct FieldMatch {
   std::vector<int> absent;
 };
 
-// `writer_name(w)` gives the name of writer field w < num_writer.
+// `writer_name(w)` gives the name of writer field w < num_writer. A writer field takes
+// the table field of its name, else the one that has its name as a former name (an older
+// producer after a rename: NestedField::aliases of the table's schema, which
+// schema::Evolve has already matched the same way; field_ids.h MatchWriterFields).
 template <typename WriterName>
 [[gnu::noinline]] FieldMatch MatchFields(
     size_t num_writer, const WriterName& writer_name,
@@ -190,6 +193,18 @@ template <typename WriterName>
       if (table[t] != nullptr && table[t]->name == writer_name(w)) {
         m.table_index[w] = static_cast<int>(t);
         matched[t] = true;
+      }
+    }
+  }
+  for (size_t w = 0; w < num_writer; ++w) {
+    if (m.table_index[w] >= 0) continue;
+    for (size_t t = 0; t < table.size(); ++t) {
+      if (table[t] == nullptr || matched[t]) continue;
+      const auto& former = table[t]->aliases;
+      if (std::find(former.begin(), former.end(), writer_name(w)) != former.end()) {
+        m.table_index[w] = static_cast<int>(t);
+        matched[t] = true;
+        break;
       }
     }
   }

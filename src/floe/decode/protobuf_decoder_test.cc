@@ -517,6 +517,38 @@ TEST(ProtobufDecoderTest, TableEvolution) {
   ExpectColumn(*batch, "extra", "[null]");
 }
 
+TEST(ProtobufDecoderTest, AnOldNameLandsInTheRenamedColumn) {
+  // The table renamed `name` (field 2) to `title`, and `inner.x` to `inner.y`: an older
+  // producer still writing the old names fills the renamed columns.
+  Proto renamed(R"(
+    syntax = "proto3";
+    message I { int32 y = 1; }
+    message M { int64 id = 1; string title = 2; I inner = 3; })",
+                {1});
+  iceberg::Schema table = TableFor(renamed.descriptor());
+  table.fields[1].aliases = {"name"};
+  auto inner = std::make_shared<iceberg::Type>(*table.fields[2].type);
+  inner->fields[0].aliases = {"x"};
+  table.fields[2].type = inner;
+  Proto old(R"(
+    syntax = "proto3";
+    message I { int32 x = 1; }
+    message M { int64 id = 1; string name = 2; I inner = 3; })",
+            {1});
+  Harness h(old.descriptor(), table);
+  auto m = old.New();
+  Set(m.get(), "id", 7);
+  SetStr(m.get(), "name", "old");
+  auto* r = m->GetReflection();
+  pb::Message* in = r->MutableMessage(m.get(), F(*m, "inner"));
+  Set(in, "x", 5);
+  ASSERT_TRUE(h.Decode(*m).ok());
+  auto batch = h.Flush();
+  ExpectColumn(*batch, "id", "[7]");
+  ExpectColumn(*batch, "title", R"(["old"])");
+  ExpectColumn(*batch, "inner", R"([{"y": 5}])");
+}
+
 TEST(ProtobufDecoderTest, IncompatibleTablesAreRefused) {
   Proto p(R"(
     syntax = "proto3";

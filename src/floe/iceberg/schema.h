@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace floe::iceberg {
@@ -36,6 +37,17 @@ struct Type;
 using TypePtr = std::shared_ptr<const Type>;
 
 struct NestedField {
+  NestedField() = default;
+  // Not an aggregate, so that the rename hints below need no initializer where fields
+  // are spelled {id, name, required, type, doc}.
+  NestedField(int id_, std::string name_, bool required_, TypePtr type_,
+              std::string doc_ = {})
+      : id(id_),
+        name(std::move(name_)),
+        required(required_),
+        type(std::move(type_)),
+        doc(std::move(doc_)) {}
+
   int id = 0;
   std::string name;
   bool required = false;
@@ -45,6 +57,16 @@ struct NestedField {
   // declares a default for the field (Avro and JSON Schema `default`; every Protobuf
   // field but a proto2 `required` one), so a reader of older data has a value for it.
   bool has_default = false;
+
+  // Rename hints (issue 16), not part of the Iceberg schema: never written into the
+  // schema JSON and ignored by SchemasEqual/TypesEqual.
+  //   aliases: the field's former names. On a writer's field: Avro field `aliases`. On a
+  //     table's field: its names before renames (the table property
+  //     `schema.name-mapping.default`, floe/schema/rename_hints.h).
+  //   field_number: the Protobuf field number the field comes from (0: none/unknown). On
+  //     a table's field: the property `floe.protobuf.field-numbers`.
+  std::vector<std::string> aliases;
+  int field_number = 0;
 };
 
 // One struct for every type keeps the model small; which members are meaningful depends

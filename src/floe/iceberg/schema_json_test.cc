@@ -22,6 +22,18 @@ TEST(SchemaJson, RoundTripNestedSchema) {
   EXPECT_EQ(SchemaToJsonString(back), text);
 }
 
+TEST(SchemaJson, RenameHintsAreNotPartOfTheSchema) {
+  // NestedField::aliases and field_number steer renames in Floe; they are neither
+  // written into the schema JSON nor compared.
+  Schema plain = testing::SampleSchema();
+  Schema hinted = plain;
+  hinted.fields[0].aliases = {"old_name"};
+  hinted.fields[0].field_number = 7;
+  EXPECT_EQ(SchemaToJsonString(hinted), SchemaToJsonString(plain));
+  EXPECT_TRUE(SchemasEqual(hinted, plain));
+  EXPECT_EQ(SchemaToJsonString(hinted).find("old_name"), std::string::npos);
+}
+
 TEST(SchemaJson, WritesAppendixCShapes) {
   json j = SchemaToJson(testing::SampleSchema());
   EXPECT_EQ(j["type"], "struct");

@@ -32,11 +32,22 @@ static Result<std::optional<catalog::LoadedTable>> LoadRaw(
   return std::optional<catalog::LoadedTable>(std::move(*loaded));
 }
 
-static TableState StateOf(const iceberg::TableMetadata& md) {
+static Result<TableState> StateOf(const iceberg::TableMetadata& md) {
   TableState st;
   st.exists = true;
   st.location = md.location;
-  if (const auto* s = md.CurrentSchema()) st.schema = *s;
+  if (const auto* s = md.CurrentSchema()) {
+    st.schema = *s;
+    // Former names and field numbers only steer renames: a mapping another writer broke
+    // costs them, not the table.
+    Status hints = schema::ApplyRenameHints(md.properties, &*st.schema);
+    if (!hints.ok()) {
+      FLOE_LOG_WARN("table at {}: {}; renames are not recognized until it is fixed",
+                    md.location, hints.message());
+    }
+  }
+  // Parquet column names decide what Delta reads: a broken value stops the table.
+  FLOE_ASSIGN_OR_RAISE(st.column_names, schema::ParseColumnNames(md.properties));
   st.last_column_id = md.last_column_id;
   st.positions = RecordedPositions(md);
   auto cit = md.properties.find(kClusterIdKey);
@@ -74,8 +85,9 @@ Result<TableState> Committer::CreateIfAbsent(const catalog::TableIdent& ident,
   req.ident = ident;
   req.schema = schema;
   req.assign_fresh_ids = false;  // the pipeline's ids (matched by name) stay as they are
-  req.properties = {{kWriterKey, "floe/" FLOE_VERSION_STRING},
-                    {catalog::kFormatsProperty, formats}};
+  req.properties = schema::RenameHintProperties(schema, {});
+  req.properties[kWriterKey] = "floe/" FLOE_VERSION_STRING;
+  req.properties[catalog::kFormatsProperty] = formats;
   auto created = catalog_->CreateTable(req);
   if (KindOf(created.status()) == ErrorKind::kConflict) return Load(ident);
   FLOE_RETURN_NOT_OK(created.status());
@@ -114,12 +126,28 @@ Status Committer::CommitSchema(const catalog::TableIdent& ident, int base_schema
         " was dropped from the catalog (or renamed) while Floe was writing it");
   }
   const auto& md = loaded->metadata;
+  std::vector<iceberg::TableUpdate> updates = {
+      iceberg::update::AddSchema{schema, last_column_id},
+      iceberg::update::SetCurrentSchema{-1}};
+  // Former names, field numbers and the column names of renamed fields move with the
+  // schema, in the same commit.
+  schema::Properties properties = schema::RenameHintProperties(schema, md.properties);
+  if (const auto* before = md.CurrentSchema();
+      before != nullptr && before->schema_id == base_schema_id) {
+    FLOE_ASSIGN_OR_RAISE(auto names, schema::ParseColumnNames(md.properties));
+    auto updated = schema::UpdateColumnNames(*before, schema, names);
+    if (updated != names) {
+      properties[schema::kColumnNamesProperty] = schema::ColumnNamesJson(updated);
+    }
+  }
+  if (!properties.empty()) {
+    updates.push_back(iceberg::update::SetProperties{std::move(properties)});
+  }
   auto committed = catalog_->CommitTable(
       catalog::TableCommit{ident,
                            {iceberg::requirement::AssertTableUuid{md.table_uuid},
                             iceberg::requirement::AssertCurrentSchemaId{base_schema_id}},
-                           {iceberg::update::AddSchema{schema, last_column_id},
-                            iceberg::update::SetCurrentSchema{-1}}},
+                           std::move(updates)},
       catalog::Writer::kFloe);
   if (!committed.ok()) {
     return WithContext(committed.status(), "schema change of " + ident.ToString());

@@ -17,6 +17,7 @@
 #include "floe/iceberg/data_file.h"
 #include "floe/iceberg/schema.h"
 #include "floe/pipeline/positions.h"
+#include "floe/schema/rename_hints.h"
 
 namespace floe::storage {
 class FileIO;
@@ -27,8 +28,12 @@ namespace floe::pipeline {
 // What the pipeline needs to know about a table when it starts reading a topic.
 struct TableState {
   bool exists = false;
-  std::string location;                   // file:///.../<table>-<uuid>
-  std::optional<iceberg::Schema> schema;  // current schema
+  std::string location;  // file:///.../<table>-<uuid>
+  // The current schema, its fields annotated with their former names and Protobuf field
+  // numbers (schema/rename_hints.h).
+  std::optional<iceberg::Schema> schema;
+  // The Parquet column names of renamed fields (floe.parquet.column-names).
+  schema::ColumnNames column_names;
   int last_column_id = 0;
   // Recorded positions: the property, else the newest ancestor's summary.
   std::optional<Positions> positions;
@@ -59,8 +64,9 @@ class Committer {
   Result<TableState> Load(const catalog::TableIdent& ident);
   // kRetriable when the catalog cannot take commits now (read-only).
   Status CheckWritable() { return catalog_->CheckWritable(); }
-  // Creates the table (namespace too) with this schema if it does not exist yet; returns
-  // the table's location either way. `formats`: the table property floe.formats
+  // Creates the table (namespace too) with this schema if it does not exist yet (with
+  // its rename hints as properties); returns the table's location either way. `formats`:
+  // the table property floe.formats
   // ("iceberg", "iceberg,delta").
   Result<TableState> CreateIfAbsent(const catalog::TableIdent& ident,
                                     const iceberg::Schema& schema,
@@ -73,7 +79,9 @@ class Committer {
   Status Commit(const CommitRequest& request);
   // A schema-only commit (schema evolution): `schema` becomes the current schema, with
   // `last_column_id`, if the table's current schema is still `base_schema_id`; kConflict
-  // otherwise (the caller reloads and evolves again).
+  // otherwise (the caller reloads and evolves again). The same commit records the
+  // schema's former names and Protobuf field numbers and the Parquet column names of
+  // renamed fields (schema/rename_hints.h).
   Status CommitSchema(const catalog::TableIdent& ident, int base_schema_id,
                       const iceberg::Schema& schema, int last_column_id);
   // A property-only commit of the topic's lifecycle state (topic_lifecycle.h):

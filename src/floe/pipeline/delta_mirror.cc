@@ -11,6 +11,7 @@
 #include "floe/delta/schema.h"
 #include "floe/delta/type_widening.h"
 #include "floe/iceberg/manifest.h"
+#include "floe/schema/rename_hints.h"
 
 namespace floe::pipeline {
 namespace {
@@ -93,6 +94,10 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
   const iceberg::Snapshot* current = md.CurrentSnapshot();
   const iceberg::Schema* schema = md.CurrentSchema();
   if (current == nullptr || schema == nullptr) return -1;
+  // Physical names: a renamed field keeps its Parquet column (floe.parquet.column-names),
+  // so Delta's column mapping renames only the logical name.
+  FLOE_ASSIGN_OR_RAISE(delta::PhysicalNames physical,
+                       schema::ParseColumnNames(md.properties));
 
   delta::DeltaLog log(io_, md.location);
   auto cit = cache_.find(md.location);
@@ -125,7 +130,8 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
   auto adds_for = [&](const std::vector<iceberg::DataFile>& files,
                       std::vector<delta::Action>& actions) -> Status {
     for (const auto& f : files) {
-      FLOE_ASSIGN_OR_RAISE(auto add, delta::MakeAddFile(f, md.location, *schema, now));
+      FLOE_ASSIGN_OR_RAISE(auto add,
+                           delta::MakeAddFile(f, md.location, *schema, now, physical));
       if (snap.files.count(add.path)) continue;  // already in Delta: never twice
       actions.push_back(std::move(add));
     }
@@ -160,11 +166,11 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     // table's positions (also when Delta is switched on for an existing table).
     std::vector<delta::Action> actions;
     std::string history = HistorySchemaString(md);
-    if (!delta::ToDeltaSchema(*schema, {}, history).ok()) history.clear();
+    if (!delta::ToDeltaSchema(*schema, physical, history).ok()) history.clear();
     FLOE_ASSIGN_OR_RAISE(auto protocol, delta::ProtocolFor(*schema, history));
     actions.push_back(protocol);
-    FLOE_ASSIGN_OR_RAISE(
-        auto metadata, delta::MakeMetadata(md.table_uuid, *schema, now, {}, 0, history));
+    FLOE_ASSIGN_OR_RAISE(auto metadata, delta::MakeMetadata(md.table_uuid, *schema, now,
+                                                            physical, 0, history));
     actions.push_back(std::move(metadata));
     FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, *current, /*only_added=*/false));
     FLOE_RETURN_NOT_OK(adds_for(files, actions));
@@ -184,7 +190,8 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
   // The protocol only ever grows (MergeProtocols).
   std::vector<delta::Action> schema_actions;
   const std::string previous = snap.metadata ? snap.metadata->schema_string : "";
-  FLOE_ASSIGN_OR_RAISE(auto delta_schema, delta::ToDeltaSchema(*schema, {}, previous));
+  FLOE_ASSIGN_OR_RAISE(auto delta_schema,
+                       delta::ToDeltaSchema(*schema, physical, previous));
   if (!snap.metadata || snap.metadata->schema_string != delta_schema.schema_string) {
     int prev_max = 0;
     if (snap.metadata) {
@@ -195,8 +202,9 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     const delta::Protocol protocol =
         snap.protocol ? delta::MergeProtocols(*snap.protocol, needed) : needed;
     if (!snap.protocol || protocol != *snap.protocol) schema_actions.push_back(protocol);
-    FLOE_ASSIGN_OR_RAISE(auto metadata, delta::MakeMetadata(md.table_uuid, *schema, now,
-                                                            {}, prev_max, previous));
+    FLOE_ASSIGN_OR_RAISE(
+        auto metadata,
+        delta::MakeMetadata(md.table_uuid, *schema, now, physical, prev_max, previous));
     if (snap.metadata) {
       metadata.created_time = snap.metadata->created_time;
       // Once enabled, type widening stays enabled (the table keeps its typeChanges'

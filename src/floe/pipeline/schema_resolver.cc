@@ -236,7 +236,7 @@ Result<CompiledSchema*> SchemaResolver::Compile(TopicState& ts, int id,
                                                 Role role) {
   const std::string what =
       (role == Role::kKey ? "key schema " : "schema ") + std::to_string(id);
-  if (role == Role::kValue) FLOE_RETURN_NOT_OK(ReadCompatibility(ts));
+  FLOE_RETURN_NOT_OK(ReadCompatibility(ts, role));
   CompiledSchema cs;
   if (s.type == registry::SchemaType::kAvro) {
     auto parsed = avro::Schema::Parse(s.schema);
@@ -245,8 +245,14 @@ Result<CompiledSchema*> SchemaResolver::Compile(TopicState& ts, int id,
       auto fields = schema::AvroToIcebergFields(*parsed);
       if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
       FLOE_RETURN_NOT_OK(tables_->PrepareTable(ts, what, std::move(*fields)));
-    } else if (parsed->root().type != avro::Type::kRecord) {
-      FLOE_ASSIGN_OR_RAISE(parsed, WrapAvroKey(s.schema, what));
+    } else {
+      const bool wrapped = parsed->root().type != avro::Type::kRecord;
+      if (wrapped) {
+        FLOE_ASSIGN_OR_RAISE(parsed, WrapAvroKey(s.schema, what));
+      }
+      auto fields = schema::AvroToIcebergFields(*parsed);
+      if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
+      FLOE_RETURN_NOT_OK(EvolveKey(ts, what, std::move(*fields), wrapped, false));
     }
     decode::AvroDecoderOptions options;
     options.skip_columns = SkipColumns(ts, role);
@@ -269,6 +275,10 @@ Result<CompiledSchema*> SchemaResolver::Compile(TopicState& ts, int id,
       auto fields = schema::JsonSchemaToIcebergFields(*json);
       if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
       FLOE_RETURN_NOT_OK(tables_->PrepareTable(ts, what, std::move(*fields)));
+    } else {
+      auto fields = schema::JsonSchemaToIcebergFields(*json);
+      if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
+      FLOE_RETURN_NOT_OK(EvolveKey(ts, what, std::move(*fields), false, false));
     }
     decode::JsonDecoderOptions options;
     options.skip_columns = SkipColumns(ts, role);
@@ -295,36 +305,56 @@ Result<CompiledSchema*> SchemaResolver::Compile(TopicState& ts, int id,
   return &slot;
 }
 
-// The value subject's compatibility level, read again for every new schema id (a level
-// can change at any time). An outage pauses the topic (the caller retries); a registry
-// that has no level for the subject leaves Floe's rules alone.
-Status SchemaResolver::ReadCompatibility(TopicState& ts) {
-  const std::string& subject = ts.settings.value_subject;
+// The compatibility level of the role's subject (`value.subject`, or `<topic>-key`), read
+// again for every new schema id (a level can change at any time) into ts.compatibility
+// or ts.key_compatibility. An outage pauses the topic (the caller retries); a registry
+// that has no level for the subject leaves Floe's rules alone ("").
+Status SchemaResolver::ReadCompatibility(TopicState& ts, Role role) {
+  const std::string subject =
+      role == Role::kValue ? ts.settings.value_subject : ts.settings.topic + "-key";
+  std::string& out = role == Role::kValue ? ts.compatibility : ts.key_compatibility;
   auto level = registry_->Compatibility(subject);
   if (!level.ok()) {
     if (PausesTopic(level.status())) return level.status();
-    FLOE_LOG_WARN_EVERY(ts.settings.topic, 60000,
-                        "topic {}: no compatibility level for subject {} ({}); "
-                        "Floe's own evolution rules decide",
+    FLOE_LOG_WARN_EVERY(subject, 60000,
+                        "topic {}: no compatibility level for subject {} ({}); Floe's "
+                        "own evolution rules decide",
                         ts.settings.topic, subject, level.status().message());
-    ts.compatibility.clear();
+    out.clear();
     return Status::OK();
   }
   bool known = false;
   (void)schema::ParseCompatibility(*level, &known);
   if (!known) {
     FLOE_LOG_WARN_EVERY(
-        ts.settings.topic, 60000,
+        subject, 60000,
         "topic {}: subject {} has compatibility level {}, which this "
         "version of Floe does not know; Floe's own evolution rules decide",
         ts.settings.topic, subject, *level);
   }
-  if (*level != ts.compatibility) {
+  if (*level != out) {
     FLOE_LOG_INFO("topic {}: subject {} has compatibility level {}", ts.settings.topic,
                   subject, *level);
   }
-  ts.compatibility = *level;
+  out = *level;
   return Status::OK();
+}
+
+// key.format: registry, once the table exists: the `key` column for the key schema's
+// fields (a struct, or the Avro primitive a wrapped key holds) evolves the table.
+Status SchemaResolver::EvolveKey(TopicState& ts, const std::string& what,
+                                 std::vector<iceberg::NestedField> fields, bool wrapped,
+                                 bool protobuf) {
+  if (!ts.writer && !ts.table.schema) return Status::OK();
+  iceberg::NestedField key =
+      wrapped ? fields.front()
+              : iceberg::NestedField{0,
+                                     decode::kKeyColumn,
+                                     false,
+                                     iceberg::Type::Struct(std::move(fields)),
+                                     {}};
+  key.required = false;
+  return tables_->EvolveKey(ts, what, std::move(key), protobuf, ts.key_compatibility);
 }
 
 Result<std::shared_ptr<const schema::ProtobufSchema>> SchemaResolver::ParseProtobuf(
@@ -366,6 +396,10 @@ Result<CompiledMessage*> SchemaResolver::CompileMessage(
     if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
     FLOE_RETURN_NOT_OK(
         tables_->PrepareTable(ts, what, std::move(*fields), /*protobuf=*/true));
+  } else {
+    auto fields = schema::ProtobufToIcebergFields(*message);
+    if (!fields.ok()) return InvalidRecord(what + ": " + fields.status().message());
+    FLOE_RETURN_NOT_OK(EvolveKey(ts, what, std::move(*fields), false, true));
   }
   decode::ProtobufDecoderOptions options;
   options.skip_columns = SkipColumns(ts, role);

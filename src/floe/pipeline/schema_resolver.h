@@ -132,7 +132,9 @@ class SchemaResolver {
   Result<CompiledMessage*> CompileMessage(TopicState& ts, CompiledSchema& cs,
                                           const registry::MessageIndexes& path,
                                           Role role);
-  Status ReadCompatibility(TopicState& ts);
+  Status ReadCompatibility(TopicState& ts, Role role);
+  Status EvolveKey(TopicState& ts, const std::string& what,
+                   std::vector<iceberg::NestedField> fields, bool wrapped, bool protobuf);
   Result<std::shared_ptr<const schema::ProtobufSchema>> ParseProtobuf(
       const registry::RegisteredSchema& s, const std::string& what);
   Status ResolveImports(const registry::RegisteredSchema& s,

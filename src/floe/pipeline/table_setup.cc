@@ -27,16 +27,26 @@ Status TableSetup::PrepareTable(TopicState& ts, const std::string& what,
     }
     return OpenWriter(ts, *built);
   }
-  const int last_id = std::max(ts.table.last_column_id, existing->HighestFieldId());
+  return EvolveTo(ts, what, *existing, fields, protobuf, ts.compatibility);
+}
+
+// A later schema against the table: taken as it is, or a compatible change left in
+// `ts.evolution` (Conflict: the pipeline commits it before the record), or Suspend.
+// `level`: the subject's compatibility level ("" when it has none).
+Status TableSetup::EvolveTo(TopicState& ts, const std::string& what,
+                            const iceberg::Schema& existing,
+                            const std::vector<iceberg::NestedField>& fields,
+                            bool protobuf, const std::string& level) {
+  const int last_id = std::max(ts.table.last_column_id, existing.HighestFieldId());
   schema::EvolutionOptions options;
   options.fixed_columns = {schema::kKafkaColumn};
   if (ts.settings.dropped_fields == config::DroppedFieldPolicy::kDrop) {
     options.dropped = schema::DroppedFields::kDrop;
   }
-  options.compatibility = schema::ParseCompatibility(ts.compatibility);
-  options.compatibility_name = ts.compatibility;
+  options.compatibility = schema::ParseCompatibility(level);
+  options.compatibility_name = level;
   options.protobuf = protobuf;
-  auto evolved = schema::Evolve(*existing, last_id, fields, options);
+  auto evolved = schema::Evolve(existing, last_id, fields, options);
   if (!evolved.ok()) {
     return Suspend(what + " does not fit table " + ts.ident.ToString() + ": " +
                    evolved.status().message() +
@@ -49,7 +59,25 @@ Status TableSetup::PrepareTable(TopicState& ts, const std::string& what,
     ts.evolution_what = what;
     return Conflict(what + " changes the schema of table " + ts.ident.ToString());
   }
-  return OpenWriter(ts, *existing);
+  return OpenWriter(ts, existing);
+}
+
+// A key schema (key.format: registry) once the table exists: the table's value columns as
+// they are, with `key` as the key schema maps it.
+Status TableSetup::EvolveKey(TopicState& ts, const std::string& what,
+                             iceberg::NestedField key, bool protobuf,
+                             const std::string& level) {
+  const iceberg::Schema* existing =
+      ts.writer ? &ts.writer->schema() : (ts.table.schema ? &*ts.table.schema : nullptr);
+  if (existing == nullptr) return Status::OK();  // the value schema creates the table
+  std::vector<iceberg::NestedField> fields;
+  for (const auto& f : existing->fields) {
+    if (f.name != schema::kKafkaColumn && f.name != decode::kKeyColumn)
+      fields.push_back(f);
+  }
+  key.name = decode::kKeyColumn;
+  fields.push_back(std::move(key));
+  return EvolveTo(ts, what, *existing, fields, protobuf, level);
 }
 
 // key.format string and registry add a top-level `key` column after the value's fields.
@@ -91,6 +119,7 @@ Status TableSetup::OpenWriter(TopicState& ts, const iceberg::Schema& table_schem
     wo.target_file_size_bytes = ts.settings.target_file_size_bytes;
     wo.zstd_level = static_cast<int>(ts.settings.zstd_level);
     wo.dictionary_page_bytes = ts.settings.dictionary_page_size_bytes;
+    wo.column_names = ts.table.column_names;
     iceberg::Schema current = ts.table.schema ? *ts.table.schema : table_schema;
     FLOE_ASSIGN_OR_RAISE(ts.writer, TableWriter::Make(wo, current));
   }

@@ -38,10 +38,18 @@ class TableSetup {
   // fields come from a Protobuf message.
   Status PrepareTable(TopicState& ts, const std::string& what,
                       std::vector<iceberg::NestedField> fields, bool protobuf = false);
+  // key.format: registry, a key schema once the table exists: the `key` column evolves
+  // like a value schema's fields (`level`: the key subject's compatibility level).
+  Status EvolveKey(TopicState& ts, const std::string& what, iceberg::NestedField key,
+                   bool protobuf, const std::string& level);
   // value.format: binary: the table is `value` (binary) [+ `key`] + `_kafka`.
   Status EnsureRawTable(TopicState& ts);
 
  private:
+  Status EvolveTo(TopicState& ts, const std::string& what,
+                  const iceberg::Schema& existing,
+                  const std::vector<iceberg::NestedField>& fields, bool protobuf,
+                  const std::string& level);
   Status AddKeyField(const TopicState& ts, std::vector<iceberg::NestedField>* fields);
   Status OpenWriter(TopicState& ts, const iceberg::Schema& table_schema);
 

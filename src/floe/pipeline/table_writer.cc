@@ -15,6 +15,38 @@
 #include "floe/storage/file_io.h"
 
 namespace floe::pipeline {
+namespace {
+
+// `fields` with the Parquet column names of `names` (field id → name), at every level.
+std::vector<iceberg::NestedField> WithColumnNames(
+    std::vector<iceberg::NestedField> fields, const std::map<int, std::string>& names) {
+  for (auto& f : fields) {
+    auto it = names.find(f.id);
+    if (it != names.end()) f.name = it->second;
+    if (f.type->is_primitive()) continue;
+    auto t = std::make_shared<iceberg::Type>(*f.type);
+    t->fields = WithColumnNames(std::move(t->fields), names);
+    t->children = WithColumnNames(std::move(t->children), names);
+    f.type = std::move(t);
+  }
+  return fields;
+}
+
+// The same array data under `type` (the same layout, other field names): no copy of
+// the buffers.
+std::shared_ptr<::arrow::ArrayData> Relabel(
+    const std::shared_ptr<::arrow::ArrayData>& data,
+    const std::shared_ptr<::arrow::DataType>& type) {
+  auto out = std::make_shared<::arrow::ArrayData>(*data);
+  out->type = type;
+  for (size_t i = 0; i < out->child_data.size(); ++i) {
+    out->child_data[i] =
+        Relabel(data->child_data[i], type->field(static_cast<int>(i))->type());
+  }
+  return out;
+}
+
+}  // namespace
 
 TableWriter::TableWriter(TableWriterOptions options, iceberg::Schema schema)
     : options_(std::move(options)), schema_(std::move(schema)), attempt_(NewUuid()) {}
@@ -53,6 +85,12 @@ Status TableWriter::Init() {
         "writes it as struct<partition, offset, timestamp, key, headers>");
   }
   FLOE_ASSIGN_OR_RAISE(arrow_schema_, schema::ToArrowSchema(schema_));
+  file_schema_ = arrow_schema_;
+  if (!options_.column_names.empty()) {
+    iceberg::Schema named = schema_;
+    named.fields = WithColumnNames(std::move(named.fields), options_.column_names);
+    FLOE_ASSIGN_OR_RAISE(file_schema_, schema::ToArrowSchema(named));
+  }
   schema_json_ = iceberg::SchemaToJsonString(schema_);
   FLOE_ASSIGN_OR_RAISE(
       builder_, ::arrow::RecordBatchBuilder::Make(
@@ -170,11 +208,19 @@ Status TableWriter::FlushBuilders() {
     // Offsets never repeat within a partition: a dictionary would only cost memory.
     opts.plain_columns = {"_kafka.offset"};
     max_row_group_bytes_ = opts.max_row_group_bytes;
-    auto writer = parquet::DataFileWriter::Open(out, file_uri_, arrow_schema_, schema_,
+    auto writer = parquet::DataFileWriter::Open(out, file_uri_, file_schema_, schema_,
                                                 schema_json_, opts);
     if (!writer.ok())
       return WithContext(writer.status(), "writing data file " + file_uri_);
     file_ = std::move(*writer);
+  }
+  if (file_schema_ != arrow_schema_) {
+    std::vector<std::shared_ptr<::arrow::ArrayData>> columns;
+    for (int i = 0; i < batch->num_columns(); ++i) {
+      columns.push_back(Relabel(batch->column_data(i), file_schema_->field(i)->type()));
+    }
+    batch =
+        ::arrow::RecordBatch::Make(file_schema_, batch->num_rows(), std::move(columns));
   }
   Status written = file_->Write(*batch);
   if (!written.ok()) return WithContext(written, "writing data file " + file_uri_);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +45,11 @@ struct TableWriterOptions {
   int zstd_level = 1;
   int64_t dictionary_page_bytes = 256 << 10;
   int64_t batch_rows = 16384;  // rows buffered in builders before they go to the file
+  // Field id → Parquet column name for fields whose column is not named like the field
+  // (renamed fields keep their first name: Delta's column mapping reads by it;
+  // schema/rename_hints.h). Builders and decoders use the field names; only the file
+  // sees these.
+  std::map<int, std::string> column_names;
 };
 
 class TableWriter {
@@ -90,6 +96,9 @@ class TableWriter {
   iceberg::Schema schema_;
   std::string schema_json_;
   std::shared_ptr<::arrow::Schema> arrow_schema_;
+  // The Parquet file's schema: arrow_schema_ with options_.column_names (the same
+  // object when there are none).
+  std::shared_ptr<::arrow::Schema> file_schema_;
   std::unique_ptr<::arrow::RecordBatchBuilder> builder_;
   std::vector<::arrow::ArrayBuilder*> columns_;
   int kafka_index_ = -1;  // the _kafka column among columns_

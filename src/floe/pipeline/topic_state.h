@@ -61,6 +61,7 @@ struct TopicState {
   // The value subject's compatibility level as last read from the registry ("" when it
   // has none); re-read for every new schema id.
   std::string compatibility;
+  std::string key_compatibility;  // the same for `<topic>-key` (key.format: registry)
 
   // Kafka side.
   std::map<int32_t, PartitionState> partitions;

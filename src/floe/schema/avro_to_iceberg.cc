@@ -41,6 +41,7 @@ Result<std::vector<NestedField>> MapRecord(const avro::Node& record,
     if (!m.doc.empty()) doc = doc.empty() ? m.doc : doc + " (" + m.doc + ")";
     out.push_back(NestedField{0, f.name, m.required, std::move(m.type), std::move(doc)});
     out.back().has_default = f.has_default;
+    out.back().aliases = f.aliases;  // a rename hint (schema/evolution.h)
   }
   return out;
 }

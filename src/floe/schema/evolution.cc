@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "floe/schema/field_ids.h"
+#include "floe/schema/rename_hints.h"
 
 namespace floe::schema {
 namespace {
@@ -60,8 +61,8 @@ class Merger {
                    " (schema registry) refuses field " + path + ": " + why);
   }
 
-  // The table's fields after the writer's (`writer` carries the table's ids where names
-  // match and fresh ids elsewhere: AssignFieldIds).
+  // The table's fields after the writer's (`writer` carries the table's ids where its
+  // fields match, by name or by a rename hint, and fresh ids elsewhere: AssignFieldIds).
   Result<std::vector<NestedField>> Struct(const std::string& path,
                                           const std::vector<NestedField>& table,
                                           const std::vector<NestedField>& writer,
@@ -69,12 +70,16 @@ class Merger {
     std::vector<NestedField> out;
     for (const auto& tf : table) {
       const std::string p = Join(path, tf.name);
+      auto wit = std::find_if(writer.begin(), writer.end(),
+                              [&](const NestedField& w) { return w.id == tf.id; });
       if (top_level && IsFixed(tf.name)) {
+        if (wit != writer.end() && wit->name != tf.name) {
+          return Incompatible(Join(path, wit->name),
+                              "its aliases name Floe's own column " + tf.name);
+        }
         out.push_back(tf);
         continue;
       }
-      auto wit = std::find_if(writer.begin(), writer.end(),
-                              [&](const NestedField& w) { return w.name == tf.name; });
       if (wit == writer.end()) {
         if (tf.required && RulesOutForward(options_.compatibility)) {
           return RefusedByLevel(p,
@@ -97,11 +102,19 @@ class Merger {
         continue;
       }
       FLOE_ASSIGN_OR_RAISE(auto merged, Field(p, tf, *wit));
+      if (wit->name != tf.name && Renames(tf, *wit)) {
+        // The column takes the writer's name and keeps its id; its old name becomes a
+        // former name, so producers still writing it land here too.
+        changes_.push_back("rename column " + p + " → " + Join(path, wit->name) +
+                           " (id " + std::to_string(tf.id) + ")");
+        merged.aliases.push_back(tf.name);
+        merged.name = wit->name;
+      }
       out.push_back(std::move(merged));
     }
     for (const auto& wf : writer) {
       bool known = std::any_of(table.begin(), table.end(),
-                               [&](const NestedField& t) { return t.name == wf.name; });
+                               [&](const NestedField& t) { return t.id == wf.id; });
       if (known) continue;
       if (top_level && IsFixed(wf.name)) {
         return Incompatible(wf.name, "collides with Floe's own column of that name");
@@ -132,10 +145,22 @@ class Merger {
                      name) != options_.fixed_columns.end();
   }
 
+  // A writer field matched to table field `tf` under another name renames it when it
+  // names `tf` as one of its aliases or comes from the same Protobuf field number; when
+  // its name is one of `tf`'s former names it is an older producer and renames nothing
+  // (MatchWriterFields' rules 2-4).
+  static bool Renames(const NestedField& tf, const NestedField& wf) {
+    if (std::find(wf.aliases.begin(), wf.aliases.end(), tf.name) != wf.aliases.end()) {
+      return true;
+    }
+    return std::find(tf.aliases.begin(), tf.aliases.end(), wf.name) == tf.aliases.end();
+  }
+
   // One matched field: the table's, with the writer's changes applied.
   Result<NestedField> Field(const std::string& path, const NestedField& tf,
                             const NestedField& wf) {
     NestedField out = tf;
+    if (out.field_number == 0) out.field_number = wf.field_number;
     if (tf.required && !wf.required) {
       if (RulesOutForward(options_.compatibility) && !options_.protobuf) {
         return RefusedByLevel(path,
@@ -241,6 +266,7 @@ Result<Evolution> Evolve(const iceberg::Schema& table, int last_column_id,
     if (f != nullptr && f->required) out.schema.identifier_field_ids.push_back(id);
   }
   out.changes = merger.TakeChanges();
+  NormalizeAliases(&out.schema.fields);
   // Ids handed out to fields that did not end up in the schema are simply skipped: the
   // table's last-column-id only grows.
   return out;

@@ -3,7 +3,9 @@
 // decides when to call it and commits the result.
 //
 // Fields are matched by name at every level (struct fields, a list's element, a map's
-// value; a map's key must not change). Compatible changes (Iceberg spec "Schema
+// value; a map's key must not change), or by a rename hint (MatchWriterFields,
+// field_ids.h): an Avro alias or a Protobuf field number of the writer's field, a former
+// name of the table's. Compatible changes (Iceberg spec "Schema
 // Evolution"; Delta type widening):
 //   - a field the table lacks      → a new optional column with a fresh field id (its own
 //                                     nested fields keep the writer's requiredness);
@@ -11,7 +13,13 @@
 //                                     removed from the schema (kDrop; its id stays used,
 //                                     so re-adding the name later makes a new column);
 //   - int → long, float → double, decimal(P,S) → decimal(P',S) with P' > P;
-//   - a required column the writer makes optional → optional.
+//   - a required column the writer makes optional → optional;
+//   - a writer field whose Avro aliases name a column, or that has the column's Protobuf
+//     field number under another name → the column is renamed ("rename column a → b
+//     (id 5)"), keeps its id and its old name becomes a former name (NestedField::
+//     aliases of the result; the pipeline persists them, rename_hints.h); a writer field
+//     named like a former name of a column is an older producer: it maps to the column
+//     and renames nothing.
 // A new field the writer requires without a default is incompatible (older data has no
 // value for it), as are the changes the subject's compatibility level rules out (the
 // registry governs; level NONE leaves Floe's rules alone):
@@ -28,8 +36,9 @@
 // without a change. Anything else (another type, another kind, a narrowing, a changed map
 // key) is incompatible: kSuspend naming the field path and both types.
 //
-// Renames (Avro aliases, a Protobuf field renamed under its number) are not handled here
-// yet: a renamed field is a drop plus an add.
+// Ambiguous rename hints (two writer fields taking one column, aliases naming two
+// columns, an alias naming Floe's `_kafka`) are incompatible too. Nothing else renames a
+// column: a field with a new name and no hint is an add (plus a drop of the old one).
 #pragma once
 
 #include <string>

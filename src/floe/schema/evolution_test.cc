@@ -36,6 +36,16 @@ NestedField WithDefault(NestedField f) {
   f.has_default = true;
   return f;
 }
+// Rename hints: Avro aliases on a writer field, former names on a table field.
+NestedField WithAliases(NestedField f, std::vector<std::string> aliases) {
+  f.aliases = std::move(aliases);
+  return f;
+}
+// A Protobuf field number.
+NestedField Numbered(NestedField f, int number) {
+  f.field_number = number;
+  return f;
+}
 TypePtr S(std::vector<NestedField> fields) { return Type::Struct(std::move(fields)); }
 TypePtr L(int element_id, bool required, TypePtr element) {
   return Type::List(element_id, required, std::move(element));
@@ -48,8 +58,17 @@ TypePtr M(int key_id, TypePtr key, int value_id, bool required, TypePtr value) {
 // ---------------------------------------------------------------------------
 
 std::string Render(const Type& t);
+// A field's rename hints follow its name: "title(name|label)#2" = former names or
+// aliases name and label, Protobuf field number 2.
+std::string Hints(const NestedField& f) {
+  std::string out;
+  for (const auto& a : f.aliases) out += (out.empty() ? "(" : "|") + a;
+  if (!out.empty()) out += ")";
+  if (f.field_number != 0) out += "#" + std::to_string(f.field_number);
+  return out;
+}
 std::string Render(const NestedField& f, bool with_name = true) {
-  return std::to_string(f.id) + ":" + (with_name ? f.name + ":" : "") +
+  return std::to_string(f.id) + ":" + (with_name ? f.name + Hints(f) + ":" : "") +
          (f.required ? "req" : "opt") + ":" + Render(*f.type);
 }
 std::string Render(const std::vector<NestedField>& fields) {
@@ -508,6 +527,192 @@ std::vector<Case> Cases() {
        "1:m:opt:map<2:string,3:opt:struct<4:x:req:int,5:y:opt:int,6:w:opt:int>>",
        6,
        1},
+      // --- renames (Avro aliases, former names, Protobuf field numbers)
+      {"rename by an Avro alias keeps the id",
+       {F(1, "id", true, kLong), F(2, "name", false, kString)},
+       2,
+       {W("id", true, kLong), WithAliases(W("title", false, kString), {"name"})},
+       {},
+       "1:id:req:long,2:title(name):opt:string",
+       2,
+       1},
+      {"an older producer writing a former name maps to the renamed column",
+       {F(1, "id", true, kLong), WithAliases(F(2, "title", false, kString), {"name"})},
+       2,
+       {W("id", true, kLong), W("name", false, kString)},
+       {},
+       "1:id:req:long,2:title(name):opt:string",
+       2,
+       0},
+      {"rename and widen at once",
+       {F(1, "n", true, kInt)},
+       1,
+       {WithAliases(W("m", true, kLong), {"n"})},
+       {},
+       "1:m(n):req:long",
+       1,
+       2},
+      {"rename a field nested in a struct",
+       {F(1, "s", false, S({F(2, "a", false, kInt), F(3, "c", false, kInt)}))},
+       3,
+       {W("s", false, S({WithAliases(W("b", false, kInt), {"a"}), W("c", false, kInt)}))},
+       {},
+       "1:s:opt:struct<2:b(a):opt:int,3:c:opt:int>",
+       3,
+       1},
+      {"rename a field of a list element struct",
+       {F(1, "l", false, L(2, true, S({F(3, "a", false, kString)})))},
+       3,
+       {W("l", false, L(0, true, S({WithAliases(W("b", false, kString), {"a"})})))},
+       {},
+       "1:l:opt:list<2:req:struct<3:b(a):opt:string>>",
+       3,
+       1},
+      {"rename a struct column: its fields keep their ids",
+       {F(1, "p", false, point(2))},
+       3,
+       {WithAliases(W("q", false, S({W("x", true, kInt), W("y", false, kInt)})), {"p"})},
+       {},
+       "1:q(p):opt:struct<2:x:req:int,3:y:opt:int>",
+       3,
+       1},
+      {"rename back to a former name",
+       {F(1, "id", true, kLong), WithAliases(F(2, "title", false, kString), {"name"})},
+       2,
+       {W("id", true, kLong), WithAliases(W("name", false, kString), {"title"})},
+       {},
+       "1:id:req:long,2:name(title):opt:string",
+       2,
+       1},
+      {"an alias naming a column the writer also has is not a rename",
+       {F(1, "a", false, kInt)},
+       1,
+       {W("a", false, kInt), WithAliases(W("b", false, kInt), {"a"})},
+       {},
+       "1:a:opt:int,2:b:opt:int",
+       2,
+       1},
+      {"a new field keeps its aliases as former names",
+       {F(1, "a", false, kInt)},
+       1,
+       {W("a", false, kInt), WithAliases(W("c", false, kString), {"z"})},
+       {},
+       "1:a:opt:int,2:c(z):opt:string",
+       2,
+       1},
+      {"a rename in drop mode keeps the column",
+       {F(1, "a", false, kInt), F(2, "b", false, kString)},
+       2,
+       {WithAliases(W("c", false, kString), {"b"})},
+       DroppedFields::kDrop,
+       "2:c(b):opt:string",
+       2,
+       2},
+      {"a new name without a hint is an add, not a rename",
+       {F(1, "name", false, kString)},
+       1,
+       {W("title", false, kString)},
+       {},
+       "1:name:opt:string,2:title:opt:string",
+       2,
+       1},
+      {"two writer fields claiming one column are incompatible",
+       {F(1, "a", false, kInt)},
+       1,
+       {WithAliases(W("b", false, kInt), {"a"}), WithAliases(W("c", false, kInt), {"a"})},
+       {},
+       "",
+       0,
+       0,
+       "fields b and c both claim column a"},
+      {"aliases naming two columns are incompatible",
+       {F(1, "a", false, kInt), F(2, "b", false, kInt)},
+       2,
+       {WithAliases(W("c", false, kInt), {"a", "b"})},
+       {},
+       "",
+       0,
+       0,
+       "field c matches columns a and b"},
+      {"a nested ambiguity names its path",
+       {F(1, "s", false, S({F(2, "a", false, kInt)}))},
+       2,
+       {W("s", false,
+          S({WithAliases(W("b", false, kInt), {"a"}),
+             WithAliases(W("c", false, kInt), {"a"})}))},
+       {},
+       "",
+       0,
+       0,
+       "fields s.b and s.c both claim column s.a"},
+      {"an alias never renames _kafka",
+       {F(1, "a", true, kInt), F(2, "_kafka", true, S({F(3, "offset", true, kLong)}))},
+       3,
+       {W("a", true, kInt),
+        WithAliases(W("k", false, S({W("offset", true, kLong)})), {"_kafka"})},
+       {},
+       "",
+       0,
+       0,
+       "its aliases name Floe's own column _kafka"},
+      {"an incompatible type under a rename is incompatible",
+       {F(1, "a", false, kString)},
+       1,
+       {WithAliases(W("b", false, kInt), {"a"})},
+       {},
+       "",
+       0,
+       0,
+       "the table has string, the writer int"},
+      {"Protobuf: renamed under the same field number",
+       {Numbered(F(1, "id", true, kLong), 1), Numbered(F(2, "name", false, kString), 2)},
+       2,
+       {Numbered(W("id", true, kLong), 1), Numbered(W("title", false, kString), 2)},
+       {},
+       "1:id#1:req:long,2:title(name)#2:opt:string",
+       2,
+       1},
+      {"Protobuf: an older producer with the former name and number maps to the column",
+       {Numbered(F(1, "id", true, kLong), 1),
+        Numbered(WithAliases(F(2, "title", false, kString), {"name"}), 2)},
+       2,
+       {Numbered(W("id", true, kLong), 1), Numbered(W("name", false, kString), 2)},
+       {},
+       "1:id#1:req:long,2:title(name)#2:opt:string",
+       2,
+       0},
+      {"Protobuf: a new name under another number is a new column",
+       {Numbered(F(1, "name", false, kString), 2)},
+       1,
+       {Numbered(W("title", false, kString), 3)},
+       {},
+       "1:name#2:opt:string,2:title#3:opt:string",
+       2,
+       1},
+      {"Protobuf: a former name under another number is a new column",
+       {Numbered(WithAliases(F(2, "title", false, kString), {"name"}), 2)},
+       2,
+       {Numbered(W("title", false, kString), 2), Numbered(W("name", false, kString), 5)},
+       {},
+       "2:title#2:opt:string,3:name#5:opt:string",
+       3,
+       1},
+      {"Protobuf: a rename in a nested message",
+       {F(1, "m", false, S({Numbered(F(2, "a", false, kInt), 1)}))},
+       2,
+       {W("m", false, S({Numbered(W("b", false, kLong), 1)}))},
+       {},
+       "1:m:opt:struct<2:b(a)#1:opt:long>",
+       2,
+       2},
+      {"Protobuf: the table learns numbers of columns matched by name",
+       {F(1, "a", false, kInt)},
+       1,
+       {Numbered(W("a", false, kInt), 4)},
+       {},
+       "1:a#4:opt:int",
+       1,
+       0},
       // --- Floe's fixed columns
       {"_kafka stays as it is though the writer lacks it",
        {F(1, "a", true, kInt), F(2, "_kafka", true, S({F(3, "offset", true, kLong)}))},
@@ -581,6 +786,18 @@ TEST(EvolveTest, ChangesSayWhatChanged) {
   EXPECT_EQ(out->changes[1],
             "make b optional (the writer no longer has it: new rows carry null)");
   EXPECT_EQ(out->changes[2], "add column c (id 3): optional string");
+}
+
+TEST(EvolveTest, ARenameSaysOldAndNewPathAndId) {
+  iceberg::Schema table;
+  table.fields = {F(1, "s", false, S({F(2, "a", false, kInt)})), F(3, "b", true, kInt)};
+  auto out = Evolve(table, 3,
+                    {W("s", false, S({WithAliases(W("c", false, kInt), {"a"})})),
+                     WithAliases(W("d", true, kInt), {"b"})});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->changes.size(), 2u);
+  EXPECT_EQ(out->changes[0], "rename column s.a → s.c (id 2)");
+  EXPECT_EQ(out->changes[1], "rename column b → d (id 3)");
 }
 
 TEST(EvolveTest, IdentifierFieldsStayWhileRequired) {

@@ -175,6 +175,56 @@ TEST(FieldIdsTest, KindChangeKeepsFieldIdButRenumbersChildren) {
   EXPECT_EQ(IdOf(v2, {"a", "element"}), 3);
 }
 
+TEST(FieldIdsTest, AvroAliasKeepsTheIdOfTheColumnItNames) {
+  int last = 0;
+  Schema v1 = Assign(FromAvro(kNested), nullptr, &last);
+  const int last_v1 = last;
+  // v2 renames n → count and addr.city → town (aliases), and adds a field.
+  Schema v2 = Assign(FromAvro(R"([
+    {"name": "id", "type": "long"},
+    {"name": "addr", "type": {"type": "record", "name": "A", "fields": [
+       {"name": "town", "aliases": ["city"], "type": "string"},
+       {"name": "zip", "type": ["null", "string"]}]}},
+    {"name": "count", "aliases": ["n"], "type": "int"},
+    {"name": "extra", "type": "int"}])"),
+                     &v1, &last);
+  EXPECT_EQ(IdOf(v2, {"count"}), IdOf(v1, {"n"}));
+  EXPECT_EQ(IdOf(v2, {"addr", "town"}), IdOf(v1, {"addr", "city"}));
+  EXPECT_EQ(IdOf(v2, {"extra"}), last_v1 + 1);
+}
+
+TEST(FieldIdsTest, FormerNameAndProtobufNumberKeepTheId) {
+  Schema table;
+  NestedField title{7, "title", false, Type::Primitive(TypeId::kString)};
+  title.aliases = {"name"};
+  title.field_number = 2;
+  NestedField size{8, "size", false, Type::Primitive(TypeId::kInt)};
+  size.field_number = 3;
+  table.fields = {title, size};
+  NestedField name{0, "name", false, Type::Primitive(TypeId::kString)};
+  name.field_number = 2;
+  NestedField bytes{0, "bytes", false, Type::Primitive(TypeId::kInt)};
+  bytes.field_number = 3;
+  int last = 8;
+  Schema s = Assign({name, bytes}, &table, &last);
+  EXPECT_EQ(IdOf(s, {"name"}), 7);   // a former name
+  EXPECT_EQ(IdOf(s, {"bytes"}), 8);  // the same field number
+  EXPECT_EQ(last, 8);
+}
+
+TEST(FieldIdsTest, AmbiguousAliasesAreRefused) {
+  int last = 0;
+  Schema v1 = Assign(FromAvro(R"([{"name": "a", "type": "int"}])"), nullptr, &last);
+  auto r = AssignFieldIds(FromAvro(R"([{"name": "b", "aliases": ["a"], "type": "int"},
+                                       {"name": "c", "aliases": ["a"], "type": "int"}])"),
+                          &v1, &last);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(KindOf(r.status()), ErrorKind::kSuspend);
+  EXPECT_NE(r.status().message().find("fields b and c both claim column a"),
+            std::string::npos)
+      << r.status().message();
+}
+
 TEST(FieldIdsTest, NullCounterIsAnError) {
   EXPECT_FALSE(AssignFieldIds({}, nullptr, nullptr).ok());
 }

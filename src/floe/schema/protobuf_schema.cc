@@ -260,6 +260,7 @@ class Mapper {
       const pb::FieldDescriptor& f = *d.field(i);
       const std::string fpath = path.empty() ? f.name() : path + "." + f.name();
       FLOE_ASSIGN_OR_RAISE(NestedField nf, Field(f, fpath, depth));
+      nf.field_number = f.number();  // a rename hint (schema/evolution.h)
       out.push_back(std::move(nf));
     }
     stack_.pop_back();

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "floe/schema/field_ids.h"
+#include "floe/schema/rename_hints.h"
 
 namespace floe::schema {
 
@@ -46,6 +47,9 @@ Result<iceberg::Schema> BuildTableSchema(const std::vector<NestedField>& value_f
   fresh.push_back(KafkaMetadataField());
   iceberg::Schema out;
   FLOE_ASSIGN_OR_RAISE(out.fields, AssignFieldIds(fresh, existing, last_column_id));
+  // Avro aliases of a new table's fields become their former names: one name per field
+  // and level (rename_hints.h).
+  NormalizeAliases(&out.fields);
   if (existing != nullptr) {
     out.schema_id = existing->schema_id;
     for (int id : existing->identifier_field_ids) {
