@@ -66,8 +66,8 @@ struct Node;
 struct Field {
   std::string name;
   const Node* type = nullptr;
-  std::string doc;    // empty = no doc
-  int field_id = -1;  // "field-id" attribute (Iceberg writes it); -1 when absent
+  std::string doc;           // empty = no doc
+  int field_id = -1;         // "field-id" attribute (Iceberg writes it); -1 when absent
   bool has_default = false;  // the field declares a "default"
   // "aliases": the field's former names (spec "Aliases"), each a valid name, without
   // repeats or the field's own name.

@@ -4,7 +4,9 @@
 // - `floe catalog serve --config FILE` serves the REST catalog alone;
 // - `floe positions show|set --config FILE TABLE ...` reads or moves the Kafka positions
 //   recorded in a table (the one way to move them: REST clients may not, see
-//   docs/security.md).
+//   docs/security.md);
+// - `floe status` and `floe topics resume TOPIC` ask a running `floe run` (admin routes,
+//   admin_client.h).
 // Exit status 2 means a bad configuration. This file wires the modules together: it owns
 // the catalog stack (pointer store, FileIO, Catalog) that the pipeline and the REST
 // server share.
@@ -22,13 +24,18 @@
 #include <thread>
 
 #include "floe/catalog/catalog.h"
+#include "floe/cli/admin_client.h"
+#include "floe/cli/topic_admin.h"
 #include "floe/common/log.h"
 #include "floe/config/config.h"
 #include "floe/config/keys.h"
 #include "floe/kafka/consumer.h"
+#include "floe/pipeline/admin_bridge.h"
 #include "floe/pipeline/pipeline.h"
 #include "floe/pipeline/positions.h"
 #include "floe/registry/client.h"
+#include "floe/server/admin_routes.h"
+#include "floe/server/iceberg_routes.h"
 #include "floe/server/rest_server.h"
 #include "floe/storage/file_io.h"
 
@@ -54,8 +61,10 @@ struct CatalogStack {
   std::unique_ptr<floe::server::RestServer> rest;
 };
 
+// `admin`: the topics of a running pipeline, served as the admin routes (floe run).
 floe::Result<CatalogStack> OpenCatalogStack(const floe::config::Config& config,
-                                            bool serve_rest = true) {
+                                            bool serve_rest = true,
+                                            floe::server::TopicAdmin* admin = nullptr) {
   CatalogStack stack;
   std::error_code ec;
   std::filesystem::create_directories(config.warehouse, ec);
@@ -81,8 +90,11 @@ floe::Result<CatalogStack> OpenCatalogStack(const floe::config::Config& config,
   opts.port = config.rest.listen_port;
   opts.auth_tokens = config.rest.auth_tokens;
   opts.read_tokens = config.rest.auth_read_tokens;
+  std::vector<std::unique_ptr<floe::server::RouteSet>> routes;
+  routes.push_back(floe::server::MakeIcebergRoutes(stack.catalog.get()));
+  if (admin != nullptr) routes.push_back(floe::server::MakeAdminRoutes(admin));
   FLOE_ASSIGN_OR_RAISE(stack.rest,
-                       floe::server::RestServer::Start(stack.catalog.get(), opts));
+                       floe::server::RestServer::Start(std::move(routes), opts));
   bool v6 = config.rest.listen_host.find(':') != std::string::npos;
   FLOE_LOG_INFO("REST catalog listening on http://{}{}{}:{}{}", v6 ? "[" : "",
                 config.rest.listen_host, v6 ? "]" : "", stack.rest->port(),
@@ -109,7 +121,11 @@ int RunCommand(const std::string& config_path, const std::string& log_level_over
   }
   FLOE_LOG_INFO("floe {} starting: warehouse {}, catalog {} ({})", FLOE_VERSION,
                 config->warehouse, config->catalog.uri, config->catalog.name);
-  auto stack = OpenCatalogStack(*config);
+  // The admin routes reach the pipeline through the bridge only; both outlive the
+  // server (declared first, destroyed last).
+  floe::pipeline::AdminBridge bridge;
+  auto topic_admin = floe::cli::MakeTopicAdmin(&bridge);
+  auto stack = OpenCatalogStack(*config, /*serve_rest=*/true, topic_admin.get());
   if (!stack.ok()) {
     FLOE_LOG_ERROR("{}", stack.status().message());
     return ExitCodeFor(stack.status());
@@ -133,12 +149,14 @@ int RunCommand(const std::string& config_path, const std::string& log_level_over
   with.schemas = registry->get();
   with.catalog = stack->catalog.get();
   with.io = stack->io.get();
+  with.admin = &bridge;
   auto pipeline = floe::pipeline::Pipeline::Make(*config, std::move(with));
   if (!pipeline.ok()) {
     FLOE_LOG_ERROR("{}", pipeline.status().message());
     return ExitCodeFor(pipeline.status());
   }
   floe::Status st = (*pipeline)->Run(g_stop);
+  bridge.Close(floe::Retriable("floe is stopping"));
   stack->rest->Stop();
   if (!st.ok()) {
     FLOE_LOG_ERROR("{}", st.message());
@@ -291,7 +309,8 @@ int main(int argc, char** argv) {
       "once.\n\nCommands:\n  run             ingest the configured topics and serve the "
       "REST catalog\n  catalog serve   serve the Iceberg REST catalog alone\n  positions "
       "      "
-      "show or move the Kafka positions recorded in a table\n"};
+      "show or move the Kafka positions recorded in a table\n  status          "
+      "show the topics of a running floe\n  topics resume   resume a suspended topic\n"};
   app.set_version_flag("--version", std::string("floe ") + FLOE_VERSION);
   app.require_subcommand(0, 1);
 
@@ -342,6 +361,37 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::NonNegativeNumber);
 
+  floe::cli::AdminTarget target;
+  bool status_json = false;
+  auto* status = app.add_subcommand(
+      "status",
+      "Show every topic of a running floe: table, state (running, paused, suspended, "
+      "resuming), lag, last commit and why it is suspended");
+  auto* topics_cmd = app.add_subcommand("topics", "Act on the topics of a running floe");
+  topics_cmd->require_subcommand(1);
+  std::string resume_topic;
+  bool skip_incompatible = false;
+  auto* resume = topics_cmd->add_subcommand(
+      "resume",
+      "Resume a suspended topic: it reads again from its table's positions (suspending "
+      "again if the cause is still there)");
+  resume->add_option("topic", resume_topic, "the Kafka topic")->required();
+  resume->add_flag("--skip-incompatible", skip_incompatible,
+                   "skip (count and log) the records that suspended the topic: every "
+                   "record of its schema id, or exactly its record when no schema caused "
+                   "it; remembered in the table");
+  status->add_flag("--json", status_json, "print the daemon's JSON");
+  for (auto* cmd : {status, resume}) {
+    auto* cfg = cmd->add_option("-c,--config", target.config_path,
+                                "the daemon's YAML configuration (rest.listen, the first "
+                                "rest.auth.tokens entry)");
+    cmd->add_option("--url", target.url,
+                    "the daemon's REST address, http://HOST:PORT (default "
+                    "http://127.0.0.1:8181)")
+        ->excludes(cfg);
+    cmd->add_option("--token", target.token, "bearer token (overrides the config's)");
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -353,6 +403,10 @@ int main(int argc, char** argv) {
     if (serve->parsed()) return CatalogServeCommand(config_path, log_level);
     if (pshow->parsed()) return PositionsCommand(config_path, log_level, pargs, false);
     if (pset->parsed()) return PositionsCommand(config_path, log_level, pargs, true);
+    if (status->parsed()) return floe::cli::StatusCommand(target, status_json);
+    if (resume->parsed()) {
+      return floe::cli::ResumeCommand(target, resume_topic, skip_incompatible);
+    }
     std::cout << app.help();
     return 0;
   } catch (const std::exception& e) {

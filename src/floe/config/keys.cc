@@ -186,24 +186,29 @@ std::vector<KeyInfo> MakeKeys() {
        .type = T::kString,
        .default_text = "127.0.0.1:8181",
        .description =
-           "`HOST:PORT` the REST catalog listens on (`[::1]:8181` for IPv6; port "
-           "0 picks a free port)."});
+           "`HOST:PORT` the REST catalog and the admin routes listen on (`[::1]:8181` "
+           "for IPv6; port 0 picks a free port). `floe status --config` calls it."});
   add({.section = "rest",
        .name = "auth.tokens",
        .type = T::kStringList,
        .default_text = "[]",
-       .description = "Bearer tokens accepted by the REST catalog for every operation; "
-                      "with this and `rest.auth.read.tokens` empty: no authentication. "
-                      "Secret: use `${env:NAME}`.",
+       .description =
+           "Bearer tokens accepted by the REST catalog and the admin routes "
+           "(`/floe/v1/topics`, `floe status`, `floe topics resume`) for every "
+           "operation; with this and `rest.auth.read.tokens` empty: no "
+           "authentication. "
+           "Secret: use `${env:NAME}`.",
        .secret = true});
   add({.section = "rest",
        .name = "auth.read.tokens",
        .type = T::kStringList,
        .default_text = "[]",
-       .description = "Read-only bearer tokens: `GET`/`HEAD` and scan reports (`POST "
-                      ".../metrics`) only, anything else gets 403 (docs/security.md). "
-                      "Setting any token turns authentication on. Secret: use "
-                      "`${env:NAME}`.",
+       .description =
+           "Read-only bearer tokens: `GET`/`HEAD` (`floe status` too) and scan "
+           "reports (`POST .../metrics`) only, anything else gets 403 "
+           "(docs/security.md). "
+           "Setting any token turns authentication on. Secret: use "
+           "`${env:NAME}`.",
        .secret = true});
 
   // --- defaults (each may be overridden per topic)

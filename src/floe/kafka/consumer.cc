@@ -206,6 +206,15 @@ Result<Watermarks> Consumer::QueryWatermarks(const TopicPartition& tp, int timeo
   return w;
 }
 
+std::optional<int64_t> Consumer::CachedHighWatermark(const TopicPartition& tp) {
+  int64_t low = RD_KAFKA_OFFSET_INVALID;
+  int64_t high = RD_KAFKA_OFFSET_INVALID;
+  auto err = rd_kafka_get_watermark_offsets(Rk(rk_), tp.topic.c_str(), tp.partition, &low,
+                                            &high);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR || high < 0) return std::nullopt;
+  return high;
+}
+
 Status Consumer::Assign(const std::map<TopicPartition, int64_t>& start_offsets) {
   rd_kafka_topic_partition_list_t* list =
       rd_kafka_topic_partition_list_new(static_cast<int>(start_offsets.size()));

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -103,6 +104,13 @@ class RecordSource {
   virtual Result<std::string> ClusterId(int timeout_ms) = 0;
   virtual Result<Watermarks> QueryWatermarks(const TopicPartition& tp,
                                              int timeout_ms) = 0;
+  // The high watermark the client last saw for an assigned partition (in a fetch
+  // response: no broker round trip); nullopt when it has none (not assigned, nothing
+  // fetched yet), and by default.
+  virtual std::optional<int64_t> CachedHighWatermark(const TopicPartition& tp) {
+    (void)tp;
+    return std::nullopt;
+  }
   // Replaces the assignment: every partition starts at the given offset.
   virtual Status Assign(const std::map<TopicPartition, int64_t>& start_offsets) = 0;
   // Fetches up to max_records, waiting up to timeout_ms only while none has come.
@@ -126,6 +134,7 @@ class Consumer : public RecordSource {
   Result<std::map<std::string, int>> ListTopics(int timeout_ms) override;
   Result<std::string> ClusterId(int timeout_ms) override;
   Result<Watermarks> QueryWatermarks(const TopicPartition& tp, int timeout_ms) override;
+  std::optional<int64_t> CachedHighWatermark(const TopicPartition& tp) override;
   Status Assign(const std::map<TopicPartition, int64_t>& start_offsets) override;
   Status Poll(int timeout_ms, size_t max_records, Batch* batch,
               std::vector<PartitionError>* errors) override;

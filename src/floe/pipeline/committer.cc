@@ -9,6 +9,7 @@
 #include "floe/iceberg/snapshot_producer.h"
 #include "floe/iceberg/table_metadata.h"
 #include "floe/iceberg/table_update.h"
+#include "floe/pipeline/topic_lifecycle.h"
 #include "floe/storage/file_io.h"
 
 namespace floe::pipeline {
@@ -52,6 +53,14 @@ static Result<TableState> StateOf(const iceberg::TableMetadata& md) {
   auto cit = md.properties.find(kClusterIdKey);
   if (cit != md.properties.end()) st.cluster_id = cit->second;
   st.has_data_files = !md.snapshots.empty();
+  if (const auto* current = md.CurrentSnapshot())
+    st.last_commit_ms = current->timestamp_ms;
+  const std::string prefix = kTopicStateKeyPrefix;
+  for (auto it = md.properties.lower_bound(prefix);
+       it != md.properties.end() && it->first.compare(0, prefix.size(), prefix) == 0;
+       ++it) {
+    st.topic_states[it->first.substr(prefix.size())] = it->second;
+  }
   return st;
 }
 
@@ -144,6 +153,40 @@ Status Committer::CommitSchema(const catalog::TableIdent& ident, int base_schema
     return WithContext(committed.status(), "schema change of " + ident.ToString());
   }
   return Status::OK();
+}
+
+Status Committer::SetTopicState(const catalog::TableIdent& ident,
+                                const std::string& topic,
+                                const std::optional<std::string>& state_json) {
+  const std::string key = TopicStateKey(topic);
+  for (int attempt = 0; attempt < kMaxConflictRetries; ++attempt) {
+    FLOE_ASSIGN_OR_RAISE(auto loaded, LoadRaw(catalog_, ident));
+    if (!loaded) {
+      return NotFound("table " + ident.ToString() + " does not exist (yet)");
+    }
+    const auto& md = loaded->metadata;
+    auto it = md.properties.find(key);
+    if (state_json ? (it != md.properties.end() && it->second == *state_json)
+                   : it == md.properties.end()) {
+      return Status::OK();
+    }
+    iceberg::TableUpdate update =
+        state_json
+            ? iceberg::TableUpdate{iceberg::update::SetProperties{{{key, *state_json}}}}
+            : iceberg::TableUpdate{iceberg::update::RemoveProperties{{key}}};
+    auto committed = catalog_->CommitTable(
+        catalog::TableCommit{ident,
+                             {iceberg::requirement::AssertTableUuid{md.table_uuid}},
+                             {std::move(update)}},
+        catalog::Writer::kFloe);
+    if (committed.ok()) return Status::OK();
+    ErrorKind kind = KindOf(committed.status());
+    if (kind != ErrorKind::kConflict && kind != ErrorKind::kStateUnknown) {
+      return WithContext(committed.status(),
+                         "setting " + key + " on " + ident.ToString());
+    }
+  }
+  return Retriable("setting " + key + " on " + ident.ToString() + " kept conflicting");
 }
 
 Status Committer::Commit(const CommitRequest& req) {

@@ -39,6 +39,9 @@ struct TableState {
   std::optional<Positions> positions;
   std::string cluster_id;       // floe.kafka.cluster-id, empty if never set
   bool has_data_files = false;  // any snapshot at all
+  int64_t last_commit_ms = 0;   // the current snapshot's timestamp (0: none)
+  // floe.topic-state.<topic> properties (topic_lifecycle.h), by topic.
+  std::map<std::string, std::string> topic_states;
 };
 
 struct CommitRequest {
@@ -81,6 +84,11 @@ class Committer {
   // renamed fields (schema/rename_hints.h).
   Status CommitSchema(const catalog::TableIdent& ident, int base_schema_id,
                       const iceberg::Schema& schema, int last_column_id);
+  // A property-only commit of the topic's lifecycle state (topic_lifecycle.h):
+  // floe.topic-state.<topic> set to `state_json`, or removed when it is nullopt.
+  // kNotFound when the table does not exist.
+  Status SetTopicState(const catalog::TableIdent& ident, const std::string& topic,
+                       const std::optional<std::string>& state_json);
 
  private:
   catalog::Catalog* catalog_;

@@ -202,8 +202,9 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     const delta::Protocol protocol =
         snap.protocol ? delta::MergeProtocols(*snap.protocol, needed) : needed;
     if (!snap.protocol || protocol != *snap.protocol) schema_actions.push_back(protocol);
-    FLOE_ASSIGN_OR_RAISE(auto metadata, delta::MakeMetadata(md.table_uuid, *schema, now,
-                                                            physical, prev_max, previous));
+    FLOE_ASSIGN_OR_RAISE(
+        auto metadata,
+        delta::MakeMetadata(md.table_uuid, *schema, now, physical, prev_max, previous));
     if (snap.metadata) {
       metadata.created_time = snap.metadata->created_time;
       // Once enabled, type widening stays enabled (the table keeps its typeChanges'

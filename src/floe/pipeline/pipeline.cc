@@ -9,6 +9,7 @@
 #include "floe/common/log.h"
 #include "floe/common/util.h"
 #include "floe/kafka/consumer.h"
+#include "floe/pipeline/admin_bridge.h"
 #include "floe/pipeline/committer.h"
 #include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/schema_resolver.h"
@@ -26,6 +27,10 @@ constexpr int kMetadataTimeoutMs = 10000;
 constexpr int64_t kRediscoverMs = 30000;
 constexpr int64_t kProgressMs = 10000;
 constexpr int64_t kMissingTopicWarnMs = 600000;
+// The admin status: published at most this often, high watermarks refreshed this often.
+constexpr int64_t kPublishMs = 500;
+constexpr int64_t kWatermarksMs = 5000;
+constexpr int kWatermarkTimeoutMs = 2000;
 // A schema id the registry answers "not found" for is retried this long before its
 // records count as invalid: a registry restarting from its _schemas topic, or a replica
 // that has not caught up yet, knows the id a few seconds later.
@@ -52,7 +57,8 @@ class PipelineImpl : public Pipeline {
         committer_(c.catalog, c.io, clock_.wall_ms),
         delta_(c.catalog, c.io, clock_.wall_ms),
         tables_(&committer_, c.io),
-        resolver_(c.schemas, &tables_, clock_.monotonic_ms) {}
+        resolver_(c.schemas, &tables_, clock_.monotonic_ms),
+        admin_(c.admin) {}
 
   Status Start(std::atomic<bool>& stop) override {
     Status writable = committer_.CheckWritable();
@@ -77,6 +83,7 @@ class PipelineImpl : public Pipeline {
     FLOE_RETURN_NOT_OK(CommitDue(false));
     FLOE_RETURN_NOT_OK(ResumeDue());
     EnforceMemoryBudget();
+    if (admin_ != nullptr) FLOE_RETURN_NOT_OK(AdminStep());
     if (clock_.monotonic_ms() - last_discover_ > kRediscoverMs) {
       Status ds = Discover();
       if (!ds.ok()) FLOE_LOG_WARN("topic discovery failed: {}", ds.message());
@@ -99,19 +106,7 @@ class PipelineImpl : public Pipeline {
 
   std::vector<TopicStatus> Topics() const override {
     std::vector<TopicStatus> out;
-    for (const auto& [topic, ts] : topics_) {
-      TopicStatus s;
-      s.topic = topic;
-      s.table = ts.settings.QualifiedTable();
-      s.suspended = ts.suspended;
-      s.paused = ts.paused_until_ms >= 0;
-      s.reason = ts.suspended ? ts.suspend_reason : ts.pause_reason;
-      s.committed_records = ts.committed_records;
-      s.buffered_records = ts.writer ? ts.writer->buffered_rows() : 0;
-      s.skipped_records = ts.skipped;
-      s.tombstones = ts.tombstones;
-      out.push_back(std::move(s));
-    }
+    for (const auto& [topic, ts] : topics_) out.push_back(StatusOf(topic, ts));
     return out;
   }
 
@@ -208,6 +203,7 @@ class PipelineImpl : public Pipeline {
     auto loaded = committer_.Load(ts.ident);
     if (!loaded.ok()) return TableFault(topic, ts, loaded.status());
     ts.table = std::move(*loaded);
+    if (ApplyTableState(topic, ts)) return Status::OK();  // suspended before a restart
     if (!ts.table.exists && ts.table_seen) {
       return TableFault(topic, ts,
                         NotFound("table " + ts.ident.ToString() +
@@ -280,12 +276,86 @@ class PipelineImpl : public Pipeline {
     return source_->Assign(assignment);
   }
 
-  Status SuspendTopic(const std::string& topic, TopicState& ts,
-                      const std::string& reason) {
+  // `r`: the record the topic stops at (a record-level suspension, persisted in the
+  // table so a restart stays suspended); `schema_id`: its value schema when the schema
+  // is the cause.
+  Status SuspendTopic(const std::string& topic, TopicState& ts, const std::string& reason,
+                      const kafka::Record* r = nullptr, int schema_id = -1) {
     ts.suspended = true;
+    ts.resuming = false;
     ts.suspend_reason = reason;
+    ts.suspension = Suspension{reason, schema_id, -1, -1, clock_.wall_ms(), r != nullptr};
+    if (r != nullptr) {
+      ts.suspension.partition = r->partition;
+      ts.suspension.offset = r->offset;
+    }
     FLOE_LOG_ERROR("topic {} suspended: {}", topic, reason);
+    if (r != nullptr) (void)SaveTopicState(committer_, topic, ts);  // it logs a failure
     return Status::OK();
+  }
+
+  // Once per Step: the operators' commands, the high watermarks (every kWatermarksMs)
+  // and the status snapshot (every kPublishMs, and after a command).
+  Status AdminStep() {
+    const int64_t now = clock_.monotonic_ms();
+    if (now - last_watermarks_ >= kWatermarksMs) {
+      for (auto& [topic, ts] : topics_)
+        RefreshWatermarks(source_, topic, ts, kWatermarkTimeoutMs);
+      last_watermarks_ = now;
+    }
+    auto commands = admin_->TakeCommands();
+    std::vector<Status> answers;
+    for (const auto& c : commands)
+      answers.push_back(ResumeTopic(c.topic, c.skip_incompatible));
+    if (!commands.empty() || now - last_publish_ >= kPublishMs) {
+      admin_->Publish(Topics());
+      last_publish_ = now;
+    }
+    for (size_t i = 0; i < commands.size(); ++i) commands[i].done->set_value(answers[i]);
+    return Status::OK();
+  }
+
+  // An operator's resume: the topic reads again from its table's positions, like a pause
+  // ending; with `skip`, the suspension's schema id (else its record) joins the skip set.
+  Status ResumeTopic(const std::string& topic, bool skip) {
+    auto it = topics_.find(topic);
+    if (it == topics_.end()) {
+      return NotFound("topic " + topic +
+                      " is not ingested by this Floe (see floe status)");
+    }
+    TopicState& ts = it->second;
+    if (!ts.suspended) {
+      return Conflict("topic " + topic + " is " + StateName(ts) +
+                      ", not suspended: there is nothing to resume");
+    }
+    SkipSet before = ts.skip;
+    if (skip) {
+      FLOE_ASSIGN_OR_RAISE(SkipSet add, SkipFor(ts.suspension, topic));
+      ts.skip.Merge(add);
+    }
+    ts.suspended = false;
+    // Only a saved suspension or a new skip changes the property.
+    Status saved = ts.suspension.persist || skip ? SaveTopicState(committer_, topic, ts)
+                                                 : Status::OK();
+    if (!saved.ok()) {  // stays suspended: a restart would still find it so
+      ts.suspended = true;
+      ts.skip = std::move(before);
+      return saved;
+    }
+    FLOE_LOG_INFO("topic {} resumed by an operator{} after: {}", topic,
+                  skip ? " (skipping its incompatible records)" : "", ts.suspend_reason);
+    ts.suspend_reason.clear();
+    ts.suspension = Suspension{};
+    ts.resuming = true;
+    DiscardUncommitted(ts, io_);
+    ts.last_commit_ms = clock_.monotonic_ms();  // running once a full interval went well
+    Status loaded = LoadPositions(topic, ts);
+    if (!loaded.ok()) {
+      ts.partition_count = 0;  // the next discovery loads the partitions again
+      FLOE_LOG_WARN("topic {}: {}; retried at the next discovery", topic,
+                    loaded.message());
+    }
+    return Reassign();
   }
 
   // One table's storage or catalog failed (TableFaults): its uncommitted files go, and
@@ -368,6 +438,15 @@ class PipelineImpl : public Pipeline {
       ps.next = r.offset + 1;
       return Status::OK();
     }
+    if (!ts.skip.empty() && InSkipSet(ts, r)) {
+      ts.skipped++;
+      FLOE_LOG_WARN(
+          "skipped record at {} ({} skipped so far): skipped by an operator's "
+          "resume with skip-incompatible",
+          Where(r), ts.skipped);
+      ps.next = r.offset + 1;
+      return Status::OK();
+    }
 
     // value.format json: a record its schema rejects makes Floe look for a newer version
     // of the subject once before the record counts as invalid.
@@ -382,7 +461,8 @@ class PipelineImpl : public Pipeline {
         if (kind == ErrorKind::kSuspend) {
           FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, /*batch_done=*/false));
           if (!ts.Active()) return Status::OK();
-          FLOE_RETURN_NOT_OK(SuspendTopic(*r.topic, ts, Where(r) + ": " + st.message()));
+          FLOE_RETURN_NOT_OK(SuspendTopic(*r.topic, ts, Where(r) + ": " + st.message(),
+                                          &r, ValueSchemaId(ts, r)));
           return Reassign();
         }
         // The registry, or the table's catalog or storage, is down: the topic waits.
@@ -477,7 +557,7 @@ class PipelineImpl : public Pipeline {
     // suspend: commit everything before this record, then stop the topic here.
     FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, /*batch_done=*/false));
     if (!ts.Active()) return Status::OK();
-    FLOE_RETURN_NOT_OK(SuspendTopic(*r.topic, ts, "invalid record at " + msg));
+    FLOE_RETURN_NOT_OK(SuspendTopic(*r.topic, ts, "invalid record at " + msg, &r));
     return Reassign();
   }
 
@@ -487,6 +567,10 @@ class PipelineImpl : public Pipeline {
       if (ts.last_commit_ms == 0) ts.last_commit_ms = now;
       if (!force && now - ts.last_commit_ms < ts.settings.commit_interval_ms) continue;
       FLOE_RETURN_NOT_OK(CommitTopic(topic, ts, /*batch_done=*/true));
+      if (ts.resuming && ts.Active()) {  // a whole interval read without a suspension
+        ts.resuming = false;
+        FLOE_LOG_INFO("topic {} is running again", topic);
+      }
     }
     return Status::OK();
   }
@@ -560,6 +644,7 @@ class PipelineImpl : public Pipeline {
       ps.next = -1;
     }
     ts.committed_records += records;
+    ts.last_commit_wall_ms = clock_.wall_ms();
     ts.backoff_ms = 0;
     ts.table_seen = true;
     if (WantsDelta(ts.settings)) SyncDelta(ts);
@@ -636,6 +721,9 @@ class PipelineImpl : public Pipeline {
   std::string cluster_id_;
   std::map<std::string, TopicState> topics_;
   std::map<std::string, int64_t> missing_warned_ms_;  // configured topics not found
+  AdminBridge* admin_;                                // optional
+  int64_t last_watermarks_ = 0;
+  int64_t last_publish_ = 0;
 };
 
 }  // namespace

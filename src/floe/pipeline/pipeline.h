@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "floe/common/status.h"
@@ -29,6 +30,8 @@ class FileIO;
 
 namespace floe::pipeline {
 
+class AdminBridge;
+
 // Time as the pipeline sees it. Empty members take the system's (monotonic and wall
 // clock, this_thread::sleep_for); tests make sleeping advance a fake clock.
 struct Clock {
@@ -44,16 +47,37 @@ struct Collaborators {
   catalog::Catalog* catalog = nullptr;        // commits (shared with the REST server)
   storage::FileIO* io = nullptr;              // data files, metadata, the Delta log
   Clock clock;
+  // Optional: where the pipeline publishes its topics' status and takes operator
+  // commands (the admin routes of the REST server), once per Step.
+  AdminBridge* admin = nullptr;
 };
 
-// One topic as an operator sees it.
+// One partition of a topic as an operator sees it.
+struct PartitionStatus {
+  int32_t partition = 0;
+  int64_t committed = -1;       // the position the table records (-1: none yet)
+  int64_t high_watermark = -1;  // refreshed every few seconds (-1: not known yet)
+  int64_t lag = -1;             // high_watermark - committed (-1: unknown)
+};
+
+// One topic as an operator sees it (docs/architecture.md, "Topic lifecycle").
 struct TopicStatus {
   std::string topic;
   std::string table;  // "namespace.table"
+  std::string state;  // "running", "paused", "suspended", "resuming"
   bool suspended = false;
-  bool paused = false;            // a table fault: retried with backoff
-  std::string reason;             // why it is suspended or paused
-  int64_t committed_records = 0;  // this run
+  bool paused = false;     // a table fault: retried with backoff
+  std::string reason;      // why it is suspended or paused
+  int schema_id = -1;      // suspended by this value schema (-1: none)
+  int32_t partition = -1;  // suspended at this record (-1: not a record's fault)
+  int64_t offset = -1;
+  int64_t since_ms = 0;  // suspended since (wall clock; 0: not suspended)
+  std::vector<PartitionStatus> partitions;
+  int64_t last_commit_ms = 0;  // the table's newest commit (wall clock; 0: none seen)
+  std::string compatibility;   // the registry's compatibility level ("": not read)
+  std::vector<int> skip_schema_ids;                       // chosen by the operator
+  std::vector<std::pair<int32_t, int64_t>> skip_records;  // (partition, offset)
+  int64_t committed_records = 0;                          // this run
   int64_t buffered_records = 0;
   int64_t skipped_records = 0;
   int64_t tombstones = 0;  // null values skipped (not rows)

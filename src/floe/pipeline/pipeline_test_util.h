@@ -241,6 +241,7 @@ class Harness {
   int64_t slept_ms = 0;
   std::atomic<bool> stop{false};
   config::Config config;
+  AdminBridge* admin = nullptr;  // handed to the pipeline by the next Restart()
 
  private:
   std::unique_ptr<Pipeline> pipeline_;

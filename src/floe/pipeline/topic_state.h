@@ -21,6 +21,7 @@
 #include "floe/pipeline/committer.h"
 #include "floe/pipeline/schema_resolver.h"
 #include "floe/pipeline/table_writer.h"
+#include "floe/pipeline/topic_lifecycle.h"
 #include "floe/schema/evolution.h"
 
 namespace floe::pipeline {
@@ -66,9 +67,14 @@ struct TopicState {
   std::map<int32_t, PartitionState> partitions;
   int partition_count = 0;
 
-  // Lifecycle and counters.
+  // Lifecycle (topic_lifecycle.h) and counters.
   bool suspended = false;
   std::string suspend_reason;
+  Suspension suspension;  // where and why, while suspended
+  SkipSet skip;           // what the operator chose to skip (persisted with the state)
+  bool resuming = false;  // resumed by an operator, not yet proven to read on
+  int64_t last_commit_wall_ms = 0;             // the table's newest commit; 0: none seen
+  std::map<int32_t, int64_t> high_watermarks;  // refreshed on a cadence (admin status)
   // Paused (TableFaults): not read until then; the table and its positions are loaded
   // again when it resumes. -1: not paused.
   int64_t paused_until_ms = -1;

@@ -1,0 +1,67 @@
+#include "floe/pipeline/admin_bridge.h"
+
+#include <chrono>
+
+namespace floe::pipeline {
+
+std::vector<TopicStatus> AdminBridge::Snapshot(bool* published) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (published != nullptr) *published = published_;
+  return snapshot_;
+}
+
+std::future<Status> AdminBridge::QueueResume(const std::string& topic,
+                                             bool skip_incompatible) {
+  auto done = std::make_shared<std::promise<Status>>();
+  std::future<Status> answer = done->get_future();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!closed_.ok()) {
+    done->set_value(closed_);
+  } else {
+    queue_.push_back(Command{topic, skip_incompatible, std::move(done)});
+    pending_.store(true, std::memory_order_release);
+  }
+  return answer;
+}
+
+Status AdminBridge::Resume(const std::string& topic, bool skip_incompatible,
+                           int64_t timeout_ms) {
+  std::future<Status> answer = QueueResume(topic, skip_incompatible);
+  if (answer.wait_for(std::chrono::milliseconds(timeout_ms)) !=
+      std::future_status::ready) {
+    return Retriable(
+        "the pipeline did not answer within " + std::to_string(timeout_ms / 1000) +
+        " s (it may be waiting on Kafka or the catalog); the resume of " + topic +
+        " stays queued and is applied at its next step: see floe status");
+  }
+  return answer.get();
+}
+
+void AdminBridge::Publish(std::vector<TopicStatus> topics) {
+  std::lock_guard<std::mutex> lock(mu_);
+  snapshot_ = std::move(topics);
+  published_ = true;
+}
+
+std::vector<AdminBridge::Command> AdminBridge::TakeCommands() {
+  if (!pending_.load(std::memory_order_acquire)) return {};
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_.store(false, std::memory_order_relaxed);
+  std::vector<Command> out;
+  out.swap(queue_);
+  return out;
+}
+
+void AdminBridge::Close(const Status& why) {
+  std::vector<Command> left;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = why.ok() ? Retriable("the pipeline is stopping") : why;
+    left = std::move(queue_);
+    queue_.clear();
+    pending_.store(false, std::memory_order_relaxed);
+  }
+  for (auto& c : left) c.done->set_value(closed_);
+}
+
+}  // namespace floe::pipeline

@@ -1,0 +1,261 @@
+#include "floe/pipeline/topic_lifecycle.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "floe/common/json.h"
+#include "floe/common/log.h"
+#include "floe/kafka/consumer.h"
+#include "floe/pipeline/committer.h"
+#include "floe/pipeline/topic_state.h"
+#include "floe/registry/framing.h"
+
+namespace floe::pipeline {
+namespace {
+
+using Json = ::nlohmann::json;
+
+constexpr const char* kWhat = "topic state property";
+
+Result<int64_t> IntMember(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return int64_t{-1};
+  if (!it->is_number_integer()) return json::WrongType(key, kWhat, "an integer");
+  return it->get<int64_t>();
+}
+
+}  // namespace
+
+std::string TopicStateKey(const std::string& topic) {
+  return kTopicStateKeyPrefix + topic;
+}
+
+std::string TopicStateToJson(const PersistedTopicState& state) {
+  Json j = Json::object();
+  if (state.suspension) {
+    const Suspension& s = *state.suspension;
+    j["state"] = "suspended";
+    j["reason"] = s.reason;
+    if (s.schema_id >= 0) j["schema-id"] = s.schema_id;
+    if (s.HasRecord()) {
+      j["partition"] = s.partition;
+      j["offset"] = s.offset;
+    }
+    j["time-ms"] = s.time_ms;
+  } else {
+    j["state"] = "running";
+  }
+  Json ids = Json::array();
+  for (int id : state.skip.schema_ids) ids.push_back(id);
+  j["skip-schema-ids"] = std::move(ids);
+  Json records = Json::array();
+  for (const auto& [p, o] : state.skip.records) {
+    records.push_back(Json{{"partition", p}, {"offset", o}});
+  }
+  j["skip-records"] = std::move(records);
+  return json::Dump(j);
+}
+
+Result<PersistedTopicState> TopicStateFromJson(const std::string& text) {
+  FLOE_ASSIGN_OR_RAISE(Json j, json::Parse<Json>(text, kWhat, 8));
+  FLOE_RETURN_NOT_OK(json::CheckObject(j, kWhat));
+  PersistedTopicState out;
+  auto state = j.find("state");
+  if (state == j.end() || !state->is_string()) {
+    return json::WrongType("state", kWhat, "\"suspended\" or \"running\"");
+  }
+  if (*state == "suspended") {
+    Suspension s;
+    s.persist = true;
+    auto reason = j.find("reason");
+    if (reason != j.end() && reason->is_string()) s.reason = reason->get<std::string>();
+    FLOE_ASSIGN_OR_RAISE(int64_t id, IntMember(j, "schema-id"));
+    FLOE_ASSIGN_OR_RAISE(int64_t partition, IntMember(j, "partition"));
+    FLOE_ASSIGN_OR_RAISE(s.offset, IntMember(j, "offset"));
+    FLOE_ASSIGN_OR_RAISE(s.time_ms, IntMember(j, "time-ms"));
+    s.schema_id = static_cast<int>(id);
+    s.partition = static_cast<int32_t>(partition);
+    out.suspension = std::move(s);
+  } else if (*state != "running") {
+    return json::WrongType("state", kWhat, "\"suspended\" or \"running\"");
+  }
+  auto ids = j.find("skip-schema-ids");
+  if (ids != j.end() && ids->is_array()) {
+    for (const auto& id : *ids) {
+      if (!id.is_number_integer())
+        return json::WrongType("skip-schema-ids", kWhat, "ints");
+      out.skip.schema_ids.insert(id.get<int>());
+    }
+  }
+  auto records = j.find("skip-records");
+  if (records != j.end() && records->is_array()) {
+    for (const auto& r : *records) {
+      if (!r.is_object()) return json::WrongType("skip-records", kWhat, "objects");
+      FLOE_ASSIGN_OR_RAISE(int64_t p, IntMember(r, "partition"));
+      FLOE_ASSIGN_OR_RAISE(int64_t o, IntMember(r, "offset"));
+      if (p < 0 || o < 0) return json::Missing("partition/offset", kWhat);
+      out.skip.records.emplace(static_cast<int32_t>(p), o);
+    }
+  }
+  return out;
+}
+
+int ValueSchemaId(const TopicState& ts, const kafka::Record& r) {
+  if (ts.settings.value_format == config::ValueFormat::kJson) {
+    return ts.schemas.json_schema_id;
+  }
+  if (ts.settings.value_format != config::ValueFormat::kRegistry || r.value == nullptr) {
+    return -1;
+  }
+  kafka::Header h;
+  const bool has_header = r.FindHeader(registry::kValueSchemaIdHeader, &h);
+  auto framing = registry::DetectFraming(
+      has_header ? h.value : nullptr, has_header ? h.value_len : 0, r.value, r.value_len);
+  if (!framing.ok()) return -1;
+  if (framing->source != registry::Framing::Source::kHeaderGuid) {
+    return framing->schema_id;
+  }
+  auto it = ts.schemas.value_guids.find(framing->GuidString());
+  return it == ts.schemas.value_guids.end() ? -1 : it->second;
+}
+
+bool InSkipSet(const TopicState& ts, const kafka::Record& r) {
+  if (ts.skip.records.count({r.partition, r.offset})) return true;
+  if (ts.skip.schema_ids.empty()) return false;
+  const int id = ValueSchemaId(ts, r);
+  return id >= 0 && ts.skip.schema_ids.count(id) > 0;
+}
+
+Result<SkipSet> SkipFor(const Suspension& s, const std::string& topic) {
+  SkipSet out;
+  if (s.schema_id >= 0) {
+    out.schema_ids.insert(s.schema_id);
+  } else if (s.HasRecord()) {
+    out.records.emplace(s.partition, s.offset);
+  } else {
+    return InvalidInput("topic " + topic +
+                        " was not suspended by a record, so there is nothing to skip (" +
+                        s.reason +
+                        "); fix the cause and resume without skip-incompatible");
+  }
+  return out;
+}
+
+const char* StateName(const TopicState& ts) {
+  if (ts.suspended) return "suspended";
+  if (ts.paused_until_ms >= 0) return ts.resuming ? "resuming" : "paused";
+  return ts.resuming ? "resuming" : "running";
+}
+
+bool ApplyTableState(const std::string& topic, TopicState& ts) {
+  ts.last_commit_wall_ms = std::max(ts.last_commit_wall_ms, ts.table.last_commit_ms);
+  auto it = ts.table.topic_states.find(topic);
+  if (it == ts.table.topic_states.end()) return false;
+  auto state = TopicStateFromJson(it->second);
+  if (!state.ok()) {
+    // Only Floe writes floe.* properties; a damaged one must not unblock anything.
+    ts.suspended = true;
+    ts.suspend_reason = "table " + ts.ident.ToString() + " property " +
+                        TopicStateKey(topic) + " cannot be read (" +
+                        state.status().message() + "); resume the topic to overwrite it";
+    ts.suspension = Suspension{ts.suspend_reason};
+    ts.suspension.persist = true;  // so that a resume rewrites the property
+    FLOE_LOG_ERROR("topic {} suspended: {}", topic, ts.suspend_reason);
+    return true;
+  }
+  ts.skip.Merge(state->skip);
+  if (!state->suspension) return false;
+  ts.suspended = true;
+  ts.resuming = false;
+  ts.suspension = std::move(*state->suspension);
+  ts.suspend_reason = ts.suspension.reason;
+  FLOE_LOG_ERROR(
+      "topic {} suspended: {} (saved in table {} before this start; `floe topics resume "
+      "{}` resumes it)",
+      topic, ts.suspend_reason, ts.ident.ToString(), topic);
+  return true;
+}
+
+Status SaveTopicState(Committer& committer, const std::string& topic,
+                      const TopicState& ts) {
+  PersistedTopicState doc;
+  if (ts.suspended && ts.suspension.persist) doc.suspension = ts.suspension;
+  doc.skip = ts.skip;
+  std::optional<std::string> text;
+  if (doc.suspension || !doc.skip.empty()) text = TopicStateToJson(doc);
+  Status st = committer.SetTopicState(ts.ident, topic, text);
+  if (st.ok()) return st;
+  FLOE_LOG_WARN("topic {}: state not saved in table {} ({}); kept in memory only", topic,
+                ts.ident.ToString(), st.message());
+  return KindOf(st) == ErrorKind::kNotFound ? Status::OK() : st;
+}
+
+TopicStatus StatusOf(const std::string& topic, const TopicState& ts) {
+  TopicStatus s;
+  s.topic = topic;
+  s.table = ts.settings.QualifiedTable();
+  s.state = StateName(ts);
+  s.suspended = ts.suspended;
+  s.paused = ts.paused_until_ms >= 0;
+  s.reason = ts.suspended ? ts.suspend_reason : ts.pause_reason;
+  if (ts.suspended) {
+    s.schema_id = ts.suspension.schema_id;
+    s.partition = ts.suspension.partition;
+    s.offset = ts.suspension.offset;
+    s.since_ms = ts.suspension.time_ms;
+  }
+  // Committed positions: the partitions being read, else (suspended or paused before
+  // they were loaded) what the table records.
+  const std::map<int32_t, int64_t>* recorded = nullptr;
+  if (ts.table.positions) {
+    auto it = ts.table.positions->find(topic);
+    if (it != ts.table.positions->end()) recorded = &it->second;
+  }
+  for (int32_t p = 0; p < ts.partition_count; ++p) {
+    PartitionStatus ps;
+    ps.partition = p;
+    auto it = ts.partitions.find(p);
+    if (it != ts.partitions.end()) {
+      if (it->second.start_recorded) ps.committed = it->second.start;
+    } else if (recorded != nullptr) {
+      auto rit = recorded->find(p);
+      if (rit != recorded->end()) ps.committed = rit->second;
+    }
+    auto hw = ts.high_watermarks.find(p);
+    if (hw != ts.high_watermarks.end()) {
+      ps.high_watermark = hw->second;
+      // A partition the table has no position for yet is read from its log start: its
+      // lag is unknown here rather than guessed.
+      if (ps.committed >= 0)
+        ps.lag = std::max<int64_t>(0, ps.high_watermark - ps.committed);
+    }
+    s.partitions.push_back(ps);
+  }
+  s.last_commit_ms = ts.last_commit_wall_ms;
+  s.compatibility = ts.compatibility;
+  s.skip_schema_ids.assign(ts.skip.schema_ids.begin(), ts.skip.schema_ids.end());
+  s.skip_records.assign(ts.skip.records.begin(), ts.skip.records.end());
+  s.committed_records = ts.committed_records;
+  s.buffered_records = ts.writer ? ts.writer->buffered_rows() : 0;
+  s.skipped_records = ts.skipped;
+  s.tombstones = ts.tombstones;
+  return s;
+}
+
+void RefreshWatermarks(kafka::RecordSource* source, const std::string& topic,
+                       TopicState& ts, int timeout_ms) {
+  for (int32_t p = 0; p < ts.partition_count; ++p) {
+    // Partitions being read: what the last fetch response said; the others (a suspended
+    // or paused topic) are asked.
+    if (ts.Active() && ts.partitions.count(p)) {
+      if (auto cached = source->CachedHighWatermark({topic, p})) {
+        ts.high_watermarks[p] = *cached;
+        continue;
+      }
+    }
+    auto wm = source->QueryWatermarks({topic, p}, timeout_ms);
+    if (wm.ok()) ts.high_watermarks[p] = wm->high;
+  }
+}
+
+}  // namespace floe::pipeline
