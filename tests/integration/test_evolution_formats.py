@@ -19,7 +19,9 @@ schema versions below, registered and produced in order. One logical schema desc
 | v5   | count int->long, ratio float->double, items[].qty int->long;  |  x   |   x   |  -   |
 |      | v4 and v5 producers interleaved in one partition              |      |       |      |
 | v6   | amount decimal(5,2) -> decimal(12,2)                          |  x   |   -   |  -   |
-| v7   | renames: not yet (built on another branch; see `v7_renames`)  |      |       |      |
+| v7   | `note` renamed `remark` (Avro: "aliases": ["note"]; Protobuf: |  x   |   x   |  -   |
+|      | the same field number 7); the previous version's producer    |      |       |      |
+|      | (still writing `note`) interleaved with v7 in one partition   |      |       |      |
 
 Steps that do not apply (docs/type-mapping.md):
 - JSON Schema v5: `integer` is already an Iceberg `long` and `number` already a `double`, so
@@ -28,6 +30,9 @@ Steps that do not apply (docs/type-mapping.md):
 - JSON Schema and Protobuf v6: neither has a decimal mapping to widen (JSON Schema has no
   decimal; Protobuf's only decimal column, uint64 -> decimal(20,0), has a fixed precision).
   Their v1 has no `amount` column.
+- JSON Schema v7: JSON Schema has no aliases or field numbers; a renamed property is an add.
+  After v7 every row's `note` value reads under `remark` (same field id; in Delta the same
+  column-mapping id and physical name `note`), old producers included.
 - Protobuf v5 changes int32 -> int64 and float -> double under the same field numbers (the
   registry test double does not check Protobuf compatibility, so the default BACKWARD level
   lets it through; Floe's rules allow both under BACKWARD).
@@ -78,6 +83,10 @@ PER_STEP = 12
 # A step's producers: the new version, or [old, new] interleaved in partition 0.
 STEP_VERSIONS = {1: [1], 2: [2], 3: [3], 4: [3, 4], 5: [4, 5], 6: [6]}
 WIDENING_STEP = 5
+# v7 renames `note` (Avro: "aliases": ["note"]; Protobuf: the same field number 7). Its step
+# interleaves the format's previous version (still writing `note`) with v7.
+RENAME_STEP = 7
+RENAMED = {"note": "remark"}
 SPARK_MIDDLE_STEP = 3  # Protobuf and JSON: Spark reads this step and the last one
 
 # ---- One logical schema per version, mapped to each format ----------------------------------
@@ -115,7 +124,7 @@ def fields(version: int, with_decimal: bool) -> tuple:
     out += [("info", Struct("Info", tuple(info)), False),
             ("items", List(Struct("Item", tuple(item))), False)]
     if version >= 2:
-        out.append(("note", "string", True))
+        out.append(("remark" if version >= RENAME_STEP else "note", "string", True))
     return tuple(out)
 
 
@@ -132,8 +141,10 @@ def avro_schema(fs: tuple) -> dict:
 
     def field(f):
         name, t, optional = f
-        return ({"name": name, "type": ["null", typ(t)], "default": None} if optional
-                else {"name": name, "type": typ(t)})
+        out = ({"name": name, "type": ["null", typ(t)], "default": None} if optional
+               else {"name": name, "type": typ(t)})
+        former = [old for old, new in RENAMED.items() if new == name]
+        return dict(out, aliases=former) if former else out
 
     return dict(typ(Struct("Reading", fs)), namespace="evo")
 
@@ -162,7 +173,7 @@ PB_SCALAR = {"int": FDP.TYPE_INT32, "long": FDP.TYPE_INT64, "float": FDP.TYPE_FL
 # Field numbers never change between versions (a widening keeps its number); a removed
 # field's number and name are reserved.
 PB_NUMBERS = {"Reading": {"seq": 1, "count": 2, "ratio": 3, "label": 4, "info": 5, "items": 6,
-                          "note": 7},
+                          "note": 7, "remark": 7},
               "Info": {"name": 1, "score": 2, "extra": 3}, "Item": {"sku": 1, "qty": 2, "tag": 3}}
 
 
@@ -186,8 +197,10 @@ def protobuf_class(fs: tuple):
             if optional:  # proto3 `optional`: explicit presence, a synthetic oneof
                 f.proto3_optional, f.oneof_index = True, len(msg.oneof_decl)
                 msg.oneof_decl.add(name="_" + name)
+        used = {PB_NUMBERS[s.name][n] for n, _, _ in s.fields}
         for name, number in PB_NUMBERS[s.name].items():
-            if name not in {n for n, _, _ in s.fields}:
+            if name not in {n for n, _, _ in s.fields} and number not in used:
+                used.add(number)  # `note` and `remark` share number 7: reserved once
                 msg.reserved_range.add(start=number, end=number + 1)
                 msg.reserved_name.append(name)
 
@@ -234,8 +247,8 @@ def json_serializer(client, fs):
 
 
 FORMATS = {f.name: f for f in [
-    Format("avro", [1, 2, 3, 4, 5, 6], True, True, avro_serializer, True),
-    Format("protobuf", [1, 2, 3, 4, 5], False, True, protobuf_serializer, False),
+    Format("avro", [1, 2, 3, 4, 5, 6, 7], True, True, avro_serializer, True),
+    Format("protobuf", [1, 2, 3, 4, 5, 7], False, True, protobuf_serializer, False),
     Format("json", [1, 2, 3, 4], False, False, json_serializer, False),
 ]}
 
@@ -269,6 +282,8 @@ def make_value(seq: int, version: int, fmt: Format) -> dict:
             item["tag"] = f"tag-{j}" if j % 2 == 0 else None
     if version >= 4:
         del v["label"]
+    if version >= RENAME_STEP:
+        v["remark"] = v.pop("note")
     return v
 
 
@@ -297,6 +312,14 @@ def union(a, b):
     if isinstance(a, list) and isinstance(b, list):
         return [union(a[0], b[0])]
     return b
+
+
+def renamed(value: dict, step: int) -> dict:
+    """A row as the table holds it after `step`: a renamed column keeps its values under
+    its new name (the column, not the producer's schema, decides the name)."""
+    if step < RENAME_STEP:
+        return value
+    return {RENAMED.get(k, k): v for k, v in value.items()}
 
 
 def fill(value, shp):
@@ -354,7 +377,7 @@ class Scenario:
     def produce(self, step: int) -> list[Record]:
         """PER_STEP records of the step's version over both partitions or, for [old, new],
         old and new producers alternating record by record in partition 0."""
-        versions = STEP_VERSIONS[step]
+        versions = self.versions(step)
         ctx = SerializationContext(self.topic, MessageField.VALUE)
         out = []
         for i in range(PER_STEP):
@@ -382,13 +405,18 @@ class Scenario:
             assert {r.partition for r in out} == {0}
         return out
 
+    def versions(self, step: int) -> list[int]:
+        if step == RENAME_STEP:  # an older producer goes on writing `note`
+            return [self.fmt.steps[self.fmt.steps.index(step) - 1], step]
+        return STEP_VERSIONS[step]
+
     def root(self) -> pathlib.Path:
         return pathlib.Path(self.run.metadata(self.table)["location"].removeprefix("file://"))
 
     def step(self, step: int) -> StepResult:
         self.produce(step)
-        for v in STEP_VERSIONS[step]:
-            self.columns = union(self.columns, shape(self.schema(v)))
+        for v in self.versions(step):
+            self.columns = renamed(union(self.columns, shape(self.schema(v))), step)
         hwm = {p: hi for p, (_lo, hi) in self.kafka.watermarks(self.topic).items()}
         self.run.wait_for_positions(self.table, self.topic, hwm, timeout=120)
         md = self.run.metadata(self.table)
@@ -396,7 +424,8 @@ class Scenario:
         # One schema per change: after the format's k-th step (from 0) the schema id is k.
         assert md["current-schema-id"] == self.fmt.steps.index(step), (step, md["schemas"])
         versions = [int(f.name.split(".")[0]) for f in (self.root() / "_delta_log").glob("*.json")]
-        expected = {r.seq: fill(stored(r.value, self.schema(r.version), self.fmt), self.columns)
+        expected = {r.seq: fill(renamed(stored(r.value, self.schema(r.version), self.fmt), step),
+                                self.columns)
                     for r in self.records}
         res = StepResult(step, md["current-snapshot-id"], max(versions), expected)
         self.results.append(res)
@@ -475,14 +504,25 @@ def check_spark(sc: Scenario) -> None:
                 f"{', time travel' if version is not None else ''})", rows, sc, res)
 
 
-def v7_renames(sc: Scenario) -> None:
-    """v7 (issue 16): a field renamed by an Avro alias / under the same Protobuf field number
-    keeps its column (same field id, old values under the new name). Renames are built on
-    another branch; after its merge add here: a v7 in `fields` (e.g. `note` -> `remark`,
-    Avro with "aliases": ["note"], Protobuf the same number 7), 7 in STEP_VERSIONS and in
-    the Avro/Protobuf `steps` (not JSON Schema: it has no rename), `expected` carrying the
-    old values under the new name (a `renames` map applied in `fill`), and the id check in
-    `check_schema_history` (the renamed path keeps its id)."""
+def check_rename(sc: Scenario) -> None:
+    """v7: `note` became `remark` in place: one column, the same field id, and in Delta the
+    same column-mapping id and physical name (`note`, the name its Parquet column keeps)."""
+    if RENAME_STEP not in sc.fmt.steps:
+        return
+    md = sc.run.metadata(sc.table)
+    before, after = md["schemas"][-2]["fields"], md["schemas"][-1]["fields"]
+    note = next(f for f in before if f["name"] == "note")
+    remark = next(f for f in after if f["name"] == "remark")
+    assert remark["id"] == note["id"] and not any(f["name"] == "note" for f in after)
+    assert json.loads(md["properties"]["schema.name-mapping.default"])
+    delta_schema = None
+    for f in sorted((sc.root() / "_delta_log").glob("*.json")):
+        for line in f.read_text().splitlines():
+            if "metaData" in json.loads(line):
+                delta_schema = json.loads(json.loads(line)["metaData"]["schemaString"])
+    field = next(f for f in delta_schema["fields"] if f["name"] == "remark")
+    assert field["metadata"]["delta.columnMapping.id"] == note["id"]
+    assert field["metadata"]["delta.columnMapping.physicalName"] == "note"
 
 
 # ---- Schema history (metadata JSON) and Delta column-mapping ids -----------------------------
@@ -527,7 +567,10 @@ def check_schema_history(sc: Scenario) -> None:
     schemas = sorted(md["schemas"], key=lambda s: s["schema-id"])
     assert [s["schema-id"] for s in schemas] == list(range(len(sc.fmt.steps)))
     assert md["current-schema-id"] == len(sc.fmt.steps) - 1
-    paths = [iceberg_paths(s["fields"]) for s in schemas]
+    # A renamed column is the same column: its paths are compared under its first name.
+    former = {new: old for old, new in RENAMED.items()}
+    paths = [{former.get(p, p): v for p, v in iceberg_paths(s["fields"]).items()}
+             for s in schemas]
     id_of, path_of = {}, {}
     for i, ps in enumerate(paths):
         for p, (fid, _req, _t) in ps.items():
@@ -556,7 +599,8 @@ def check_schema_history(sc: Scenario) -> None:
         for line in f.read_text().splitlines():
             action = json.loads(line)
             if "metaData" in action:
-                ids = delta_ids(json.loads(action["metaData"]["schemaString"])["fields"])
+                ids = {former.get(p, p): i for p, i in delta_ids(
+                    json.loads(action["metaData"]["schemaString"])["fields"]).items()}
                 assert {p: id_of[p] for p in ids} == ids, (f.name, ids)
 
 
@@ -585,7 +629,7 @@ def test_schema_evolution_scenario(fmt, kafka_broker, registry, tmp_path):
     try:
         for step in fmt.steps:
             sc.step(step)
-        v7_renames(sc)
+        check_rename(sc)
         check_spark(sc)
         check_schema_history(sc)
         check_jvm(sc)
