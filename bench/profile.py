@@ -36,6 +36,9 @@ def main() -> int:
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--callers", type=int, default=6,
                     help="print the call chains of this many top symbols")
+    ap.add_argument("--freq", type=int, default=499, help="samples per second (perf -F)")
+    ap.add_argument("--no-call-graph", action="store_true",
+                    help="self time only: lighter, so a higher --freq is affordable")
     args = ap.parse_args()
     os.environ["FLOE_BUILD_DIR"] = str(pathlib.Path(args.floe).resolve().parents[3])
     work = ROOT / "build" / "bench-profile"
@@ -43,7 +46,7 @@ def main() -> int:
         import shutil
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    data = work / "perf.data"
+    data = work / f"perf-{args.workload}.data"
     try:
         kafka = start_kafka(work / "kafka")
         registry = start_registry(work)
@@ -52,7 +55,8 @@ def main() -> int:
         run = FloeRun(work / "run", kafka.bootstrap, registry.url,
                       [{"name": topic, **topic_config}])
         run.start()
-        perf = subprocess.Popen(["perf", "record", "-F", "499", "--call-graph", "dwarf,16384",
+        graph = [] if args.no_call_graph else ["--call-graph", "dwarf,16384"]
+        perf = subprocess.Popen(["perf", "record", "-F", str(args.freq), *graph,
                                  "-p", str(run.proc.pid), "-o", str(data)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         run.wait_for_positions(default_table_name(topic), topic, hwm, timeout=600)
@@ -60,9 +64,13 @@ def main() -> int:
         perf.wait(timeout=60)
         run.stop()
         report = subprocess.run(
-            ["perf", "report", "-i", str(data), "--stdio", "--no-children", "--sort", "dso,sym",
+            ["perf", "report", "-i", str(data), "--stdio", "--no-children", "-n", "--sort", "dso,sym",
              "-g", "none", "--percent-limit", "0.3"],
             capture_output=True, text=True, check=True).stdout
+        samples = next((ln.lstrip("# ") for ln in report.splitlines()
+                        if ln.startswith("# Samples")), "")
+        samples += "; " + next((ln.lstrip("# ") for ln in report.splitlines()
+                                if ln.startswith("# Event count")), "")
         lines = [ln for ln in report.splitlines() if ln.strip() and not ln.startswith("#")]
         top = "\n".join(lines[: args.top])
         symbols = []
@@ -82,10 +90,11 @@ def main() -> int:
         tag = "" if args.partitions == 4 else f"-p{args.partitions}"
         path = ROOT / "bench" / "results" / (
             f"{dt.date.today().isoformat()}-profile-{args.workload}{tag}.txt")
-        path.write_text(f"# perf record -F 499 --call-graph dwarf on Floe draining {args.records} "
+        path.write_text(f"# perf record -F {args.freq}{'' if args.no_call_graph else ' --call-graph dwarf'} on Floe draining {args.records} "
                         f"{WORKLOADS[args.workload]} records ({args.floe}); self time by "
-                        f"shared object and symbol, {time.strftime('%Y-%m-%d %H:%M')}\n"
+                        f"shared object and symbol, {time.strftime('%Y-%m-%d %H:%M')}; {samples}\n"
                         + top + "\n\n" + "\n\n".join(chains) + "\n")
+        print(samples)
         print(top)
         print(f"[profile] → {path}")
         return 0

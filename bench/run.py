@@ -264,7 +264,32 @@ def apply_overrides(run, overrides: dict) -> None:
     run.config_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
 
 
-WORKLOADS = {"w1": "W1 Avro", "w4": "W4 JSON"}
+WORKLOADS = {"w1": "W1 Avro", "w1e": "W1 Avro, a new schema version every 500,000",
+             "w1w": "W1 Avro with nine more nullable fields, all null", "w4": "W4 JSON"}
+W1E_EVERY = 500_000
+
+
+def w1_version(k: int) -> dict:
+    """W1 with `k` extra nullable string fields at the end (schema version 1 + k)."""
+    extra = [{"name": f"extra_{j}", "type": ["null", "string"], "default": None}
+             for j in range(1, k + 1)]
+    return {**W1_SCHEMA, "fields": W1_SCHEMA["fields"] + extra}
+
+
+class W1Evolving:
+    """W1 where record i is written with version 1 + i // W1E_EVERY of the W1 schema
+    (`w1_version`): the version-1 body plus k null-branch bytes, under that version's id."""
+
+    def __init__(self, client, subject: str, records: int):
+        from confluent_kafka.schema_registry import Schema
+        self.versions = (records - 1) // W1E_EVERY + 1
+        self.ids = [client.register_schema(subject, Schema(json.dumps(w1_version(k)), "AVRO"))
+                    for k in range(self.versions)]
+        self.plain = W1Records(self.ids[0])
+
+    def __call__(self, i: int) -> bytes:
+        k = i // W1E_EVERY
+        return b"\x00" + self.ids[k].to_bytes(4, "big") + self.plain(i)[5:] + b"\x00" * k
 
 
 def prepare(kafka, registry, workload: str, records: int, partitions: int = 4):
@@ -276,6 +301,13 @@ def prepare(kafka, registry, workload: str, records: int, partitions: int = 4):
     if workload == "w1":
         sid = client.register_schema(f"{topic}-value", Schema(json.dumps(W1_SCHEMA), "AVRO"))
         values, topic_config = W1Records(sid), {}
+    elif workload == "w1w":  # the width of w1e's last version, without a schema change
+        sid = client.register_schema(f"{topic}-value",
+                                     Schema(json.dumps(w1_version(9)), "AVRO"))
+        plain = W1Records(sid)
+        values, topic_config = (lambda i: plain(i) + b"\x00" * 9), {}
+    elif workload == "w1e":
+        values, topic_config = W1Evolving(client, f"{topic}-value", records), {}
     else:
         import w4
         client.register_schema(f"{topic}-value", Schema(json.dumps(w4.SCHEMA), "JSON"))

@@ -49,6 +49,7 @@ def main() -> int:
     p16, p16_name = load("-p16")
     peers, peers_name = load("-w4-peers")
     fresh, fresh_name = load("-freshness")
+    evolve, evolve_name = load("-w1-evolve")
     prof = newest("-profile-w1")
     machine = (w1 or w4 or peers or {}).get("machine", {})
     out.append(f"Measured by `make bench` on this machine ({machine.get('cpu', '?')}, "
@@ -108,6 +109,24 @@ def main() -> int:
                    f"{n(m['records_per_cpu_s'])} records per Floe CPU-second, "
                    f"{m['mb_per_wall_s']:.1f} MB/s wall, peak RSS {m['peak_rss_mib']:.0f} MiB.")
         out.append("")
+    if evolve and "round_ratio_w1e_to_w1" in evolve:
+        m, e, w = (evolve["median_records_per_cpu_s"], evolve["round_ratio_w1e_to_w1"],
+                   evolve["round_ratio_w1w_to_w1"])
+        rounds = len(e["each"])
+        out.append(f"**Schema evolution** (`{evolve_name}`, {rounds} interleaved rounds of "
+                   f"{evolve['records']:,} records): W1 with a new schema version every "
+                   f"{evolve['schema_change_every']:,} records (each adds a nullable field, "
+                   f"null in the records; {evolve['evolved_table_schemas']} table schemas at "
+                   f"the end) ran {n(m['w1e'])} records per Floe CPU-second against "
+                   f"{n(m['w1'])} for plain W1: {e['median']:.3f} per round (range "
+                   f"{e['range'][0]:.3f}-{e['range'][1]:.3f}). W1 with the last version's "
+                   f"nine null fields from the start and no change ran {n(m['w1w'])} "
+                   f"({w['median']:.3f}): what the changes cost is the difference between "
+                   f"the two, what remains is the width of the table.")
+        out.append("")
+        targets.append(f"a schema change every {evolve['schema_change_every']:,} records "
+                       f"within 5% of plain W1: {e['median']:.3f}, "
+                       f"{met(e['median'] >= 0.95)}")
     if peers:
         res = peers["results"]
         wl = peers["workload"]

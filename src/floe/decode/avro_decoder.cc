@@ -956,6 +956,53 @@ class Appender : public Validator {
     return true;
   }
 
+  // A null in builder `b`, whose values op `value` appends. The builders of primitive
+  // columns take it inline when they have room: AppendNull is a virtual call that checks
+  // the capacity again, and a table of many optional columns (one per schema change,
+  // null in older producers' records) spent 2.5% of a drain in it. Nested builders, and a
+  // full one, take AppendNull.
+  bool Null(const Op& value, ::arrow::ArrayBuilder* b) {
+    if (ARROW_PREDICT_TRUE(b->length() < b->capacity())) {
+      switch (value.sink) {
+        case Sink::kBinary:
+        case Sink::kEnumString:
+          As<::arrow::BinaryBuilder>(b)->UnsafeAppendNull();
+          return true;
+        case Sink::kInt32:
+          As<::arrow::Int32Builder>(b)->UnsafeAppendNull();
+          return true;
+        case Sink::kDate32:
+          As<::arrow::Date32Builder>(b)->UnsafeAppendNull();
+          return true;
+        case Sink::kInt64:
+          As<::arrow::Int64Builder>(b)->UnsafeAppendNull();
+          return true;
+        case Sink::kTime64:
+          As<::arrow::Time64Builder>(b)->UnsafeAppendNull();
+          return true;
+        case Sink::kTimestamp:
+          As<::arrow::TimestampBuilder>(b)->UnsafeAppendNull();
+          return true;
+        case Sink::kFloat:
+          As<::arrow::FloatBuilder>(b)->UnsafeAppendNull();
+          return true;
+        case Sink::kDouble:
+          As<::arrow::DoubleBuilder>(b)->UnsafeAppendNull();
+          return true;
+        case Sink::kBoolean:
+          As<::arrow::BooleanBuilder>(b)->UnsafeAppendNull();
+          return true;
+        case Sink::kFixedSizeBinary:
+        case Sink::kDecimal:
+          As<::arrow::FixedSizeBinaryBuilder>(b)->UnsafeAppendNull();
+          return true;
+        default:
+          break;
+      }
+    }
+    return Ok(b->AppendNull());
+  }
+
   // Checks value `i` and appends it to `b`, its builder (none for writer data the table
   // lacks).
   bool Append(uint32_t i, ::arrow::ArrayBuilder* b) {
@@ -1055,7 +1102,7 @@ class Appender : public Validator {
         int64_t v;
         if (!Index(i, op.size, Reason::kUnionIndex, &v)) return false;
         // A null struct gets empty values in its fields from Arrow.
-        if (v == op.null_branch) return Ok(b->AppendNull());
+        if (v == op.null_branch) return Null(ops_[op.first_child], b);
         return Append(op.first_child, b);  // the value shares the builder (Link::kSame)
       }
       case Sink::kUnionStruct: {

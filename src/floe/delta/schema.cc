@@ -30,8 +30,11 @@ struct PreviousField {
 };
 using PreviousFields = std::map<int, PreviousField>;  // by delta.columnMapping.id
 
-// Every struct field (at any depth) of a Delta schema that carries a column-mapping id.
-void CollectPrevious(const Json& type, PreviousFields* out, int depth) {
+// Calls `fn(field, metadata, id)` for every struct field, at any depth, of a Delta schema
+// that carries a column-mapping id (structs in structs, array elements, map keys and
+// values).
+template <typename Fn>
+void ForEachMappedField(const Json& type, const Fn& fn, int depth = 0) {
   if (depth > 200 || !type.is_object()) return;
   const Json* kind = json::Find(type, "type");
   if (!kind || !kind->is_string()) return;
@@ -42,22 +45,17 @@ void CollectPrevious(const Json& type, PreviousFields* out, int depth) {
     for (const Json& f : *fields) {
       const Json* md = json::Find(f, "metadata");
       const Json* id = md ? json::Find(*md, "delta.columnMapping.id") : nullptr;
-      const Json* t = json::Find(f, "type");
-      if (id && id->is_number_integer() && t) {
-        const Json* changes = json::Find(*md, kTypeChangesKey);
-        (*out)[id->get<int>()] =
-            PreviousField{t, changes && changes->is_array() ? changes : nullptr};
-      }
-      if (t) CollectPrevious(*t, out, depth + 1);
+      if (id && id->is_number_integer()) fn(f, *md, id->get<int>());
+      if (const Json* t = json::Find(f, "type")) ForEachMappedField(*t, fn, depth + 1);
     }
   } else if (k == "array") {
     if (const Json* e = json::Find(type, "elementType"))
-      CollectPrevious(*e, out, depth + 1);
+      ForEachMappedField(*e, fn, depth + 1);
   } else if (k == "map") {
     if (const Json* kt = json::Find(type, "keyType"))
-      CollectPrevious(*kt, out, depth + 1);
+      ForEachMappedField(*kt, fn, depth + 1);
     if (const Json* vt = json::Find(type, "valueType"))
-      CollectPrevious(*vt, out, depth + 1);
+      ForEachMappedField(*vt, fn, depth + 1);
   }
 }
 
@@ -232,32 +230,6 @@ class Converter {
   int new_type_changes_ = 0;
 };
 
-void CollectNames(const Json& type, PhysicalNames* out, int depth) {
-  if (depth > 200 || !type.is_object()) return;
-  const Json* kind = json::Find(type, "type");
-  if (!kind || !kind->is_string()) return;
-  const std::string k = kind->get<std::string>();
-  if (k == "struct") {
-    const Json* fields = json::Find(type, "fields");
-    if (!fields || !fields->is_array()) return;
-    for (const Json& f : *fields) {
-      const Json* md = json::Find(f, "metadata");
-      const Json* id = md ? json::Find(*md, "delta.columnMapping.id") : nullptr;
-      const Json* phys =
-          md ? json::Find(*md, "delta.columnMapping.physicalName") : nullptr;
-      if (id && id->is_number_integer() && phys && phys->is_string()) {
-        (*out)[id->get<int>()] = phys->get<std::string>();
-      }
-      if (const Json* t = json::Find(f, "type")) CollectNames(*t, out, depth + 1);
-    }
-  } else if (k == "array") {
-    if (const Json* e = json::Find(type, "elementType")) CollectNames(*e, out, depth + 1);
-  } else if (k == "map") {
-    if (const Json* kt = json::Find(type, "keyType")) CollectNames(*kt, out, depth + 1);
-    if (const Json* vt = json::Find(type, "valueType")) CollectNames(*vt, out, depth + 1);
-  }
-}
-
 }  // namespace
 
 const std::string& PhysicalName(const iceberg::NestedField& field,
@@ -273,7 +245,12 @@ Result<DeltaSchema> ToDeltaSchema(const iceberg::Schema& schema,
   PreviousFields prev;
   if (!previous.empty()) {
     FLOE_ASSIGN_OR_RAISE(previous_root, internal::Parse(previous, "Delta schema string"));
-    CollectPrevious(previous_root, &prev, 0);
+    ForEachMappedField(previous_root, [&](const Json& f, const Json& md, int id) {
+      const Json* t = json::Find(f, "type");
+      if (!t) return;
+      const Json* changes = json::Find(md, kTypeChangesKey);
+      prev[id] = PreviousField{t, changes && changes->is_array() ? changes : nullptr};
+    });
   }
   Converter c(overrides, prev);
   FLOE_ASSIGN_OR_RAISE(Json root, c.Struct(schema.fields));
@@ -295,7 +272,10 @@ Result<std::string> DeltaSchemaString(const iceberg::Schema& schema,
 Result<PhysicalNames> PhysicalNamesFromSchemaString(std::string_view schema_string) {
   FLOE_ASSIGN_OR_RAISE(Json root, internal::Parse(schema_string, "Delta schema string"));
   PhysicalNames out;
-  CollectNames(root, &out, 0);
+  ForEachMappedField(root, [&](const Json&, const Json& md, int id) {
+    const Json* phys = json::Find(md, "delta.columnMapping.physicalName");
+    if (phys && phys->is_string()) out[id] = phys->get<std::string>();
+  });
   return out;
 }
 

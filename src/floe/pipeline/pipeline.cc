@@ -35,6 +35,9 @@ constexpr int kWatermarkTimeoutMs = 2000;
 // records count as invalid: a registry restarting from its _schemas topic, or a replica
 // that has not caught up yet, knows the id a few seconds later.
 constexpr int64_t kUnknownSchemaWindowMs = 30000;
+// Schema changes a record may bring in a row (each a lost race against another writer's
+// change) before the pipeline reads it again through a reassignment instead.
+constexpr int kMaxInPlaceEvolutions = 4;
 
 Clock WithDefaults(Clock c) {
   if (!c.monotonic_ms) c.monotonic_ms = [] { return MonotonicMs(); };
@@ -266,6 +269,7 @@ class PipelineImpl : public Pipeline {
   }
 
   Status Reassign() {
+    ++reassignments_;
     std::map<kafka::TopicPartition, int64_t> assignment;
     for (auto& [topic, ts] : topics_) {
       if (!ts.Active()) continue;
@@ -502,6 +506,7 @@ class PipelineImpl : public Pipeline {
   Status Evolve(const kafka::Record& r, TopicState& ts) {
     schema::Evolution evolution = std::move(*ts.evolution);
     ts.evolution.reset();
+    const int64_t reassignments = reassignments_;
     FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, /*batch_done=*/false));
     if (!ts.Active()) return Status::OK();  // the commit failed: TableFault paused it
     const int base_schema_id =
@@ -521,8 +526,28 @@ class PipelineImpl : public Pipeline {
       FLOE_LOG_INFO("table {}: schema evolved for {} at {}: {}", ts.ident.ToString(),
                     ts.evolution_what, Where(r), changes);
     }
-    // Read again from this record (the rest of this poll's records of the topic are
-    // dropped, so nothing is taken out of order): a pause of no length.
+    // In place unless the commit before the change re-read the positions (fenced).
+    if (in_place_evolutions_ < kMaxInPlaceEvolutions && reassignments == reassignments_) {
+      // The table is loaded again with its new schema, and this record goes through
+      // again; the partitions keep their positions, so the rest of this poll's records
+      // follow in order and nothing is fetched twice. (Dropping the prefetched records
+      // and fetching them again cost a W1 drain with a change every 500,000 records
+      // ~5% of its CPU.)
+      auto loaded = committer_.Load(ts.ident);
+      if (!loaded.ok()) return TableFault(*r.topic, ts, loaded.status());
+      auto partitions = std::move(ts.partitions);
+      ts.ResetForReread();
+      ts.partitions = std::move(partitions);
+      ts.table = std::move(*loaded);
+      if (WantsDelta(ts.settings)) SyncDelta(ts);
+      ++in_place_evolutions_;
+      Status again = Process(r);
+      --in_place_evolutions_;
+      return again;
+    }
+    // Changes one after another on the same record (lost races): read again from this
+    // record (the rest of this poll's records of the topic are dropped, so nothing is
+    // taken out of order) after a pause of no length.
     DiscardUncommitted(ts, io_);
     ts.paused_until_ms = clock_.monotonic_ms();
     ts.pause_reason = "schema change";
@@ -723,6 +748,8 @@ class PipelineImpl : public Pipeline {
   std::map<std::string, int64_t> missing_warned_ms_;  // configured topics not found
   AdminBridge* admin_;                                // optional
   int64_t last_watermarks_ = 0;
+  int in_place_evolutions_ = 0;  // Evolve calls Process again for the record
+  int64_t reassignments_ = 0;
   int64_t last_publish_ = 0;
 };
 
