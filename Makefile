@@ -34,6 +34,7 @@ demo: build-floe
 
 bench: setup
 	@$(MAKE) --no-print-directory build PRESET=release
+	@$(PY) bench/probe.py --tag before
 	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe
 	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe --formats iceberg,delta
 	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe --partitions 16
@@ -43,6 +44,7 @@ bench: setup
 	@$(PY) bench/freshness.py --floe build/release/src/floe/cli/floe
 	@$(PY) bench/profile.py --floe build/release/src/floe/cli/floe
 	@$(PY) bench/micro.py
+	@$(PY) bench/probe.py --tag after
 	@$(PY) bench/summary.py
 
 asan: setup

@@ -1,18 +1,23 @@
-"""Freshness at steady load (issue 6, item 4), measured from outside Floe.
+"""Freshness at steady load and under overload (issues 6 and 17), measured from outside Floe.
 
-A producer (tools/loadgen, compiled) writes W1 Avro records into a 16-partition topic at a
-fixed rate (default: half of the drain rate in the latest W1 result) and records each
-record's CreateTime (the timestamp it gives the record, which the broker keeps) in produce
-order, which gives (partition, offset). A poller reads the
-catalog pointer every 50 ms; each time it changes, it reads the committed positions
-(`floe.kafka.offsets`) and notes when the positions moved: every record in a newly committed
-range became visible then. Freshness of a record = visible time - CreateTime. Reported: p50,
-p99 and max over all records and over those created after the first 10 s (steady load, past
-Floe's start-up), per commit interval (1 s and 10 s by default), three runs each, the run
-with the median steady-load p99 standing for the interval; the poll interval is the error
-bound. No assertion: a benchmark measures.
+First the day's drain rate: Floe drains a preloaded 16-partition W1 topic, and its
+wall-clock rate is the yardstick of the run. Then a producer (tools/loadgen, compiled)
+writes W1 Avro records into a new 16-partition topic at a fraction of that rate (default
+0.5, at commit intervals of 1 s and 10 s), and once above it (default 1.25, overload: Floe
+falls behind, and fairness decides who waits). The producer records each record's
+CreateTime in produce order, which gives (partition, offset). A poller reads the catalog
+pointer every 50 ms; each time it changes, it reads the committed positions
+(`floe.kafka.offsets`): every record in a newly committed range became visible then.
+Freshness of a record = visible time - CreateTime. Reported per setting: p50, p99 and max
+over all records and over those created after the first 10 s (steady load, past Floe's
+start-up); the same per partition, with the worst and the best partition; the rate Floe
+sustained (records made visible per second while the load ran, past the first 10 s) beside
+the rate produced, both as fractions of the drain rate. Three runs per setting; the run
+with the median steady-load p99 stands for it, all are kept. The poll interval is the
+error bound. No assertion: a benchmark measures.
 
-Usage: bench/freshness.py --floe build/release/src/floe/cli/floe [--seconds 60] [--rate N] [--runs 3]
+Usage: bench/freshness.py --floe build/release/src/floe/cli/floe [--seconds 60]
+           [--fraction 0.5] [--overload 1.25] [--rate N] [--runs 3]
 """
 from __future__ import annotations
 
@@ -56,13 +61,13 @@ def write_w1_pool(schema_id: int, path: pathlib.Path, n: int = 1 << 18) -> None:
             f.write(v)
 
 
-def default_rate() -> int:
-    """Half the wall-clock drain rate of the newest W1 result (Iceberg only)."""
-    results = sorted((ROOT / "bench" / "results").glob("????-??-??.json"))
-    if not results:
-        return 50_000
-    med = json.loads(results[-1].read_text())["median"]
-    return int(med["records_per_wall_s"] / 2)
+def measure_drain(kafka, registry, work: pathlib.Path, records: int) -> float:
+    """Floe's wall-clock drain rate today: `records` preloaded W1 records over PARTITIONS
+    partitions, drained once (records per second from start to the last commit)."""
+    import run as bench
+    topic, _, hwm, size = bench.prepare(kafka, registry, "w1", records, PARTITIONS)
+    r = bench.one_run(kafka, registry.url, topic, work / "drain", hwm, size, ["iceberg"])
+    return r["records_per_wall_s"]
 
 
 class Poller(threading.Thread):
@@ -140,8 +145,8 @@ def percentile(sorted_vals: list[float], q: float) -> float:
 
 
 def one_interval(kafka, registry_url: str, loadgen: str, pool: pathlib.Path, interval_ms: int,
-                 rate: int, seconds: float, work: pathlib.Path, run_index: int = 0) -> dict:
-    topic = f"fresh{interval_ms}-{run_index}"
+                 rate: int, seconds: float, work: pathlib.Path, name: str) -> dict:
+    topic = f"fresh{name}"
     kafka.create_topic(topic, partitions=PARTITIONS)
     table = default_table_name(topic)
     run = FloeRun(work / topic, kafka.bootstrap, registry_url, [{"name": topic}],
@@ -163,8 +168,12 @@ def one_interval(kafka, registry_url: str, loadgen: str, pool: pathlib.Path, int
     # Each observation makes the records in [previous position, new position) visible.
     # `steady` leaves out the records created in the first 10 s (Floe's start-up).
     latencies, steady = [], []
+    by_partition: dict[int, list[float]] = {p: [] for p in range(PARTITIONS)}
     first_ms = created[0]
+    end_s = created[-1] / 1000.0  # production ends
     prev = {p: 0 for p in range(PARTITIONS)}
+    steady_visible = 0  # records made visible from 10 s after the start to the end
+    first_s = first_ms / 1000.0 + 10
     for t, pos in poller.observations:
         for part, new in pos.items():
             for off in range(prev.get(part, 0), new):
@@ -172,17 +181,32 @@ def one_interval(kafka, registry_url: str, loadgen: str, pool: pathlib.Path, int
                 latencies.append(t - ct / 1000.0)
                 if ct >= first_ms + 10_000:
                     steady.append(latencies[-1])
+                    by_partition[part].append(latencies[-1])
+            if first_s <= t <= end_s:
+                steady_visible += max(0, new - prev.get(part, 0))
             prev[part] = max(prev.get(part, 0), new)
     latencies.sort()
     steady.sort()
+    parts = {}
+    for part, vals in by_partition.items():
+        vals.sort()
+        parts[part] = {"p50_s": percentile(vals, 0.50), "p99_s": percentile(vals, 0.99),
+                       "max_s": vals[-1] if vals else float("nan")}
+    worst = max(parts, key=lambda p: parts[p]["p99_s"]) if parts else None
+    best = min(parts, key=lambda p: parts[p]["p99_s"]) if parts else None
     return {"commit_interval_ms": interval_ms, "partitions": PARTITIONS, "target_rate": rate,
             "records": sent, "achieved_rate": sent / produce_wall,
+            # What Floe committed per second while the load ran, past its start-up.
+            "sustained_rate": steady_visible / max(1e-9, end_s - first_s),
             "records_measured": len(latencies), "commits_seen": len(poller.observations),
             "p50_s": percentile(latencies, 0.50), "p99_s": percentile(latencies, 0.99),
             "max_s": latencies[-1] if latencies else float("nan"),
             "after_10s": {"records": len(steady), "p50_s": percentile(steady, 0.50),
                           "p99_s": percentile(steady, 0.99),
                           "max_s": steady[-1] if steady else float("nan")},
+            "per_partition_after_10s": parts,
+            "worst_partition": {"partition": worst, **parts[worst]} if parts else None,
+            "best_partition": {"partition": best, **parts[best]} if parts else None,
             "error_bound_s": POLL_S + poller.max_read_s}
 
 
@@ -190,14 +214,19 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--floe", required=True)
     ap.add_argument("--seconds", type=float, default=60.0)
-    ap.add_argument("--rate", type=int, default=0, help="records/s (default: half the W1 "
-                    "drain rate of the newest result)")
+    ap.add_argument("--fraction", type=float, default=0.5,
+                    help="steady load as a fraction of the drain rate measured first")
+    ap.add_argument("--overload", type=float, default=1.25,
+                    help="the overload run's rate as a fraction of the drain rate (0: none)")
+    ap.add_argument("--rate", type=int, default=0,
+                    help="records/s instead of --fraction of the measured drain rate")
+    ap.add_argument("--drain-records", type=int, default=2_000_000)
     ap.add_argument("--intervals", default="1000,10000", help="commit intervals, ms")
     ap.add_argument("--runs", type=int, default=3,
-                    help="runs per interval; the one with the median steady-load p99 is reported")
+                    help="runs per setting; the one with the median steady-load p99 is "
+                         "reported")
     args = ap.parse_args()
     os.environ["FLOE_BUILD_DIR"] = str(pathlib.Path(args.floe).resolve().parents[3])
-    rate = args.rate or default_rate()
     work = ROOT / "build" / "bench-fresh"
     if work.exists():
         import shutil
@@ -206,39 +235,57 @@ def main() -> int:
     try:
         kafka = start_kafka(work / "kafka")
         registry = start_registry(work)
+        drain = measure_drain(kafka, registry, work, args.drain_records)
+        print(f"[fresh] drain rate today: {drain:,.0f} records/s over {PARTITIONS} "
+              f"partitions ({args.drain_records:,} preloaded W1 records)", flush=True)
         from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
         client = SchemaRegistryClient({"url": registry.url})
-        results = []
         loadgen = str(pathlib.Path(args.floe).resolve().parents[3] / "tools" / "loadgen" /
                       "floe_loadgen")
         pool = work / "w1.pool"
         pool_sid = None
-        for interval in [int(x) for x in args.intervals.split(",")]:
+        settings = [(int(x), args.rate or int(args.fraction * drain), "steady")
+                    for x in args.intervals.split(",")]
+        if args.overload > 0:
+            settings.append((int(args.intervals.split(",")[0]), int(args.overload * drain),
+                             "overload"))
+        results = []
+        for interval, rate, kind in settings:
             runs = []
             for i in range(args.runs):
-                sid = client.register_schema(f"fresh{interval}-{i}-value",
+                name = f"{kind}{interval}-{i}"
+                sid = client.register_schema(f"fresh{name}-value",
                                              Schema(json.dumps(W1_SCHEMA), "AVRO"))
                 if sid != pool_sid:  # the same schema under another subject keeps its id
                     write_w1_pool(sid, pool)
                     pool_sid = sid
                 r = one_interval(kafka, registry.url, loadgen, pool, interval, rate,
-                                 args.seconds, work, i)
-                print(f"[fresh] commit interval {interval} ms, run {i + 1}/{args.runs}, "
-                      f"{r['achieved_rate']:,.0f} records/s over {PARTITIONS} partitions: "
-                      f"p50 {r['p50_s']:.3f} s, p99 {r['p99_s']:.3f} s, max {r['max_s']:.3f} s "
-                      f"(±{r['error_bound_s']:.3f} s; after the first 10 s: "
-                      f"p99 {r['after_10s']['p99_s']:.3f} s, max {r['after_10s']['max_s']:.3f} s; "
-                      f"{r['records_measured']:,} records, {r['commits_seen']} commits)", flush=True)
+                                 args.seconds, work, name)
+                r["kind"] = kind
+                r["fraction_of_drain"] = rate / drain
+                w = r["worst_partition"] or {}
+                print(f"[fresh] {kind}, commit interval {interval} ms, run {i + 1}/{args.runs}: "
+                      f"produced {r['achieved_rate']:,.0f} records/s "
+                      f"({rate / drain:.2f} of the drain rate), Floe sustained "
+                      f"{r['sustained_rate']:,.0f}; p50 {r['p50_s']:.3f} s, p99 "
+                      f"{r['p99_s']:.3f} s, max {r['max_s']:.3f} s (±{r['error_bound_s']:.3f} s; "
+                      f"after the first 10 s: p99 {r['after_10s']['p99_s']:.3f} s, worst "
+                      f"partition {w.get('partition')} p99 {w.get('p99_s', float('nan')):.3f} s, "
+                      f"max {w.get('max_s', float('nan')):.3f} s; {r['records_measured']:,} "
+                      f"records, {r['commits_seen']} commits)", flush=True)
                 runs.append(r)
-            # The run with the median steady-load p99 stands for the interval; all are kept.
+            # The run with the median steady-load p99 stands for the setting; all are kept.
             runs_by_p99 = sorted(runs, key=lambda r: r["after_10s"]["p99_s"])
             median = dict(runs_by_p99[len(runs) // 2])
             median["runs"] = [{"p99_s": r["p99_s"], "max_s": r["max_s"],
-                               "after_10s": r["after_10s"]} for r in runs]
+                               "after_10s": r["after_10s"],
+                               "worst_partition": r["worst_partition"],
+                               "sustained_rate": r["sustained_rate"]} for r in runs]
             results.append(median)
         out = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                "machine": machine(), "floe": args.floe, "workload": "W1 Avro, steady load",
-               "seconds": args.seconds, "poll_interval_s": POLL_S, "results": results}
+               "drain_rate": drain, "seconds": args.seconds, "poll_interval_s": POLL_S,
+               "results": results}
         path = ROOT / "bench" / "results" / f"{dt.date.today().isoformat()}-freshness.json"
         path.write_text(json.dumps(out, indent=2))
         print(f"[fresh] → {path}")

@@ -81,14 +81,15 @@ TEST(ConfigTest, Defaults) {
   Result<Config> r = Parse(kMinimal);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const Config& c = *r;
-  EXPECT_EQ(c.kafka.size(), 6u);
+  EXPECT_EQ(c.kafka.size(), 7u);
   EXPECT_EQ(c.kafka.at("bootstrap.servers"), "b1:9092,b2:9092");
   EXPECT_EQ(c.kafka.at("group.id"), "floe");
   // Prefetch tuning (keys.cc): a small queue refilled within milliseconds.
-  EXPECT_EQ(c.kafka.at("queued.min.messages"), "20000");
-  EXPECT_EQ(c.kafka.at("queued.max.messages.kbytes"), "16384");
+  EXPECT_EQ(c.kafka.at("queued.min.messages"), "1000");
+  EXPECT_EQ(c.kafka.at("queued.max.messages.kbytes"), "1024");
   EXPECT_EQ(c.kafka.at("fetch.queue.backoff.ms"), "10");
   EXPECT_EQ(c.kafka.at("fetch.max.bytes"), "4194304");
+  EXPECT_EQ(c.kafka.at("max.partition.fetch.bytes"), "524288");
   EXPECT_EQ(c.registry.url, "http://registry:8081");  // trailing '/' dropped
   EXPECT_FALSE(c.registry.basic_auth_user_info.has_value());
   EXPECT_EQ(c.registry.request_timeout_ms, 10000);
@@ -149,7 +150,7 @@ TEST(ConfigTest, PrefetchTuningCanBeOverriddenAndIsChecked) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->kafka.at("queued.min.messages"), "100000");
   EXPECT_EQ(r->kafka.at("fetch.queue.backoff.ms"), "0");
-  EXPECT_EQ(r->kafka.at("queued.max.messages.kbytes"), "16384");
+  EXPECT_EQ(r->kafka.at("queued.max.messages.kbytes"), "1024");
   std::string err = ErrorOf(
       "kafka: {bootstrap.servers: b:9092, queued.max.messages.kbytes: 0}\n" + rest);
   EXPECT_NE(err.find("kafka.queued.max.messages.kbytes"), std::string::npos) << err;

@@ -96,28 +96,29 @@ std::vector<KeyInfo> MakeKeys() {
        .description =
            "Consumer group. Positions live in the tables, not in the group; group "
            "offsets are committed after table commits for monitoring only."});
-  // Prefetch: librdkafka's defaults (100,000 messages or 64 MiB queued, 50 MB fetch
-  // responses, a refill up to 1 s after the queue was full) held ~115 MB of W1's small
-  // records and capped the drain at about one refill per second. These keep the queue
-  // small and refill it within milliseconds (README "Performance": W1 over 16
-  // partitions).
+  // Prefetch: each assigned partition has its own librdkafka queue (kafka/consumer.cc,
+  // docs/architecture.md "Fairness"), so these limits hold per partition. librdkafka's
+  // defaults (100,000 messages or 64 MiB, then per consumer queue) held ~115 MB of W1's
+  // small records; these keep ~1-2 MB per partition and refill within milliseconds.
   add({.section = "kafka",
        .name = "queued.min.messages",
        .type = T::kInt,
-       .default_text = "20000",
+       .default_text = "1000",
        .min = 1,
        .description =
-           "Records librdkafka keeps prefetched (librdkafka's default is 100000). Each "
-           "costs its size plus ~450 bytes of bookkeeping, outside "
-           "`memory.budget.bytes`."});
+           "Records librdkafka keeps prefetched per assigned partition (librdkafka's "
+           "default is 100000 per consumer queue); it fetches a partition again once "
+           "fewer are queued. Each costs its size plus ~450 bytes of bookkeeping, "
+           "outside `memory.budget.bytes`."});
   add({.section = "kafka",
        .name = "queued.max.messages.kbytes",
        .type = T::kInt,
-       .default_text = "16384",
+       .default_text = "1024",
        .min = 1,
        .description =
-           "Upper bound on prefetched record bytes, in KiB (librdkafka's default "
-           "is 65536)."});
+           "Upper bound on prefetched record bytes per assigned partition, in KiB "
+           "(librdkafka's default is 65536 per consumer queue); one fetch response "
+           "may add up to `max.partition.fetch.bytes` on top."});
   add({.section = "kafka",
        .name = "fetch.max.bytes",
        .type = T::kInt,
@@ -126,6 +127,17 @@ std::vector<KeyInfo> MakeKeys() {
        .description =
            "Upper bound on one fetch response (librdkafka's default is 52428800); "
            "a response's buffer lives until Floe has decoded its last record."});
+  add({.section = "kafka",
+       .name = "max.partition.fetch.bytes",
+       .type = T::kInt,
+       .default_text = "524288",
+       .min = 1,
+       .description =
+           "Upper bound on one partition's records in a fetch response (librdkafka's "
+           "default is 1048576): what a partition's queue may get beyond "
+           "`queued.max.messages.kbytes`, and with `fetch.max.bytes` how many partitions "
+           "one response serves (8 at the defaults). With 1 MiB, W1 over 16 partitions "
+           "peaked 10-15 MiB higher."});
   add({.section = "kafka",
        .name = "fetch.queue.backoff.ms",
        .type = T::kInt,

@@ -1,8 +1,12 @@
 #include "floe/kafka/consumer.h"
 
+#include <fcntl.h>
 #include <librdkafka/rdkafka.h>
+#include <poll.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <utility>
@@ -161,16 +165,32 @@ Result<std::unique_ptr<Consumer>> Consumer::Make(
   }
   rd_kafka_poll_set_consumer(rk);
   FLOE_LOG_INFO("kafka: librdkafka {}", rd_kafka_version_str());
-  return std::unique_ptr<Consumer>(new Consumer(rk, rd_kafka_queue_get_consumer(rk)));
+  int wake[2];
+  if (pipe2(wake, O_NONBLOCK | O_CLOEXEC) != 0) {
+    rd_kafka_destroy(rk);
+    return Status::IOError("kafka: cannot create the consumer's wake-up pipe: ",
+                           std::strerror(errno));
+  }
+  rd_kafka_queue_t* queue = rd_kafka_queue_get_consumer(rk);
+  rd_kafka_queue_io_event_enable(queue, wake[1], "1", 1);
+  return std::unique_ptr<Consumer>(new Consumer(rk, queue, wake[0], wake[1]));
 }
 
 Consumer::~Consumer() {
   rd_kafka_t* rk = Rk(rk_);
+  for (auto& pq : partition_queues_) {
+    auto* q = static_cast<rd_kafka_queue_t*>(pq.queue);
+    rd_kafka_queue_io_event_enable(q, -1, nullptr, 0);
+    rd_kafka_queue_destroy(q);
+  }
+  rd_kafka_queue_io_event_enable(static_cast<rd_kafka_queue_t*>(queue_), -1, nullptr, 0);
   rd_kafka_queue_destroy(static_cast<rd_kafka_queue_t*>(queue_));
   // Explicit assignment, no group membership to leave: close is quick.
   rd_kafka_assign(rk, nullptr);
   rd_kafka_consumer_close(rk);
   rd_kafka_destroy(rk);
+  close(wake_read_);
+  close(wake_write_);
 }
 
 Result<std::map<std::string, int>> Consumer::ListTopics(int timeout_ms) {
@@ -227,10 +247,66 @@ Status Consumer::Assign(const std::map<TopicPartition, int64_t>& start_offsets) 
       topic_names_[tp.topic] = std::make_unique<std::string>(tp.topic);
     }
   }
+  // Every partition gets its own queue, taken off the consumer queue before it is
+  // assigned (librdkafka forwards a partition's queue at assignment unless the
+  // application set its forwarding); a handle kept stays valid across assignments.
+  std::vector<PartitionQueue> queues;
+  for (const auto& tp : assigned_) {
+    auto it = std::find_if(partition_queues_.begin(), partition_queues_.end(),
+                           [&](const PartitionQueue& pq) { return pq.tp == tp; });
+    if (it != partition_queues_.end()) {
+      queues.push_back(*it);
+      it->queue = nullptr;
+      continue;
+    }
+    rd_kafka_queue_t* q =
+        rd_kafka_queue_get_partition(Rk(rk_), tp.topic.c_str(), tp.partition);
+    if (q == nullptr) continue;  // left on the consumer queue: read from there
+    rd_kafka_queue_forward(q, nullptr);
+    rd_kafka_queue_io_event_enable(q, wake_write_, "1", 1);
+    queues.push_back({tp, q});
+  }
+  for (auto& pq : partition_queues_) {
+    if (pq.queue == nullptr) continue;
+    auto* q = static_cast<rd_kafka_queue_t*>(pq.queue);
+    rd_kafka_queue_io_event_enable(q, -1, nullptr, 0);
+    rd_kafka_queue_destroy(q);
+  }
+  partition_queues_ = std::move(queues);
+  next_queue_ = 0;
   auto err = rd_kafka_assign(Rk(rk_), list);
   rd_kafka_topic_partition_list_destroy(list);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError("assign", err);
   return Status::OK();
+}
+
+size_t Consumer::TakeFrom(void* queue, size_t want, Batch* batch,
+                          std::vector<PartitionError>* errors) {
+  constexpr size_t kChunk = 1024;
+  rd_kafka_message_t* chunk[kChunk];
+  size_t taken = 0;
+  while (taken < want && pending_error_.ok()) {
+    const size_t n = std::min(kChunk, want - taken);
+    ssize_t got =
+        rd_kafka_consume_batch_queue(static_cast<rd_kafka_queue_t*>(queue), 0, chunk, n);
+    if (got < 0) {
+      pending_error_ = KafkaError("kafka consumer", rd_kafka_last_error());
+      break;
+    }
+    for (ssize_t i = 0; i < got; ++i) Take(chunk[i], batch, errors);
+    taken += static_cast<size_t>(got);
+    if (static_cast<size_t>(got) < n) break;  // the queue is empty
+  }
+  return taken;
+}
+
+void Consumer::Wait(int timeout_ms) {
+  pollfd pfd{wake_read_, POLLIN, 0};
+  if (poll(&pfd, 1, timeout_ms) > 0) {
+    char drain[256];
+    while (read(wake_read_, drain, sizeof(drain)) > 0) {
+    }
+  }
 }
 
 Status Consumer::Poll(int timeout_ms, size_t max_records, Batch* batch,
@@ -239,30 +315,33 @@ Status Consumer::Poll(int timeout_ms, size_t max_records, Batch* batch,
   // the records taken before it (the consumer position is already past them) are not
   // dropped.
   if (!pending_error_.ok()) return std::exchange(pending_error_, Status::OK());
-  // Records are taken from the consumer queue in bulk (one lock and no clock read per
-  // record); only an empty queue makes Poll block, for the first record, up to
+  // Fairness (docs/architecture.md "Fairness"): the partitions take turns, each at most
+  // `share` records a turn, starting one further each Poll, so a backlog drains evenly
+  // across partitions. Records are taken in bulk (one lock and no clock read per
+  // record); only when every queue is empty does Poll wait, on the wake-up pipe, up to
   // timeout_ms.
-  constexpr size_t kChunk = 1024;
-  rd_kafka_message_t* chunk[kChunk];
-  auto* queue = static_cast<rd_kafka_queue_t*>(queue_);
   const int64_t deadline = MonotonicMs() + timeout_ms;
-  while (batch->records_.size() < max_records && pending_error_.ok()) {
-    size_t want = std::min(kChunk, max_records - batch->records_.size());
-    ssize_t n = rd_kafka_consume_batch_queue(queue, 0, chunk, want);
-    if (n < 0) {
-      pending_error_ = KafkaError("kafka consumer", rd_kafka_last_error());
-      break;
+  const size_t queues = partition_queues_.size();
+  const size_t share = std::max<size_t>(256, max_records / std::max<size_t>(1, queues));
+  for (;;) {
+    // The consumer queue: client-wide errors and events, and any record it got before
+    // its partition had a queue of its own.
+    TakeFrom(queue_, max_records - std::min(max_records, batch->records_.size()), batch,
+             errors);
+    for (bool any = true;
+         any && batch->records_.size() < max_records && pending_error_.ok();) {
+      any = false;
+      for (size_t k = 0; k < queues && batch->records_.size() < max_records; ++k) {
+        const auto& pq = partition_queues_[(next_queue_ + k) % queues];
+        const size_t want = std::min(share, max_records - batch->records_.size());
+        if (TakeFrom(pq.queue, want, batch, errors) > 0) any = true;
+      }
     }
-    if (n == 0) {
-      if (!batch->records_.empty()) break;
-      int wait = static_cast<int>(std::max<int64_t>(0, deadline - MonotonicMs()));
-      if (wait == 0) break;
-      rd_kafka_message_t* m = rd_kafka_consumer_poll(Rk(rk_), wait);
-      if (m == nullptr) break;
-      Take(m, batch, errors);
-      continue;
-    }
-    for (ssize_t i = 0; i < n; ++i) Take(chunk[i], batch, errors);
+    if (queues > 0) next_queue_ = (next_queue_ + 1) % queues;
+    if (!batch->records_.empty() || !pending_error_.ok()) break;
+    const int64_t wait = deadline - MonotonicMs();
+    if (wait <= 0) break;
+    Wait(static_cast<int>(wait));
   }
   if (batch->records_.empty() && !pending_error_.ok()) {
     return std::exchange(pending_error_, Status::OK());

@@ -113,7 +113,8 @@ class RecordSource {
   }
   // Replaces the assignment: every partition starts at the given offset.
   virtual Status Assign(const std::map<TopicPartition, int64_t>& start_offsets) = 0;
-  // Fetches up to max_records, waiting up to timeout_ms only while none has come.
+  // Fetches up to max_records, waiting up to timeout_ms only while none has come. The
+  // partitions share the batch: each gets an equal turn while it has records.
   // Partition errors are appended to `errors`; a client-wide failure returns an error
   // with an empty batch (when records were taken before it, they are returned and the
   // next Poll reports it).
@@ -143,7 +144,13 @@ class Consumer : public RecordSource {
   Status CommitForMonitoring(const std::map<TopicPartition, int64_t>& positions);
 
  private:
-  Consumer(void* rk, void* queue) : rk_(rk), queue_(queue) {}
+  Consumer(void* rk, void* queue, int wake_read, int wake_write)
+      : rk_(rk), queue_(queue), wake_read_(wake_read), wake_write_(wake_write) {}
+  // Takes up to `want` records of one queue into `batch` (non-blocking); how many came.
+  size_t TakeFrom(void* queue, size_t want, Batch* batch,
+                  std::vector<PartitionError>* errors);
+  // Waits until a queue may have become non-empty, or timeout_ms.
+  void Wait(int timeout_ms);
   // Moves one message into `batch`, `errors`, or pending_error_ (a client-wide error).
   void Take(void* message, Batch* batch, std::vector<PartitionError>* errors);
   // The stable name of an assigned topic by librdkafka's topic handle; nullptr when the
@@ -151,7 +158,20 @@ class Consumer : public RecordSource {
   const std::string* AssignedTopic(const void* rkt);
 
   void* rk_;     // rd_kafka_t*
-  void* queue_;  // rd_kafka_queue_t*: the consumer queue, read in batches
+  void* queue_;  // rd_kafka_queue_t*: the consumer queue (client errors and events)
+  // Each assigned partition's own queue (not forwarded to the consumer queue), read in
+  // turn: librdkafka's prefetch limits then hold per partition, and a partition with a
+  // full queue leaves the fetch requests to the others (docs/architecture.md
+  // "Fairness").
+  struct PartitionQueue {
+    TopicPartition tp;
+    void* queue;  // rd_kafka_queue_t*
+  };
+  std::vector<PartitionQueue> partition_queues_;
+  size_t next_queue_ = 0;  // where the next Poll's round starts
+  // A pipe librdkafka writes a byte to when one of the queues gets its first message.
+  int wake_read_ = -1;
+  int wake_write_ = -1;
   std::vector<TopicPartition> assigned_;
   std::map<std::string, std::unique_ptr<std::string>, std::less<>>
       topic_names_;  // stable

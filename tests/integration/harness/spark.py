@@ -114,7 +114,17 @@ def run_reader(path: str | os.PathLike, version: int | None = None) -> tuple[dic
         raise SparkReaderError("DeltaRead printed nothing", proc.returncode, stderr)
     meta = json.loads(out[0])
     rows = [json.loads(ln, parse_float=_decimal.Decimal) for ln in out[1:]]
-    done = _DONE.match(last)
+    # The completion line is normally the last; a JVM thread may still log after it (a
+    # shutdown hook's stack trace was seen once), which does not touch what was printed:
+    # such lines are kept in meta["stderr_after_done"].
+    done, after = None, []
+    for k in range(len(lines) - 1, -1, -1):
+        done = _DONE.match(lines[k])
+        if done:
+            after = lines[k + 1:]
+            break
+    if after:
+        meta["stderr_after_done"] = after[-20:]
     if not done or int(done.group(1)) != len(rows) or meta.get("count") != len(rows):
         raise SparkReaderError(
             f"DeltaRead printed {len(rows)} rows (count {meta.get('count')}) but its stderr "
