@@ -331,7 +331,8 @@ def main() -> int:
     ap.add_argument("--records", type=int, default=0,
                     help="records to preload (default: $FLOE_BENCH_RECORDS, else 5,000,000 "
                          "for W1 and 2,000,000 for W4, the issue's minimums)")
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=5,
+                    help="runs; the figures are the median run's, with the range of all")
     ap.add_argument("--formats", default="iceberg",
                     help="table formats, comma-separated (iceberg | iceberg,delta)")
     ap.add_argument("--commit-interval-ms", type=int, default=1000)
@@ -376,7 +377,9 @@ def main() -> int:
                             "partitions": args.partitions,
                             "commit_interval_ms": args.commit_interval_ms,
                             "overrides": parse_overrides(args.set)},
-               "runs": results, "median": med}
+               "runs": results, "median": med,
+               "range": {k: [min(r[k] for r in results), max(r[k] for r in results)]
+                         for k in ("records_per_cpu_s", "records_per_wall_s", "peak_rss_mib")}}
         res_dir = ROOT / "bench" / "results"
         res_dir.mkdir(exist_ok=True)
         tag = "" if args.workload == "w1" else "-" + args.workload
@@ -386,8 +389,9 @@ def main() -> int:
         path = res_dir / f"{dt.date.today().isoformat()}{tag}.json"
         path.write_text(json.dumps(out, indent=2))
         print(f"[bench] {name} ~{input_bytes / args.records:.0f} B/record, {args.records} records: "
-              f"median {med['records_per_cpu_s']:,.0f} records per Floe CPU-second "
-              f"({med['mb_per_wall_s']:.1f} MB/s wall, peak RSS {med['peak_rss_mib']:.0f} MiB, "
+              f"median of {len(results)} {med['records_per_cpu_s']:,.0f} records per Floe "
+              f"CPU-second (range {out['range']['records_per_cpu_s'][0]:,.0f}-"
+              f"{out['range']['records_per_cpu_s'][1]:,.0f}; {med['mb_per_wall_s']:.1f} MB/s wall, peak RSS {med['peak_rss_mib']:.0f} MiB, "
               f"{med['files_per_commit']:.2f} files/commit) → {path}")
         return 0
     finally:
