@@ -774,6 +774,11 @@ Result<std::unique_ptr<RestServer>> RestServer::Start(
   return server;
 }
 
+int RestServer::OpenConnections() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->open;
+}
+
 void RestServer::Stop() {
   if (stopped_.exchange(true)) return;
   if (!impl_) return;

@@ -76,6 +76,9 @@ class RestServer {
   // The bound port (the chosen one when RestOptions::port was 0).
   int port() const { return port_; }
 
+  // Connections accepted and not yet closed (those refused at the caps are not counted).
+  int OpenConnections() const;
+
   // Stops accepting, closes connections that are still sending a request, waits for the
   // requests being served, joins the threads. Idempotent.
   void Stop();

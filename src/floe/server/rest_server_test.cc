@@ -889,7 +889,16 @@ TEST_F(RestServerTest, ConnectionCapsPerClientAndInTotal) {
     (void)::send(fd, "GET /v1/conf", 12, MSG_NOSIGNAL);
     stalled.push_back(fd);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Not a sleep: under load the server may take a while to accept them.
+  auto accepted = [&](int n) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (server_->OpenConnections() < n &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return server_->OpenConnections();
+  };
+  ASSERT_EQ(accepted(4), 4);
   int over = ConnectFrom("127.0.0.2", port);
   ASSERT_GE(over, 0);
   EXPECT_EQ(ReadStatus(over), 429);
@@ -905,7 +914,7 @@ TEST_F(RestServerTest, ConnectionCapsPerClientAndInTotal) {
     ASSERT_GE(fd, 0);
     stalled.push_back(fd);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(accepted(8), 8);
   int full = ConnectFrom("127.0.0.4", port);
   ASSERT_GE(full, 0);
   EXPECT_EQ(ReadStatus(full), 503);
