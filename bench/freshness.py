@@ -43,7 +43,7 @@ from harness import procs  # noqa: E402
 from harness.floe import FloeRun, default_table_name  # noqa: E402
 from harness.kafka import start_kafka  # noqa: E402
 from harness.registry import start_registry  # noqa: E402
-from run import W1_SCHEMA, W1Records, machine  # noqa: E402
+from run import W1_SCHEMA, W1Records, machine, one_run, prepare  # noqa: E402
 
 POLL_S = 0.05
 PARTITIONS = 16
@@ -64,9 +64,8 @@ def write_w1_pool(schema_id: int, path: pathlib.Path, n: int = 1 << 18) -> None:
 def measure_drain(kafka, registry, work: pathlib.Path, records: int) -> float:
     """Floe's wall-clock drain rate today: `records` preloaded W1 records over PARTITIONS
     partitions, drained once (records per second from start to the last commit)."""
-    import run as bench
-    topic, _, hwm, size = bench.prepare(kafka, registry, "w1", records, PARTITIONS)
-    r = bench.one_run(kafka, registry.url, topic, work / "drain", hwm, size, ["iceberg"])
+    topic, _, hwm, size = prepare(kafka, registry, "w1", records, PARTITIONS)
+    r = one_run(kafka, registry.url, topic, work / "drain", hwm, size, ["iceberg"])
     return r["records_per_wall_s"]
 
 

@@ -178,11 +178,7 @@ Result<std::unique_ptr<Consumer>> Consumer::Make(
 
 Consumer::~Consumer() {
   rd_kafka_t* rk = Rk(rk_);
-  for (auto& pq : partition_queues_) {
-    auto* q = static_cast<rd_kafka_queue_t*>(pq.queue);
-    rd_kafka_queue_io_event_enable(q, -1, nullptr, 0);
-    rd_kafka_queue_destroy(q);
-  }
+  for (auto& pq : partition_queues_) ReleaseQueue(pq.queue);
   rd_kafka_queue_io_event_enable(static_cast<rd_kafka_queue_t*>(queue_), -1, nullptr, 0);
   rd_kafka_queue_destroy(static_cast<rd_kafka_queue_t*>(queue_));
   // Explicit assignment, no group membership to leave: close is quick.
@@ -267,10 +263,7 @@ Status Consumer::Assign(const std::map<TopicPartition, int64_t>& start_offsets) 
     queues.push_back({tp, q});
   }
   for (auto& pq : partition_queues_) {
-    if (pq.queue == nullptr) continue;
-    auto* q = static_cast<rd_kafka_queue_t*>(pq.queue);
-    rd_kafka_queue_io_event_enable(q, -1, nullptr, 0);
-    rd_kafka_queue_destroy(q);
+    if (pq.queue != nullptr) ReleaseQueue(pq.queue);
   }
   partition_queues_ = std::move(queues);
   next_queue_ = 0;
@@ -278,6 +271,12 @@ Status Consumer::Assign(const std::map<TopicPartition, int64_t>& start_offsets) 
   rd_kafka_topic_partition_list_destroy(list);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError("assign", err);
   return Status::OK();
+}
+
+void Consumer::ReleaseQueue(void* queue) {
+  auto* q = static_cast<rd_kafka_queue_t*>(queue);
+  rd_kafka_queue_io_event_enable(q, -1, nullptr, 0);
+  rd_kafka_queue_destroy(q);
 }
 
 size_t Consumer::TakeFrom(void* queue, size_t want, Batch* batch,

@@ -149,6 +149,8 @@ class Consumer : public RecordSource {
   // Takes up to `want` records of one queue into `batch` (non-blocking); how many came.
   size_t TakeFrom(void* queue, size_t want, Batch* batch,
                   std::vector<PartitionError>* errors);
+  // Stops a partition queue's wake-ups and drops Floe's handle of it.
+  static void ReleaseQueue(void* queue);
   // Waits until a queue may have become non-empty, or timeout_ms.
   void Wait(int timeout_ms);
   // Moves one message into `batch`, `errors`, or pending_error_ (a client-wide error).
