@@ -85,7 +85,7 @@ TEST(ConfigTest, Defaults) {
   EXPECT_EQ(c.kafka.at("bootstrap.servers"), "b1:9092,b2:9092");
   EXPECT_EQ(c.kafka.at("group.id"), "floe");
   // Prefetch tuning (keys.cc): a small queue refilled within milliseconds.
-  EXPECT_EQ(c.kafka.at("queued.min.messages"), "1000");
+  EXPECT_EQ(c.kafka.at("queued.min.messages"), "10000");
   EXPECT_EQ(c.kafka.at("queued.max.messages.kbytes"), "1024");
   EXPECT_EQ(c.kafka.at("fetch.queue.backoff.ms"), "10");
   EXPECT_EQ(c.kafka.at("fetch.max.bytes"), "4194304");

@@ -99,11 +99,15 @@ std::vector<KeyInfo> MakeKeys() {
   // Prefetch: each assigned partition has its own librdkafka queue (kafka/consumer.cc,
   // docs/architecture.md "Fairness"), so these limits hold per partition. librdkafka's
   // defaults (100,000 messages or 64 MiB, then per consumer queue) held ~115 MB of W1's
-  // small records; these keep ~1-2 MB per partition and refill within milliseconds.
+  // small records; these keep ~1-2 MB per partition and refill within milliseconds. The
+  // record count is a floor that only small records reach: at 1,000 a partition of W1's
+  // ~290 B records was refetched with ~290 KB left, a few milliseconds of work, and a
+  // 4-partition drain waited on fetches half the time (~200k records/s wall at ~360k per
+  // CPU-second); at 10,000 the 1 MiB bound governs and the drain is CPU-bound again.
   add({.section = "kafka",
        .name = "queued.min.messages",
        .type = T::kInt,
-       .default_text = "1000",
+       .default_text = "10000",
        .min = 1,
        .description =
            "Records librdkafka keeps prefetched per assigned partition (librdkafka's "
