@@ -899,9 +899,16 @@ class Appender : public Validator {
     const Op& root = ops_[0];
     for (uint32_t c = root.first_child; c < root.first_child + root.num_children; ++c) {
       const Op& op = ops_[c];
-      if (!Append(c, op.link == Link::kColumn ? columns[op.link_index] : nullptr)) {
-        return false;
+      ::arrow::ArrayBuilder* b =
+          op.link == Link::kColumn ? columns[op.link_index] : nullptr;
+      // A null optional column, without the call: a table that gained columns through
+      // schema changes has many, null in every record of the producers that predate them.
+      if (op.sink == Sink::kOptional && pos_ < end_ && *pos_ == 2 * op.null_branch) {
+        ++pos_;
+        if (!Null(ops_[op.first_child], b)) return false;
+        continue;
       }
+      if (!Append(c, b)) return false;
     }
     return Trailing();
   }
@@ -918,6 +925,12 @@ class Appender : public Validator {
     if (ARROW_PREDICT_TRUE(st.ok())) return true;
     st_ = std::move(st);
     return false;
+  }
+
+  // Appends `v` to `b` (internal::AppendOne).
+  template <typename B, typename V>
+  bool Put(B* b, const V& v) {
+    return internal::AppendOne(b, v, &st_);
   }
 
   // The builder of child op `c` of an op whose builder is `parent`.
@@ -947,7 +960,7 @@ class Appender : public Validator {
   bool Binary(::arrow::ArrayBuilder* b, const void* data, int64_t len) {
     auto* bb = As<::arrow::BinaryBuilder>(b);
     const int64_t used = bb->value_data_length();
-    if (ARROW_PREDICT_FALSE(bb->length() >= bb->capacity() ||
+    if (ARROW_PREDICT_FALSE(internal::Length(bb) >= bb->capacity() ||
                             len > bb->value_data_capacity() - used ||
                             len > ::arrow::BinaryBuilder::memory_limit() - used)) {
       if (!Ok(bb->Reserve(1)) || !Ok(bb->ReserveData(len))) return false;
@@ -961,8 +974,8 @@ class Appender : public Validator {
   // the capacity again, and a table of many optional columns (one per schema change,
   // null in older producers' records) spent 2.5% of a drain in it. Nested builders, and a
   // full one, take AppendNull.
-  bool Null(const Op& value, ::arrow::ArrayBuilder* b) {
-    if (ARROW_PREDICT_TRUE(b->length() < b->capacity())) {
+  [[gnu::flatten]] bool Null(const Op& value, ::arrow::ArrayBuilder* b) {
+    if (ARROW_PREDICT_TRUE(internal::Length(b) < b->capacity())) {
       switch (value.sink) {
         case Sink::kBinary:
         case Sink::kEnumString:
@@ -1014,35 +1027,35 @@ class Appender : public Validator {
       case Sink::kBoolean:
         if (!Need(i, 1)) return false;
         if (*pos_ > 1) return Fail(pos_, i, Reason::kBadBoolean, *pos_);
-        return Ok(As<::arrow::BooleanBuilder>(b)->Append(*pos_++ != 0));
+        return Put(As<::arrow::BooleanBuilder>(b), *pos_++ != 0);
       case Sink::kInt32: {
         int64_t v;
         return Integer(i, &v) &&
-               Ok(As<::arrow::Int32Builder>(b)->Append(static_cast<int32_t>(v)));
+               Put(As<::arrow::Int32Builder>(b), static_cast<int32_t>(v));
       }
       case Sink::kDate32: {
         int64_t v;
         return Integer(i, &v) &&
-               Ok(As<::arrow::Date32Builder>(b)->Append(static_cast<int32_t>(v)));
+               Put(As<::arrow::Date32Builder>(b), static_cast<int32_t>(v));
       }
       case Sink::kInt64: {
         int64_t v;
-        return Integer(i, &v) && Ok(As<::arrow::Int64Builder>(b)->Append(v));
+        return Integer(i, &v) && Put(As<::arrow::Int64Builder>(b), v);
       }
       case Sink::kTime64: {
         int64_t v;
-        return Integer(i, &v) && Ok(As<::arrow::Time64Builder>(b)->Append(v));
+        return Integer(i, &v) && Put(As<::arrow::Time64Builder>(b), v);
       }
       case Sink::kTimestamp: {
         int64_t v;
-        return Integer(i, &v) && Ok(As<::arrow::TimestampBuilder>(b)->Append(v));
+        return Integer(i, &v) && Put(As<::arrow::TimestampBuilder>(b), v);
       }
       case Sink::kFloat: {
         if (!Need(i, 4)) return false;
         float f;
         std::memcpy(&f, pos_, 4);
         pos_ += 4;
-        return Ok(As<::arrow::FloatBuilder>(b)->Append(f));
+        return Put(As<::arrow::FloatBuilder>(b), f);
       }
       case Sink::kDouble: {
         double d;
@@ -1057,7 +1070,7 @@ class Appender : public Validator {
           std::memcpy(&d, pos_, 8);
           pos_ += 8;
         }
-        return Ok(As<::arrow::DoubleBuilder>(b)->Append(d));
+        return Put(As<::arrow::DoubleBuilder>(b), d);
       }
       case Sink::kBinary: {
         const uint8_t* data;
@@ -1073,10 +1086,10 @@ class Appender : public Validator {
       case Sink::kFixedSizeBinary:
         if (!Need(i, op.size)) return false;
         pos_ += op.size;
-        return Ok(As<::arrow::FixedSizeBinaryBuilder>(b)->Append(pos_ - op.size));
+        return Put(As<::arrow::FixedSizeBinaryBuilder>(b), pos_ - op.size);
       case Sink::kDecimal: {
         ::arrow::Decimal128 d;
-        return Decimal(i, &d) && Ok(As<::arrow::Decimal128Builder>(b)->Append(d));
+        return Decimal(i, &d) && Put(As<::arrow::Decimal128Builder>(b), d);
       }
       case Sink::kStruct:
         if (!Ok(As<::arrow::StructBuilder>(b)->Append())) return false;
@@ -1100,7 +1113,13 @@ class Appender : public Validator {
       }
       case Sink::kOptional: {
         int64_t v;
-        if (!Index(i, op.size, Reason::kUnionIndex, &v)) return false;
+        // The index of a two-branch union is one byte, 0 or 2 (zig-zag 0 and 1): read
+        // inline. Anything else (a truncated record, a bad index) takes Index's checks.
+        if (ARROW_PREDICT_TRUE(pos_ < end_ && (*pos_ | 2) == 2)) {
+          v = *pos_++ >> 1;
+        } else if (!Index(i, op.size, Reason::kUnionIndex, &v)) {
+          return false;
+        }
         // A null struct gets empty values in its fields from Arrow.
         if (v == op.null_branch) return Null(ops_[op.first_child], b);
         return Append(op.first_child, b);  // the value shares the builder (Link::kSame)

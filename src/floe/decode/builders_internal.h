@@ -48,6 +48,32 @@ enum class Link : uint8_t {
   kSame,         // the parent's builder (the value of an optional or a wrapper)
 };
 
+// ArrayBuilder::length() is virtual (only the union builders, which no decoder uses,
+// override it): a call per value where a load does. A member pointer taken in a derived
+// class reads the protected member of any builder without the call.
+struct BuilderLength : ::arrow::ArrayBuilder {
+  static constexpr int64_t ::arrow::ArrayBuilder::* kMember = &BuilderLength::length_;
+};
+inline int64_t Length(const ::arrow::ArrayBuilder* b) {
+  return b->*BuilderLength::kMember;
+}
+
+// One value appended to a builder that has room, else through Reserve: Arrow's Append
+// does the same checks but reaches the length through the virtual call. False only if
+// Reserve fails (its status in `*st`).
+template <typename B, typename V>
+bool AppendOne(B* b, const V& v, Status* st) {
+  if (ARROW_PREDICT_FALSE(Length(b) >= b->capacity())) {
+    Status r = b->Reserve(1);
+    if (!r.ok()) {
+      *st = std::move(r);
+      return false;
+    }
+  }
+  b->UnsafeAppend(v);
+  return true;
+}
+
 // The top-level columns a decoder writes and the check of the builders it is given: their
 // types are compared with the table schema's when a column's builder is first seen.
 class ColumnCheck {
@@ -64,10 +90,7 @@ class ColumnCheck {
   }
 
   // Column `column` gets values from the decoder.
-  void Use(int column) {
-    used_.push_back(column);
-    lengths_.push_back(0);
-  }
+  void Use(int column) { used_.push_back(column); }
 
   // `decoder` names the decoder in the messages ("AvroDecoder").
   Status Check(const char* decoder, ::arrow::ArrayBuilder* const* columns) {
@@ -79,10 +102,12 @@ class ColumnCheck {
     return Status::OK();
   }
 
-  // For a decoder that appends while it checks (Avro): remembers the length of each
-  // column's builder before a record.
+  // For a decoder that appends while it checks (Avro): remembers the length of the
+  // columns before a record. A record gives every column one row (the pipeline appends
+  // the columns no decoder writes), so between records they have one length, and one
+  // load remembers it whatever the table's width.
   void Mark(::arrow::ArrayBuilder* const* columns) {
-    for (size_t k = 0; k < used_.size(); ++k) lengths_[k] = columns[used_[k]]->length();
+    rows_ = used_.empty() ? 0 : Length(columns[used_[0]]);
   }
 
   // Takes a partly appended record out again: puts every column (its nested builders
@@ -91,14 +116,19 @@ class ColumnCheck {
   // that of copying the column. Fails only if memory runs out, and then the columns may
   // have lost rows.
   [[gnu::noinline]] Status Rollback(::arrow::ArrayBuilder* const* columns) {
-    for (size_t k = 0; k < used_.size(); ++k) {
-      ::arrow::ArrayBuilder* b = columns[used_[k]];
+    for (int col : used_) {
+      ::arrow::ArrayBuilder* b = columns[col];
+      if (b->length() < rows_) {
+        return Status::Invalid("column ", col, " has ", b->length(),
+                               " rows, fewer than the ", rows_,
+                               " the columns had before the record");
+      }
       // Every column, even one of unchanged length: a failed append of a struct null
       // may have grown its fields only.
       FLOE_RETURN_NOT_OK(EvenMapEntries(b));
       std::shared_ptr<::arrow::ArrayData> data;
       FLOE_RETURN_NOT_OK(b->FinishInternal(&data));
-      FLOE_RETURN_NOT_OK(b->AppendArraySlice(::arrow::ArraySpan(*data), 0, lengths_[k]));
+      FLOE_RETURN_NOT_OK(b->AppendArraySlice(::arrow::ArraySpan(*data), 0, rows_));
     }
     return Status::OK();
   }
@@ -149,7 +179,7 @@ class ColumnCheck {
   }
 
   std::vector<int> used_;
-  std::vector<int64_t> lengths_;  // by used_ index: Mark's lengths
+  int64_t rows_ = 0;                                       // Mark's length of the columns
   std::vector<std::shared_ptr<::arrow::DataType>> types_;  // by column index
   std::vector<::arrow::ArrayBuilder*> checked_;            // by column index
 };
