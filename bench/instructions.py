@@ -49,12 +49,13 @@ def wrapper_tree(floe: pathlib.Path, out: pathlib.Path, tmp: pathlib.Path) -> pa
 
 
 def count(floe: pathlib.Path, kafka, registry_url: str, topic: str, topic_config: dict,
-          hwm: dict, work: pathlib.Path, top: int) -> tuple[int, str]:
+          hwm: dict, work: pathlib.Path, top: int, commit_interval_ms: int) -> tuple[int, str]:
     """Drains `topic` under callgrind; returns (total instructions, callgrind_annotate's
     top functions)."""
     out = work / "callgrind.out"
     os.environ["FLOE_BUILD_DIR"] = str(wrapper_tree(floe, out, work))
-    run = FloeRun(work / "run", kafka.bootstrap, registry_url, [{"name": topic, **topic_config}])
+    run = FloeRun(work / "run", kafka.bootstrap, registry_url, [{"name": topic, **topic_config}],
+                  defaults={"commit.interval.ms": commit_interval_ms})
     run.start()
     run.wait_for_positions(default_table_name(topic), topic, hwm, timeout=3600)
     run.stop(timeout=600)
@@ -78,6 +79,13 @@ def main() -> int:
     ap.add_argument("--records", type=int, default=300_000)
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--commit-interval-ms", type=int, default=50_000,
+                    help="callgrind runs Floe ~50x slower, so 50 s here makes data files of "
+                         "about the rows 1 s commits give at full speed (per-file work, "
+                         "dictionaries above all, depends on it)")
+    ap.add_argument("--keep", type=pathlib.Path,
+                    help="copy each callgrind output here (callgrind_annotate --tree=caller "
+                         "FILE shows who calls what)")
     ap.add_argument("--change-every", type=int, default=0,
                     help="w1e: a schema change every this many records (default 500,000; "
                          "a drain short enough for callgrind needs it smaller)")
@@ -98,7 +106,8 @@ def main() -> int:
                                                   args.partitions)
             records = sum(hwm.values())
             report = [f"# instructions per record (callgrind, every thread) draining {records} "
-                      f"{args.workload} records over {args.partitions} partitions"
+                      f"{args.workload} records over {args.partitions} partitions, "
+                      f"commits every {args.commit_interval_ms / 1000:g} s"
                       + (f" (a schema change every {bench.W1E_EVERY:,})"
                          if args.workload == "w1e" else "") + ", "
                       f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M}"]
@@ -107,7 +116,10 @@ def main() -> int:
                 work = tmp / f"run{i}"
                 work.mkdir()
                 total, rows = count(floe, kafka, registry.url, topic, topic_config, hwm, work,
-                                    args.top)
+                                    args.top, args.commit_interval_ms)
+                if args.keep:
+                    args.keep.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(work / "callgrind.out", args.keep / f"callgrind.out.{i + 1}")
                 per = total / records
                 first = first or per
                 name = (str(floe.relative_to(ROOT)) if floe.is_relative_to(ROOT)
