@@ -333,6 +333,7 @@ struct DataFileWriter::Impl {
   std::unique_ptr<::parquet::arrow::FileWriter> writer;
   std::vector<Leaf> leaves;
   std::vector<std::optional<FloatScan>> float_scans;  // per leaf; set for float/double
+  std::vector<std::string> dictionary_overflows;      // set by CloseImpl
 
   int64_t rows = 0;
   int64_t raw_bytes = 0;
@@ -538,6 +539,10 @@ int64_t DataFileWriter::EstimatedBytes() const {
 int64_t DataFileWriter::num_rows() const { return impl_->rows; }
 int64_t DataFileWriter::RawBytesWritten() const { return impl_->raw_bytes; }
 
+const std::vector<std::string>& DataFileWriter::dictionary_overflows() const {
+  return impl_->dictionary_overflows;
+}
+
 Result<iceberg::DataFile> DataFileWriter::Close() {
   if (impl_->closed) {
     return MakeError(ErrorKind::kInternal,
@@ -552,6 +557,23 @@ Result<iceberg::DataFile> DataFileWriter::Close() {
                      "Parquet writer for " + impl_->file_uri + ": " + e.what());
   }
 }
+
+namespace {
+
+// Whether some data page of the chunk is plain-encoded (its dictionary page is always
+// PLAIN): a chunk that began with a dictionary has fallen back.
+bool HasPlainDataPage(const ::parquet::ColumnChunkMetaData& cc) {
+  for (const auto& st : cc.encoding_stats()) {
+    if ((st.page_type == ::parquet::PageType::DATA_PAGE ||
+         st.page_type == ::parquet::PageType::DATA_PAGE_V2) &&
+        st.encoding == ::parquet::Encoding::PLAIN) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 Result<iceberg::DataFile> DataFileWriter::Impl::CloseImpl() {
   Status st = writer->Close();
@@ -597,6 +619,12 @@ Result<iceberg::DataFile> DataFileWriter::Impl::CloseImpl() {
       }
       auto cc = rg->ColumnChunk(c);
       df.column_sizes[leaf.field_id] += cc->total_compressed_size();
+      if (cc->has_dictionary_page() && HasPlainDataPage(*cc)) {
+        std::string path = col.path()->ToDotString();
+        auto& out = dictionary_overflows;
+        if (std::find(out.begin(), out.end(), path) == out.end())
+          out.push_back(std::move(path));
+      }
       if (!leaf.metrics) continue;
       df.value_counts[leaf.field_id] += cc->num_values();
 

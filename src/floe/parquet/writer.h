@@ -82,6 +82,12 @@ class DataFileWriter {
   // The writer is unusable afterwards.
   Result<iceberg::DataFile> Close();
 
+  // After a successful Close(): the dotted paths of the columns whose dictionary outgrew
+  // Options::dictionary_page_bytes in some row group (they went on in plain pages), in
+  // column order. A caller writing more files of the same data can list them in
+  // Options::plain_columns and save building a dictionary that is dropped part way.
+  const std::vector<std::string>& dictionary_overflows() const;
+
  private:
   struct Impl;
   explicit DataFileWriter(std::unique_ptr<Impl> impl);

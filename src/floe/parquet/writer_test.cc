@@ -39,6 +39,7 @@ std::shared_ptr<::arrow::Array> Json(const std::shared_ptr<::arrow::DataType>& t
 struct Written {
   iceberg::DataFile file;
   std::shared_ptr<::arrow::Buffer> bytes;
+  std::vector<std::string> dictionary_overflows;
 };
 
 // Writes `batches` into memory and returns the DataFile plus the file bytes.
@@ -60,7 +61,7 @@ Written WriteAll(const std::shared_ptr<::arrow::Schema>& schema,
   }
   auto df = (*writer)->Close();
   EXPECT_TRUE(df.ok()) << df.status().ToString();
-  return Written{*df, *out->Finish()};
+  return Written{*df, *out->Finish(), (*writer)->dictionary_overflows()};
 }
 
 std::unique_ptr<::parquet::ParquetFileReader> Reader(
@@ -453,6 +454,8 @@ TEST(WriterEncodingTest, DictionaryLimitAndPlainColumns) {
   // "k.offset": no dictionary at all.
   EXPECT_FALSE(md->RowGroup(0)->ColumnChunk(2)->has_dictionary_page());
   EXPECT_FALSE(has(2, ::parquet::Encoding::RLE_DICTIONARY));
+  // The writer names the one that fell back, for the next file to write it plain.
+  EXPECT_EQ(w.dictionary_overflows, std::vector<std::string>{"many"});
 
   auto reader =
       ::parquet::arrow::OpenFile(std::make_shared<::arrow::io::BufferReader>(w.bytes),

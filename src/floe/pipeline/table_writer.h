@@ -120,6 +120,12 @@ class TableWriter {
   // Compressed / in-memory ratio of the previous file, so the next file's size estimate
   // is right from its first row group.
   double compression_ratio_ = 1.0;
+  // Columns whose dictionary overflowed in a recent file: the next files write them
+  // plain from the start. Every kDictionaryProbeFiles-th file tries a dictionary on every
+  // column again, so a column whose values begin to repeat gets it back.
+  std::vector<std::string> overflowed_columns_;
+  int files_since_probe_ = 0;
+  bool probing_ = true;  // the open file tries a dictionary on every column
   std::vector<iceberg::DataFile> done_;
 };
 
