@@ -20,6 +20,7 @@
 #include <optional>
 #include <vector>
 
+#include "floe/common/memory_pool.h"
 #include "floe/parquet/bounds.h"
 
 namespace floe::parquet {
@@ -460,7 +461,8 @@ Result<std::unique_ptr<DataFileWriter>> DataFileWriter::Open(
   }
 
   ::parquet::WriterProperties::Builder props_builder;
-  props_builder.compression(::parquet::Compression::ZSTD)
+  props_builder.memory_pool(common::DataPool())
+      ->compression(::parquet::Compression::ZSTD)
       ->compression_level(options.zstd_level)
       ->max_row_group_length(options.max_row_group_rows)
       ->data_pagesize(options.data_page_bytes)
@@ -507,9 +509,9 @@ Result<std::unique_ptr<DataFileWriter>> DataFileWriter::Open(
     }
   }
 
-  FLOE_ASSIGN_OR_RAISE(impl->writer, ::parquet::arrow::FileWriter::Open(
-                                         *arrow_schema, ::arrow::default_memory_pool(),
-                                         impl->sink, props, arrow_props));
+  FLOE_ASSIGN_OR_RAISE(
+      impl->writer, ::parquet::arrow::FileWriter::Open(*arrow_schema, common::DataPool(),
+                                                       impl->sink, props, arrow_props));
   FLOE_RETURN_NOT_OK(impl->writer->AddKeyValueMetadata(::arrow::key_value_metadata(
       {kIcebergSchemaKey}, {std::move(iceberg_schema_json)})));
   return std::unique_ptr<DataFileWriter>(new DataFileWriter(std::move(impl)));

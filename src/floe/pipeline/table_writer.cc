@@ -7,6 +7,7 @@
 
 #include "floe/common/crash.h"
 #include "floe/common/log.h"
+#include "floe/common/memory_pool.h"
 #include "floe/common/util.h"
 #include "floe/decode/avro_decoder.h"
 #include "floe/iceberg/schema_json.h"
@@ -98,8 +99,8 @@ Status TableWriter::Init() {
   }
   schema_json_ = iceberg::SchemaToJsonString(schema_);
   FLOE_ASSIGN_OR_RAISE(
-      builder_, ::arrow::RecordBatchBuilder::Make(
-                    arrow_schema_, ::arrow::default_memory_pool(), options_.batch_rows));
+      builder_, ::arrow::RecordBatchBuilder::Make(arrow_schema_, common::DataPool(),
+                                                  options_.batch_rows));
   columns_.clear();
   for (int i = 0; i < builder_->num_fields(); ++i)
     columns_.push_back(builder_->GetField(i));
