@@ -214,8 +214,7 @@ Status TableWriter::FlushBuilders() {
     // Offsets never repeat within a partition: a dictionary would only cost memory.
     opts.plain_columns = {"_kafka.offset"};
     // Nor, for the columns whose dictionary overflowed lately, would building one that
-    // is dropped part way (W1: 9 of 15 columns; ~8% of a drain's instructions went to
-    // their dictionaries).
+    // is dropped part way (W1: 9 of 15 columns; ~1% of a drain's instructions).
     probing_ = files_since_probe_ == 0;
     if (!probing_) {
       opts.plain_columns.insert(opts.plain_columns.end(), overflowed_columns_.begin(),
