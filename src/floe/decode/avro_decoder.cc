@@ -903,9 +903,11 @@ class Appender : public Validator {
           op.link == Link::kColumn ? columns[op.link_index] : nullptr;
       // A null optional column, without the call: a table that gained columns through
       // schema changes has many, null in every record of the producers that predate them.
-      if (op.sink == Sink::kOptional && pos_ < end_ && *pos_ == 2 * op.null_branch) {
-        ++pos_;
-        if (!Null(ops_[op.first_child], b)) return false;
+      int64_t v;
+      if (op.sink == Sink::kOptional && OneByteBranch(&v)) {
+        const bool ok = v == op.null_branch ? Null(ops_[op.first_child], b)
+                                            : Append(op.first_child, b);
+        if (!ok) return false;
         continue;
       }
       if (!Append(c, b)) return false;
@@ -925,6 +927,15 @@ class Appender : public Validator {
     if (ARROW_PREDICT_TRUE(st.ok())) return true;
     st_ = std::move(st);
     return false;
+  }
+
+  // The index of a two-branch union is one byte, 0 or 2 (zig-zag 0 and 1): read inline
+  // into `*v`. False, reading nothing, for anything else (a truncated record, a bad
+  // index), which Index then checks.
+  bool OneByteBranch(int64_t* v) {
+    if (ARROW_PREDICT_FALSE(pos_ == end_ || (*pos_ | 2) != 2)) return false;
+    *v = *pos_++ >> 1;
+    return true;
   }
 
   // Appends `v` to `b` (internal::AppendOne).
@@ -1113,11 +1124,7 @@ class Appender : public Validator {
       }
       case Sink::kOptional: {
         int64_t v;
-        // The index of a two-branch union is one byte, 0 or 2 (zig-zag 0 and 1): read
-        // inline. Anything else (a truncated record, a bad index) takes Index's checks.
-        if (ARROW_PREDICT_TRUE(pos_ < end_ && (*pos_ | 2) == 2)) {
-          v = *pos_++ >> 1;
-        } else if (!Index(i, op.size, Reason::kUnionIndex, &v)) {
+        if (!OneByteBranch(&v) && !Index(i, op.size, Reason::kUnionIndex, &v)) {
           return false;
         }
         // A null struct gets empty values in its fields from Arrow.
