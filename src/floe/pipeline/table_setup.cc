@@ -120,6 +120,8 @@ Status TableSetup::OpenWriter(TopicState& ts, const iceberg::Schema& table_schem
     wo.zstd_level = static_cast<int>(ts.settings.zstd_level);
     wo.dictionary_page_bytes = ts.settings.dictionary_page_size_bytes;
     wo.column_names = ts.table.column_names;
+    wo.hints = std::move(ts.writer_hints);
+    ts.writer_hints = WriterHints{};
     iceberg::Schema current = ts.table.schema ? *ts.table.schema : table_schema;
     FLOE_ASSIGN_OR_RAISE(ts.writer, TableWriter::Make(wo, current));
   }

@@ -4,6 +4,7 @@
 #include <arrow/io/interfaces.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "floe/common/crash.h"
 #include "floe/common/log.h"
@@ -106,14 +107,51 @@ Status TableWriter::Init() {
     columns_.push_back(builder_->GetField(i));
   // Every builder of the tree, pre-order; Flush() finishes them but keeps the objects.
   all_builders_.clear();
-  auto walk = [&](auto&& self, ::arrow::ArrayBuilder* b) -> void {
-    const auto id = b->type()->id();
-    const bool binary = id == ::arrow::Type::STRING || id == ::arrow::Type::BINARY;
-    all_builders_.push_back({b, binary, 0, 0});
-    for (int c = 0; c < b->num_children(); ++c) self(self, b->child_builder(c).get());
+  auto walk = [&](auto&& self, ::arrow::ArrayBuilder* b, std::string path) -> void {
+    const std::shared_ptr<::arrow::DataType> type = b->type();  // returned by value
+    const bool binary =
+        type->id() == ::arrow::Type::STRING || type->id() == ::arrow::Type::BINARY;
+    all_builders_.push_back({b, path, binary, 0, 0});
+    for (int c = 0; c < b->num_children(); ++c) {
+      self(self, b->child_builder(c).get(),
+           path + "." +
+               (c < type->num_fields() ? type->field(c)->name() : std::to_string(c)));
+    }
   };
-  for (auto* c : columns_) walk(walk, c);
-  return Status::OK();
+  for (size_t i = 0; i < columns_.size(); ++i)
+    walk(walk, columns_[i], arrow_schema_->field(static_cast<int>(i))->name());
+  return TakeHints();
+}
+
+// The previous writer's hints: its sizes for the builders of the same paths are
+// reserved now, as after a flush.
+Status TableWriter::TakeHints() {
+  WriterHints& h = options_.hints;
+  overflowed_columns_ = std::move(h.overflowed_columns);
+  files_since_probe_ = h.files_since_probe;
+  compression_ratio_ = h.compression_ratio;
+  if (h.builder_sizes.empty()) return Status::OK();
+  std::map<std::string_view, const WriterHints::BuilderSize*> sizes;
+  for (const auto& s : h.builder_sizes) sizes.emplace(s.path, &s);
+  for (auto& b : all_builders_) {
+    auto it = sizes.find(b.path);
+    if (it == sizes.end()) continue;
+    b.length = it->second->length;
+    b.data_bytes = b.binary ? it->second->data_bytes : 0;
+  }
+  h.builder_sizes.clear();
+  return ReserveLikeLastBatch();
+}
+
+WriterHints TableWriter::hints() const {
+  WriterHints h;
+  h.overflowed_columns = overflowed_columns_;
+  h.files_since_probe = files_since_probe_;
+  h.compression_ratio = compression_ratio_;
+  for (const auto& b : all_builders_) {
+    if (b.length > 0) h.builder_sizes.push_back({b.path, b.length, b.data_bytes});
+  }
+  return h;
 }
 
 void TableWriter::RememberBuilderSizes() {

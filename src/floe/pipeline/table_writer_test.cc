@@ -30,12 +30,19 @@ class TableWriterDictionaryTest : public ::testing::Test {
          {0, "repeated", false, Type::Primitive(TypeId::kLong), {}}},
         nullptr, &last_id);
     ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+    schema_ = *schema;
+    Open({});
+  }
+
+  // A new writer for the table (as after a schema change), given `hints`.
+  void Open(WriterHints hints) {
     TableWriterOptions o;
     o.table_location = "memory://warehouse/t";
     o.io = io_.get();
     o.dictionary_page_bytes = 4 << 10;  // 512 int64 entries
     o.batch_rows = 1000;
-    auto w = TableWriter::Make(o, *schema);
+    o.hints = std::move(hints);
+    auto w = TableWriter::Make(o, schema_);
     ASSERT_TRUE(w.ok()) << w.status().ToString();
     writer_ = std::move(*w);
   }
@@ -74,6 +81,7 @@ class TableWriterDictionaryTest : public ::testing::Test {
     return dictionary;
   }
 
+  iceberg::Schema schema_;
   std::string topic_ = "t";
   int64_t offset_ = 0;
   std::unique_ptr<storage::FileIO> io_;
@@ -90,6 +98,37 @@ TEST_F(TableWriterDictionaryTest, AColumnWhoseDictionaryOverflowedIsWrittenPlain
   }
   EXPECT_EQ(WriteFile(), (std::vector<bool>{true, true}));  // file 17 probes
   EXPECT_EQ(WriteFile(), (std::vector<bool>{false, true}));
+}
+
+// The table's next writer (a schema change replaces it) starts from what the last one
+// learned: no dictionary tried again on the column that overflowed, the probe cadence
+// kept, and the builders reserved for the last batch's sizes; sizes for paths the new
+// schema does not have are ignored.
+TEST_F(TableWriterDictionaryTest, TheNextWriterStartsFromTheLastOnesHints) {
+  EXPECT_EQ(WriteFile(), (std::vector<bool>{true, true}));  // tries, overflows
+  EXPECT_EQ(WriteFile(), (std::vector<bool>{false, true}));
+  WriterHints hints = writer_->hints();
+  EXPECT_EQ(hints.overflowed_columns, (std::vector<std::string>{"unique"}));
+  EXPECT_EQ(hints.files_since_probe, 2);
+  EXPECT_LT(hints.compression_ratio, 1.0);
+  bool saw_unique = false;
+  for (const auto& b : hints.builder_sizes) {
+    if (b.path == "unique") {
+      saw_unique = true;
+      EXPECT_EQ(b.length, 1000);
+    }
+  }
+  EXPECT_TRUE(saw_unique);
+  hints.builder_sizes.push_back({"no_such.column", 1 << 20, 1 << 20});
+  Open(hints);
+  for (int file = 3; file <= 16; ++file) {
+    EXPECT_EQ(WriteFile(), (std::vector<bool>{false, true})) << "file " << file;
+  }
+  EXPECT_EQ(WriteFile(), (std::vector<bool>{true, true}));  // file 17 probes, as before
+
+  // Without hints a new writer learns again from its first file.
+  Open({});
+  EXPECT_EQ(WriteFile(), (std::vector<bool>{true, true}));
 }
 
 }  // namespace

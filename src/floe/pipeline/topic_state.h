@@ -43,6 +43,9 @@ struct TopicState {
   // The table (TableSetup): as loaded or created, and the writer that buffers its rows.
   TableState table;
   std::unique_ptr<TableWriter> writer;
+  // What the last writer learned, for the next (kept across ResetForReread: a schema
+  // change replaces the writer; only the cost of writing depends on it).
+  WriterHints writer_hints;
   std::optional<decode::RawValueDecoder> raw_value;     // value.format: binary
   std::optional<decode::KeyColumnAppender> key_column;  // key.format: string
   // key.format: registry: the table's `key` column (a struct of the key schema's fields,
@@ -94,6 +97,7 @@ struct TopicState {
   // the decoders and the partitions' ranges; they are loaded again from the table.
   void ResetForReread() {
     table = TableState{};
+    if (writer) writer_hints = writer->hints();
     writer.reset();
     raw_value.reset();
     key_column.reset();
