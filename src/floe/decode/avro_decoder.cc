@@ -213,10 +213,8 @@ std::string UnionListing(const AvroNode& u) {
 // Ops, paths and the column check: builders_internal.h (the Avro decoder uses neither
 // its per-op builders nor its counters: it appends in one pass).
 struct internal::AvroProgram : internal::ProgramBase<Op> {
-  std::vector<std::string> symbols;    // enum symbols of all enum ops
-  int64_t zero_size_items = 0;         // per-record scratch
-  int64_t validate_after_invalid = 0;  // AvroDecoderOptions
-  int64_t guarded = 0;                 // records left to validate before appending
+  std::vector<std::string> symbols;  // enum symbols of all enum ops
+  int64_t zero_size_items = 0;       // per-record scratch
 };
 
 namespace {
@@ -965,19 +963,9 @@ class Appender : public Validator {
     return nullptr;
   }
 
-  // BinaryBuilder::Append (StringBuilder derives from it) with the capacity checks
-  // inline: its out-of-line call was 5.8% of the W1 profile. Growth, and Arrow's limit of
-  // 2 GiB of data per array, go through Reserve and ReserveData.
+  // Appends bytes to a BinaryBuilder (internal::AppendBinary).
   bool Binary(::arrow::ArrayBuilder* b, const void* data, int64_t len) {
-    auto* bb = As<::arrow::BinaryBuilder>(b);
-    const int64_t used = bb->value_data_length();
-    if (ARROW_PREDICT_FALSE(internal::Length(bb) >= bb->capacity() ||
-                            len > bb->value_data_capacity() - used ||
-                            len > ::arrow::BinaryBuilder::memory_limit() - used)) {
-      if (!Ok(bb->Reserve(1)) || !Ok(bb->ReserveData(len))) return false;
-    }
-    bb->UnsafeAppend(static_cast<const uint8_t*>(data), static_cast<int32_t>(len));
-    return true;
+    return internal::AppendBinary(As<::arrow::BinaryBuilder>(b), data, len, &st_);
   }
 
   // A null in builder `b`, whose values op `value` appends. The builders of primitive
@@ -1180,7 +1168,6 @@ namespace internal {
 
 Status CompileProgram(AvroProgram* p, const avro::Schema& writer,
                       const iceberg::Schema& table, const AvroDecoderOptions& options) {
-  p->validate_after_invalid = std::max<int64_t>(0, options.validate_after_invalid);
   return Compiler(p, kCompilerTerms).Root(writer.root(), table, options);
 }
 
@@ -1196,28 +1183,16 @@ Status ValidateRecord(AvroProgram& p, const uint8_t* data, size_t size) {
                                                   size_t size,
                                                   ::arrow::ArrayBuilder* const* cols) {
   FLOE_RETURN_NOT_OK(p.columns.Check("AvroDecoder", cols));
-  if (p.guarded > 0) {
-    // Recently a record failed part way: validate first, so that a run of invalid
-    // records does not rebuild the columns for each of them.
-    --p.guarded;
-    FLOE_RETURN_NOT_OK(ValidateRecord(p, data, size));
-  }
+  if (p.Guarded()) FLOE_RETURN_NOT_OK(ValidateRecord(p, data, size));
   FLOE_RETURN_NOT_OK(CheckSize(&data, size));
   p.zero_size_items = 0;
-  p.columns.Mark(cols);
   Appender a(&p, data, size);
-  if (ARROW_PREDICT_TRUE(a.Run(cols))) return Status::OK();
-  // Part of the record is in the builders: take it out again.
-  Status undo = p.columns.Rollback(cols);
-  if (!undo.ok()) {
-    return undo.WithMessage(
-        "Avro decoder: removing a partly appended record failed (the builders may now "
-        "be inconsistent): ",
-        undo.message());
-  }
-  if (!a.status().ok()) return a.status();
-  p.guarded = p.validate_after_invalid;
-  return InvalidAt("Avro", p.paths[a.error().op], a.error(), data);
+  return p.AppendOrRollback(
+      "Avro decoder", cols, [&] { return a.Run(cols); },
+      [&] {
+        return a.status().ok() ? InvalidAt("Avro", p.paths[a.error().op], a.error(), data)
+                               : a.status();
+      });
 }
 
 }  // namespace internal

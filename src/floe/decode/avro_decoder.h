@@ -31,13 +31,8 @@
 
 namespace floe::decode {
 
-struct AvroDecoderOptions : DecoderOptions {
-  // After a record fails part way through Decode (which then rebuilds the columns, see
-  // above), this many next records are validated before they are appended, so that a
-  // run of invalid records costs one rebuild per this many records at most. The default
-  // is a table writer's batch.
-  int64_t validate_after_invalid = 16384;
-};
+// validate_after_invalid (DecoderOptions) applies: see above.
+using AvroDecoderOptions = DecoderOptions;
 
 class AvroDecoder final
     : public CompiledDecoder<AvroDecoder, avro::Schema, AvroDecoderOptions,

@@ -1096,64 +1096,15 @@ TEST_F(MalformedTest, GeneralUnionIndexesAndTruncation) {
   h.Flush();  // validates the arrays
 }
 
-// Decode appends while it checks and takes a record that fails part way out again. What
-// it leaves must equal, value for value, what validating first and appending only the
-// valid records leaves. validate_after_invalid = 0 sends every failure through the
-// rollback (by default only the first of a run does).
+// validate_after_invalid = 0 sends every failure through the rollback (by default only
+// the first of a run does); testing::ExpectSameAsValidatingFirst compares the rows.
 void ExpectSameAsValidatingFirst(const char* json,
                                  const std::vector<std::string>& inputs) {
   AvroDecoderOptions always_rollback;
   always_rollback.validate_after_invalid = 0;
   Harness h(json, TableFor(json), ::arrow::default_memory_pool(), always_rollback);
   Harness reference(json);
-  int rejected = 0;
-  for (const std::string& in : inputs) {
-    const auto* d = reinterpret_cast<const uint8_t*>(in.data());
-    const Status valid = reference.decoder().Validate(d, in.size());
-    if (valid.ok()) {
-      ASSERT_TRUE(reference.Decode(d, in.size()).ok());
-    }
-    const Status st = h.Decode(d, in.size());
-    ASSERT_EQ(st.ok(), valid.ok()) << st.ToString() << " / " << valid.ToString();
-    if (!st.ok()) {
-      ++rejected;
-      ASSERT_EQ(KindOf(st), ErrorKind::kInvalidRecord) << st.ToString();
-      ASSERT_EQ(st.message(), valid.message());
-    }
-  }
-  auto got = h.Flush();
-  auto want = reference.Flush();
-  EXPECT_GT(rejected, 0);
-  EXPECT_GT(want->num_rows(), 0);
-  ASSERT_TRUE(got->Equals(*want)) << got->ToString() << "\nexpected\n"
-                                  << want->ToString();
-}
-
-// Each good record, then each of its prefixes and some mutations of it, each followed by
-// a good record (so a failure is always taken out of builders holding earlier rows).
-std::vector<std::string> GoodPrefixesAndMutations(const std::vector<std::string>& good,
-                                                  int mutations) {
-  std::vector<std::string> out;
-  size_t k = 0;
-  auto next_good = [&] { out.push_back(good[k++ % good.size()]); };
-  uint64_t state = 0x9e3779b97f4a7c15ULL;
-  for (const std::string& g : good) {
-    out.push_back(g);
-    for (size_t n = 0; n < g.size(); ++n) {
-      out.push_back(g.substr(0, n));
-      next_good();
-    }
-    for (int m = 0; m < mutations; ++m) {
-      state ^= state << 13;
-      state ^= state >> 7;
-      state ^= state << 17;
-      std::string x = g;
-      x[state % x.size()] = static_cast<char>(state >> 32);
-      out.push_back(x);
-      next_good();
-    }
-  }
-  return out;
+  testing::ExpectSameAsValidatingFirst(h, reference, inputs, 1);
 }
 
 TEST_F(MalformedTest, RollbackLeavesWhatValidatingFirstLeaves) {
@@ -1165,21 +1116,21 @@ TEST_F(MalformedTest, RollbackLeavesWhatValidatingFirstLeaves) {
       good.push_back(e.str());
     }
     ExpectSameAsValidatingFirst(testing::SampleSchemaJson(),
-                                GoodPrefixesAndMutations(good, 400));
+                                testing::GoodPrefixesAndMutations(good, 400));
   }
   {
     AvroEncoder e = NullableAllSet();
     AvroEncoder nulls;
     nulls.Union(0).Union(1).Union(0).Union(0).Union(1).Union(0);
-    ExpectSameAsValidatingFirst(kNullable,
-                                GoodPrefixesAndMutations({e.str(), nulls.str()}, 400));
+    ExpectSameAsValidatingFirst(
+        kNullable, testing::GoodPrefixesAndMutations({e.str(), nulls.str()}, 400));
   }
   {
     AvroEncoder full = UnionsAllSet();
     AvroEncoder small;
     small.Union(0).Union(0).Long(1).Block(1).Union(1).End().End();
-    ExpectSameAsValidatingFirst(kUnions,
-                                GoodPrefixesAndMutations({full.str(), small.str()}, 400));
+    ExpectSameAsValidatingFirst(
+        kUnions, testing::GoodPrefixesAndMutations({full.str(), small.str()}, 400));
   }
 }
 
@@ -1194,7 +1145,7 @@ TEST_F(MalformedTest, AfterAnInvalidRecordTheNextAreValidatedFirst) {
   }
   Harness h(testing::SampleSchemaJson());
   Harness reference(testing::SampleSchemaJson());
-  for (const std::string& in : GoodPrefixesAndMutations(good, 50)) {
+  for (const std::string& in : testing::GoodPrefixesAndMutations(good, 50)) {
     const auto* d = reinterpret_cast<const uint8_t*>(in.data());
     if (reference.decoder().Validate(d, in.size()).ok()) {
       ASSERT_TRUE(reference.Decode(d, in.size()).ok());

@@ -1,14 +1,16 @@
 // Private to floe/decode: the Arrow-builder side that the schema-compiled decoders (Avro,
 // Protobuf, JSON) share. Each decoder compiles a flat program of ops (pre-order, the
 // children of one op contiguous and after it); an op with a builder says how that builder
-// is found from its parent's (Link). Per record a decoder
-//   1. binds every op's builder from the columns (pointer loads, so that builders the
-//      pipeline replaced between calls are never used stale) and zeroes the counters,
-//   2. validates and counts per op the values and data bytes each builder will receive,
-//   3. reserves exactly that (Reservation, the only step that can allocate),
-//   4. appends with UnsafeAppend.
-// Steps 1 and 3 and the Make-time bookkeeping behind them live here; 2 and 4 are per
-// format. Nothing here allocates per record or dispatches virtually per value.
+// is found from its parent's (Link). Per record a decoder walks the record once: each
+// value is checked, then appended with a capacity-checked append (AppendOne,
+// AppendBinary: the builders grow only when full, which a table writer's reserve after
+// each batch makes rare). A record that fails part way is taken out again
+// (ColumnCheck::Mark and Rollback), and the next validate_after_invalid records are
+// checked before anything of them is appended. The Protobuf and JSON decoders first
+// find every op's builder from the columns (ProgramBase::Bind: pointer loads, so that
+// builders the pipeline replaced between calls are never used stale); the Avro decoder
+// finds them as its walk reaches them. Nothing here allocates per record (beyond a
+// builder's growth) or dispatches virtually per value.
 //
 // Make-time helpers are [[gnu::noinline]]: the decoders' translation units sit at GCC's
 // inline-unit-growth limit, and inlining compile-once code there takes the budget from
@@ -71,6 +73,27 @@ bool AppendOne(B* b, const V& v, Status* st) {
     }
   }
   b->UnsafeAppend(v);
+  return true;
+}
+
+// BinaryBuilder::Append (StringBuilder derives from it) with the capacity checks inline:
+// its out-of-line call was 5.8% of the W1 profile. Growth, and Arrow's limit of 2 GiB of
+// data per array, go through Reserve and ReserveData. False only if those fail (the
+// status in `*st`).
+inline bool AppendBinary(::arrow::BinaryBuilder* b, const void* data, int64_t len,
+                         Status* st) {
+  const int64_t used = b->value_data_length();
+  if (ARROW_PREDICT_FALSE(Length(b) >= b->capacity() ||
+                          len > b->value_data_capacity() - used ||
+                          len > ::arrow::BinaryBuilder::memory_limit() - used)) {
+    Status r = b->Reserve(1);
+    if (r.ok()) r = b->ReserveData(len);
+    if (!r.ok()) {
+      *st = std::move(r);
+      return false;
+    }
+  }
+  b->UnsafeAppend(static_cast<const uint8_t*>(data), static_cast<int32_t>(len));
   return true;
 }
 
@@ -184,19 +207,6 @@ class ColumnCheck {
   std::vector<::arrow::ArrayBuilder*> checked_;            // by column index
 };
 
-// What the reserve phase does for an op with its own builder besides Reserve(count),
-// decided at Make time from the op's sink.
-struct Reservation {
-  enum class Extra : uint8_t {
-    kNone,
-    kData,        // BinaryBuilder (or StringBuilder): ReserveData(bytes of the op)
-    kMapEntries,  // MapBuilder: its entries struct, one per value of op `entries`
-  };
-  uint32_t op = 0;
-  Extra extra = Extra::kNone;
-  uint32_t entries = 0;  // kMapEntries: the op counting the entries (the key op)
-};
-
 // Writer fields matched to table fields by name, the rule of every decoder's Make:
 // `table_index[w]` is the index in `table` of the field named like writer field w, or -1
 // (with duplicate names the last wins); `absent` lists, in table order, the table fields
@@ -273,14 +283,15 @@ template <typename WriterName>
 // the hot path reaches these vectors directly).
 template <typename Op>
 struct ProgramBase {
-  std::vector<Op> ops;                    // ops[0] is the root
-  std::vector<std::string> paths;         // per op, for messages
-  std::vector<Reservation> reservations;  // one per op with its own builder
+  std::vector<Op> ops;             // ops[0] is the root
+  std::vector<std::string> paths;  // per op, for messages
   ColumnCheck columns;
   // Per-record scratch, sized by SizeScratch() at the end of Make.
   std::vector<::arrow::ArrayBuilder*> builders;  // per op
-  std::vector<int64_t> counts;  // values to append, per op with its own builder
-  std::vector<int64_t> bytes;   // data bytes to append, per op with its own builder
+  // One-pass decoders: after a record failed part way (and was rolled back), this many
+  // next records are checked before they are appended (DecoderOptions).
+  int64_t validate_after_invalid = 0;
+  int64_t guarded = 0;  // records left to check before appending
 
   // Appends `n` ops (children of `parent`) and returns the first index.
   [[gnu::noinline]] uint32_t AllocChildren(uint32_t parent, uint32_t n) {
@@ -337,8 +348,8 @@ struct ProgramBase {
   }
 
   // A table field the writer lacks: it gets a null on every record. A struct's fields get
-  // child ops (recursively, and never required) so that the empty values Arrow appends
-  // to their builders are counted for the reserve phase. `mark(op, field, depth)` makes
+  // child ops (recursively, and never required), as the table's struct has builders for
+  // them. `mark(op, field, depth)` makes
   // `op` the decoder's always-null op for `field` (or fails: too deep). With
   // `check_required`, a required field fails with "table column 'x' is required but
   // <writer_lacks>".
@@ -362,28 +373,40 @@ struct ProgramBase {
     return Status::OK();
   }
 
-  // For Op types with an `owner` member (Avro, Protobuf): an op linked Link::kSame uses
-  // its parent's builder and counters, any other op its own; each op with its own
-  // builder gets the Reservation `reservation_of(op)` gives.
-  template <typename ReservationOf>
-  [[gnu::noinline]] void AssignOwners(const ReservationOf& reservation_of) {
-    for (uint32_t i = 0; i < ops.size(); ++i) {
-      ops[i].owner = ops[i].link == Link::kSame ? ops[ops[i].parent].owner : i;
-      if (ops[i].link != Link::kNone && ops[i].link != Link::kSame) {
-        reservations.push_back(reservation_of(i));
-      }
+  [[gnu::noinline]] void SizeScratch() { builders.assign(ops.size(), nullptr); }
+
+  // Whether the next record must be checked completely before it is appended: true for
+  // validate_after_invalid records after one failed part way (so that a run of invalid
+  // records does not rebuild the columns for each of them).
+  bool Guarded() {
+    if (ARROW_PREDICT_TRUE(guarded == 0)) return false;
+    --guarded;
+    return true;
+  }
+
+  // The one pass of a record: `run()` checks and appends it, true if all of it went in.
+  // Otherwise the part appended is taken out again (ColumnCheck::Rollback), the next
+  // records are guarded, and `failure()` gives the error: the pass's status if an append
+  // failed, else the invalid record's. `decoder` names the decoder in messages.
+  template <typename Run, typename Failure>
+  Status AppendOrRollback(const char* decoder, ::arrow::ArrayBuilder* const* cols,
+                          Run&& run, Failure&& failure) {
+    columns.Mark(cols);
+    if (ARROW_PREDICT_TRUE(run())) return Status::OK();
+    Status undo = columns.Rollback(cols);
+    if (!undo.ok()) {
+      return undo.WithMessage(decoder,
+                              ": removing a partly appended record failed (the builders "
+                              "may now be inconsistent): ",
+                              undo.message());
     }
+    guarded = validate_after_invalid;
+    return failure();
   }
 
-  [[gnu::noinline]] void SizeScratch() {
-    builders.assign(ops.size(), nullptr);
-    counts.assign(ops.size(), 0);
-    bytes.assign(ops.size(), 0);
-  }
-
-  // The start of every Decode: checks the column builders (`decoder` names the decoder in
-  // messages), finds every op's builder from them and zeroes the counters.
-  Status Start(const char* decoder, ::arrow::ArrayBuilder* const* cols) {
+  // The start of every Decode (Protobuf, JSON): checks the column builders (`decoder`
+  // names the decoder in messages) and finds every op's builder from them.
+  Status Bind(const char* decoder, ::arrow::ArrayBuilder* const* cols) {
     FLOE_RETURN_NOT_OK(columns.Check(decoder, cols));
     for (size_t i = 1; i < ops.size(); ++i) {
       const Op& op = ops[i];
@@ -411,57 +434,6 @@ struct ProgramBase {
         case Link::kSame:
           builders[i] = parent;
           break;
-      }
-    }
-    ResetCounts();
-    return Status::OK();
-  }
-
-  // Zeroes what the validate phase counts (Start does it too).
-  void ResetCounts() {
-    std::fill(counts.begin(), counts.end(), 0);
-    std::fill(bytes.begin(), bytes.end(), 0);
-  }
-
-  // For Op types with a `table_struct` member (Avro, Protobuf), in the counting pass: a
-  // null of struct op `op` makes Arrow append an empty value to each of its field
-  // builders (and theirs, recursively); counts them. The fields are the children of `op`,
-  // or of its value when that shares its builder (Link::kSame: an Avro optional).
-  void CountEmptyFields(uint32_t op) {
-    const Op* v = &ops[op];
-    if (v->num_children == 1 && ops[v->first_child].link == Link::kSame) {
-      v = &ops[v->first_child];
-    }
-    for (uint32_t c = v->first_child; c < v->first_child + v->num_children; ++c) {
-      if (ops[c].link != Link::kStructField) continue;
-      ++counts[c];
-      if (ops[c].table_struct) CountEmptyFields(c);
-    }
-  }
-
-  // Reserves exactly what the append phase will use. Changes capacities only, so a
-  // failure leaves the builders' contents unchanged.
-  Status Reserve() {
-    for (const Reservation& r : reservations) {
-      const int64_t n = counts[r.op];
-      if (n == 0) continue;
-      ::arrow::ArrayBuilder* b = builders[r.op];
-      FLOE_RETURN_NOT_OK(b->Reserve(n));
-      switch (r.extra) {
-        case Reservation::Extra::kNone:
-          break;
-        case Reservation::Extra::kData:
-          FLOE_RETURN_NOT_OK(
-              static_cast<::arrow::BinaryBuilder*>(b)->ReserveData(bytes[r.op]));
-          break;
-        case Reservation::Extra::kMapEntries: {
-          // MapBuilder appends the entries struct lazily (on its next Append).
-          auto* map = static_cast<::arrow::MapBuilder*>(b);
-          const int64_t lag =
-              map->key_builder()->length() - map->value_builder()->length();
-          FLOE_RETURN_NOT_OK(map->value_builder()->Reserve(lag + counts[r.entries]));
-          break;
-        }
       }
     }
     return Status::OK();

@@ -31,6 +31,13 @@ struct DecoderOptions {
   // Top-level table columns the decoder must leave alone, besides `_kafka` (which it
   // never touches), e.g. a decoded-key column filled by another decoder.
   std::vector<std::string> skip_columns;
+  // The decoders that append in one pass (Avro, JSON) take a record that fails part way
+  // out again by finishing each column and appending its earlier rows again (Arrow
+  // builders cannot truncate): a copy of the rows buffered so far. After that, this many
+  // next records are checked completely before they are appended, so that a run of
+  // invalid records costs one such copy per this many records at most. The default is a
+  // table writer's batch.
+  int64_t validate_after_invalid = 16384;
 };
 
 namespace internal {

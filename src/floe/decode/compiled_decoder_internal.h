@@ -15,6 +15,8 @@
 
 #include <arrow/util/utf8.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -39,6 +41,7 @@ Result<std::unique_ptr<Self>> CompiledDecoder<Self, Writer, Options, Program>::M
   ::arrow::util::InitializeUTF8();
   auto program = std::make_unique<Program>();
   FLOE_RETURN_NOT_OK(program->columns.Init(table));
+  program->validate_after_invalid = std::max<int64_t>(0, options.validate_after_invalid);
   FLOE_RETURN_NOT_OK(CompileProgram(program.get(), writer, table, options));
   return std::unique_ptr<Self>(new Self(std::move(program)));
 }

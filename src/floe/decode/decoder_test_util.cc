@@ -87,4 +87,29 @@ void ExpectInvalid(const Status& st, const std::string& fragment) {
   EXPECT_NE(st.message().find(fragment), std::string::npos) << st.message();
 }
 
+std::vector<std::string> GoodPrefixesAndMutations(const std::vector<std::string>& good,
+                                                  int mutations) {
+  std::vector<std::string> out;
+  size_t k = 0;
+  auto next_good = [&] { out.push_back(good[k++ % good.size()]); };
+  uint64_t state = 0x9e3779b97f4a7c15ULL;
+  for (const std::string& g : good) {
+    out.push_back(g);
+    for (size_t n = 0; n < g.size(); ++n) {
+      out.push_back(g.substr(0, n));
+      next_good();
+    }
+    for (int m = 0; m < mutations; ++m) {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      std::string x = g;
+      x[state % x.size()] = static_cast<char>(state >> 32);
+      out.push_back(x);
+      next_good();
+    }
+  }
+  return out;
+}
+
 }  // namespace floe::decode::testing

@@ -4,6 +4,7 @@
 // small.
 #pragma once
 
+#include <arrow/record_batch.h>
 #include <arrow/type_fwd.h>
 #include <gtest/gtest.h>
 
@@ -84,5 +85,45 @@ void ExpectColumn(const ::arrow::RecordBatch& batch, const std::string& name,
 
 // `st` is an InvalidRecord error whose message contains `fragment`.
 void ExpectInvalid(const Status& st, const std::string& fragment);
+
+// Each good record, then each of its prefixes and `mutations` random one-byte mutations
+// of it, each followed by a good record (so that a failure is always taken out of
+// builders that hold earlier rows). Seeded: the same inputs on every run.
+std::vector<std::string> GoodPrefixesAndMutations(const std::vector<std::string>& good,
+                                                  int mutations);
+
+// A decoder appends while it checks and takes a record that fails part way out again.
+// What it leaves must equal, value for value, what checking first and appending only the
+// valid records leaves. `h`'s decoder must send every failure through the rollback
+// (DecoderOptions::validate_after_invalid = 0); `reference` has the same decoder and
+// table. Every rejected input must give the same message both ways, and at least
+// `min_rejected` must be rejected.
+template <typename Decoder>
+void ExpectSameAsValidatingFirst(DecoderHarness<Decoder>& h,
+                                 DecoderHarness<Decoder>& reference,
+                                 const std::vector<std::string>& inputs,
+                                 int min_rejected) {
+  int rejected = 0;
+  for (const std::string& in : inputs) {
+    const auto* d = reinterpret_cast<const uint8_t*>(in.data());
+    const Status valid = reference.decoder().Validate(d, in.size());
+    if (valid.ok()) {
+      ASSERT_TRUE(reference.DecodeBytes(d, in.size()).ok());
+    }
+    const Status st = h.DecodeBytes(d, in.size());
+    ASSERT_EQ(st.ok(), valid.ok()) << st.ToString() << " / " << valid.ToString();
+    if (!st.ok()) {
+      ++rejected;
+      ASSERT_EQ(KindOf(st), ErrorKind::kInvalidRecord) << st.ToString();
+      ASSERT_EQ(st.message(), valid.message());
+    }
+  }
+  auto got = h.Flush();
+  auto want = reference.Flush();
+  EXPECT_GE(rejected, min_rejected);
+  EXPECT_GT(want->num_rows(), 0);
+  ASSERT_TRUE(got->Equals(*want)) << got->ToString() << "\nexpected\n"
+                                  << want->ToString();
+}
 
 }  // namespace floe::decode::testing

@@ -15,7 +15,6 @@ using iceberg::NestedField;
 using iceberg::Type;
 using iceberg::TypeId;
 using internal::Link;
-using internal::Reservation;
 using internal::json::Kind;
 using internal::json::Op;
 using internal::json::Sink;
@@ -40,10 +39,7 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
   using CompilerBase::CompilerBase;
 
   // CompilerBase's hooks.
-  void MarkAbsent(uint32_t op, const NestedField& field) {
-    p_->ops[op].kind = Kind::kAbsent;
-    p_->ops[op].struct_builder = field.type->id == TypeId::kStruct;
-  }
+  void MarkAbsent(uint32_t op, const NestedField&) { p_->ops[op].kind = Kind::kAbsent; }
   void MarkStringKey(uint32_t op) { p_->ops[op].kind = Kind::kString; }
 
   Status Root(const JsonSchemaNode& writer, const iceberg::Schema& table,
@@ -163,7 +159,6 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
         if (tid == TypeId::kStruct) {
           o.kind = Kind::kObject;
           o.sink = Sink::kStruct;
-          o.struct_builder = true;
           return Properties(op, w, internal::FieldPointers(t.fields), /*root=*/false,
                             depth);
         }
@@ -248,31 +243,14 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
     return Status::Invalid("JSON property '", p_->paths[op], "': unsupported type");
   }
 
-  void CollectFill(uint32_t op, std::vector<uint32_t>* out) {
-    const Op& o = p_->ops[op];
-    for (uint32_t c = o.first_child; c < o.first_child + o.num_children; ++c) {
-      if (p_->ops[c].link != Link::kStructField) continue;
-      out->push_back(c);
-      if (p_->ops[c].struct_builder) CollectFill(c, out);
-    }
-  }
-
   void Finish() {
     auto& ops = p_->ops;
     p_->names.resize(ops.size());  // "" for ops that are not properties
     uint32_t slots = 0;
     for (uint32_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].link != Link::kNone) p_->reservations.push_back(ReservationOf(i));
       if (ops[i].kind == Kind::kObject) {
         ops[i].first_slot = slots;
         slots += ops[i].num_props;
-      }
-      if (ops[i].struct_builder && ops[i].link != Link::kNone) {
-        std::vector<uint32_t> fill;
-        CollectFill(i, &fill);
-        ops[i].fill_begin = static_cast<uint32_t>(p_->fill.size());
-        ops[i].fill_count = static_cast<uint32_t>(fill.size());
-        p_->fill.insert(p_->fill.end(), fill.begin(), fill.end());
       }
     }
     p_->SizeScratch();
@@ -280,19 +258,6 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
     p_->hint.assign(ops.size(), 0);
     p_->index.assign(ops.size(), 0);
     p_->key.assign(ops.size(), {});
-  }
-
-  // What the reserve phase does for op `i`, which has its own builder.
-  Reservation ReservationOf(uint32_t i) const {
-    const Op& op = p_->ops[i];
-    switch (op.sink) {
-      case Sink::kString:
-        return {i, Reservation::Extra::kData, 0};
-      case Sink::kMap:
-        return {i, Reservation::Extra::kMapEntries, op.first_child};
-      default:
-        return {i, Reservation::Extra::kNone, 0};
-    }
   }
 };
 

@@ -6,15 +6,15 @@
 // defined in json_program_internal.h and compiled in json_compiler.cc; this file is the
 // per-record part. Decode():
 //
-//   0. Parse: simdjson's DOM parser (reused; it validates the JSON grammar and UTF-8
+//   1. Parse: simdjson's DOM parser (reused; it validates the JSON grammar and UTF-8
 //      and bounds the depth iteratively, so hostile nesting cannot overflow the stack).
-//   1. Validate: walks the parsed document along the program, with every check, counting
-//      per op how many values and data bytes its builder will receive. Nothing is
-//      written.
-//   2. Reserve: reserves exactly that capacity in each builder.
-//   3. Append: walks the document again and appends with UnsafeAppend.
+//   2. Walk: one walk of the parsed document along the program that checks each value
+//      and appends it (Arrow's capacity-checked appends). A record that fails part way
+//      is taken out again (ColumnCheck::Rollback), and the next validate_after_invalid
+//      records are checked by a walk that appends nothing before they are appended.
+//      (Until 2026-12 every record was walked twice: check and count, reserve, append.)
 //
-// The walks recurse along the schema only (bounded by kMaxJsonSchemaDepth); keys the
+// The walk recurses along the schema only (bounded by kMaxJsonSchemaDepth); keys the
 // schema does not declare are never walked.
 // A number simdjson cannot hold makes it refuse the whole document; NumberScan
 // (json_number_scan.cc) then explains it.
@@ -266,11 +266,13 @@ inline int FindProperty(Program& p, uint32_t i, const Op& o, std::string_view ke
 }
 
 // ---------------------------------------------------------------------------------------
-// Phase 1: validation and counting
+// The walk: checks each value of the parsed document, then (kAppend) appends it. Without
+// kAppend it only checks (Validate, and the records after an invalid one).
 
-class Validator {
+template <bool kAppend>
+class Walk {
  public:
-  explicit Validator(Program* p) : p_(*p), ops_(p->ops.data()) {}
+  explicit Walk(Program* p) : p_(*p), ops_(p->ops.data()) {}
 
   bool Run(dom::element root) {
     if (root.type() != dom::element_type::OBJECT) {
@@ -281,6 +283,8 @@ class Validator {
 
   uint32_t error_op() const { return err_op_; }
   const std::string& error() const { return err_; }
+  // Not OK when an append failed (memory, Arrow's limits) rather than the document.
+  const Status& status() const { return st_; }
 
  private:
   bool Fail(uint32_t op, std::string what) {
@@ -299,16 +303,57 @@ class Validator {
     return "\"" + std::string(s) + "\"";
   }
 
-  void CountNull(uint32_t i) {
-    const Op& op = ops_[i];
-    if (op.link == Link::kNone) return;
-    ++p_.counts[i];
-    for (uint32_t f = 0; f < op.fill_count; ++f) ++p_.counts[p_.fill[op.fill_begin + f]];
+  bool Ok(Status st) {
+    if (ARROW_PREDICT_TRUE(st.ok())) return true;
+    st_ = std::move(st);
+    return false;
   }
 
-  void Count(uint32_t i, int64_t bytes = 0) {
-    ++p_.counts[i];
-    p_.bytes[i] += bytes;
+  template <typename B>
+  B* As(uint32_t i) const {
+    return static_cast<B*>(p_.builders[i]);
+  }
+
+  // Appends `v` to op i's builder, of type B, if the op has one.
+  template <typename B, typename V>
+  bool Put(uint32_t i, const V& v) {
+    if constexpr (!kAppend) {
+      return true;
+    } else {
+      if (ops_[i].sink == Sink::kNone) return true;
+      return internal::AppendOne(As<B>(i), v, &st_);
+    }
+  }
+
+  bool PutString(uint32_t i, std::string_view s) {
+    if constexpr (!kAppend) {
+      return true;
+    } else {
+      if (ops_[i].sink == Sink::kNone) return true;
+      return internal::AppendBinary(As<::arrow::BinaryBuilder>(i), s.data(),
+                                    static_cast<int64_t>(s.size()), &st_);
+    }
+  }
+
+  // A null for op i (a struct builder appends empty values to its fields itself).
+  bool Null(uint32_t i) {
+    if constexpr (!kAppend) {
+      return true;
+    } else {
+      if (ops_[i].sink == Sink::kNone) return true;
+      return Ok(p_.builders[i]->AppendNull());
+    }
+  }
+
+  // Starts a struct, list or map value of op i (its children follow).
+  template <typename B>
+  bool Open(uint32_t i) {
+    if constexpr (!kAppend) {
+      return true;
+    } else {
+      if (ops_[i].sink == Sink::kNone) return true;
+      return Ok(As<B>(i)->Append());
+    }
   }
 
   bool Value(uint32_t i, dom::element e) {
@@ -316,24 +361,20 @@ class Validator {
     const dom::element_type t = e.type();
     if (t == dom::element_type::NULL_VALUE) {
       if (!op.nullable) return Expected(i, e);
-      CountNull(i);
-      return true;
+      return Null(i);
     }
     switch (op.kind) {
       case Kind::kBoolean:
         if (t != dom::element_type::BOOL) return Expected(i, e);
-        Count(i);
-        return true;
-      case Kind::kInteger:
+        return Put<::arrow::BooleanBuilder>(i, e.get_bool().value_unsafe());
+      case Kind::kInteger: {
+        int64_t v;
         if (t == dom::element_type::INT64) {
-          Count(i);
-          return true;
-        }
-        if (t == dom::element_type::UINT64) {
+          v = e.get_int64().value_unsafe();
+        } else if (t == dom::element_type::UINT64) {
           return Fail(i, "integer " + std::to_string(e.get_uint64().value_unsafe()) +
                              " is outside the int64 range");
-        }
-        if (t == dom::element_type::DOUBLE) {
+        } else if (t == dom::element_type::DOUBLE) {
           const double d = e.get_double().value_unsafe();
           if (!IntegralDouble(d)) {
             return Fail(i, std::trunc(d) == d
@@ -341,101 +382,42 @@ class Validator {
                                      " written as a float is beyond 2^53 (not exact)"
                                : "expected integer, got number " + std::to_string(d));
           }
-          Count(i);
-          return true;
-        }
-        return Expected(i, e);
-      case Kind::kNumber:
-        if (t != dom::element_type::INT64 && t != dom::element_type::UINT64 &&
-            t != dom::element_type::DOUBLE) {
+          v = static_cast<int64_t>(d);
+        } else {
           return Expected(i, e);
         }
-        Count(i);
-        return true;
+        return Put<::arrow::Int64Builder>(i, v);
+      }
+      case Kind::kNumber: {
+        double d;
+        if (t == dom::element_type::INT64) {
+          d = static_cast<double>(e.get_int64().value_unsafe());
+        } else if (t == dom::element_type::UINT64) {
+          d = static_cast<double>(e.get_uint64().value_unsafe());
+        } else if (t == dom::element_type::DOUBLE) {
+          d = e.get_double().value_unsafe();
+        } else {
+          return Expected(i, e);
+        }
+        return Put<::arrow::DoubleBuilder>(i, d);
+      }
       case Kind::kString:
       case Kind::kUuid:
       case Kind::kDate:
       case Kind::kDateTime:
-      case Kind::kTime: {
+      case Kind::kTime:
         if (t != dom::element_type::STRING) return Expected(i, e);
-        const std::string_view s = e.get_string().value_unsafe();
-        int64_t v;
-        switch (op.kind) {
-          case Kind::kUuid:
-            if (!IsUuid(s)) return Fail(i, "expected a uuid string, got " + Quote(s));
-            break;
-          case Kind::kDate:
-            if (!ParseDate(s, &v)) {
-              return Fail(i, "expected an RFC 3339 date (YYYY-MM-DD), got " + Quote(s));
-            }
-            if (v < kMinDateDays) {
-              return Fail(i, "date " + Quote(s) + " is outside 0001-01-01..9999-12-31");
-            }
-            break;
-          case Kind::kDateTime:
-            if (!ParseDateTime(s, &v)) {
-              return Fail(
-                  i,
-                  "expected an RFC 3339 date-time with offset (at most microsecond "
-                  "precision), got " +
-                      Quote(s));
-            }
-            if (v < kMinTimestampMicros || v > kMaxTimestampMicros) {
-              return Fail(i, "date-time " + Quote(s) +
-                                 " is outside 0001-01-01T00:00:00Z.."
-                                 "9999-12-31T23:59:59.999999Z in UTC");
-            }
-            break;
-          case Kind::kTime:
-            if (!ParseTime(s, &v)) {
-              return Fail(i,
-                          "expected an RFC 3339 time (HH:MM:SS[.ffffff][offset]), got " +
-                              Quote(s));
-            }
-            // The column holds a UTC time of day without a date: a time whose offset
-            // moves it to another day in UTC is refused rather than wrapped, which would
-            // silently put it a day away from the date it was sent with.
-            if (v < 0 || v >= kMicrosPerDay) {
-              return Fail(i, "time " + Quote(s) + " is on the " +
-                                 (v < 0 ? "previous" : "next") +
-                                 " day in UTC, which a time-of-day column cannot hold; "
-                                 "send UTC times or times without an offset");
-            }
-            break;
-          default:
-            break;
-        }
-        if (op.link != Link::kNone) Count(i, static_cast<int64_t>(s.size()));
-        return true;
-      }
+        return Text(i, e.get_string().value_unsafe());
       case Kind::kObject:
         if (t != dom::element_type::OBJECT) return Expected(i, e);
-        return Object(i, e.get_object().value_unsafe());
-      case Kind::kMap: {
+        return Open<::arrow::StructBuilder>(i) &&
+               Object(i, e.get_object().value_unsafe());
+      case Kind::kMap:
         if (t != dom::element_type::OBJECT) return Expected(i, e);
-        dom::object obj = e.get_object().value_unsafe();
-        const uint32_t key = op.first_child;
-        const uint32_t value = key + 1;
-        auto& keys = p_.keys;
-        keys.clear();
-        for (dom::key_value_pair kv : obj) {
-          keys.push_back(kv.key);
-          p_.key[value] = kv.key;
-          if (!Value(value, kv.value)) return false;
-          if (op.link != Link::kNone) Count(key, static_cast<int64_t>(kv.key.size()));
-        }
-        if (keys.size() > 1) {
-          std::sort(keys.begin(), keys.end());
-          for (size_t k = 1; k < keys.size(); ++k) {
-            if (keys[k] == keys[k - 1])
-              return Fail(i, "duplicate map key " + Quote(keys[k]));
-          }
-        }
-        if (op.link != Link::kNone) Count(i);
-        return true;
-      }
+        return Open<::arrow::MapBuilder>(i) && Map(i, e.get_object().value_unsafe());
       case Kind::kArray: {
         if (t != dom::element_type::ARRAY) return Expected(i, e);
+        if (!Open<::arrow::ListBuilder>(i)) return false;
         const uint32_t item = op.first_child;
         int64_t n = 0;
         const dom::array arr = e.get_array().value_unsafe();
@@ -443,7 +425,6 @@ class Validator {
           p_.index[item] = n++;
           if (!Value(item, v)) return false;
         }
-        if (op.link != Link::kNone) Count(i);
         return true;
       }
       case Kind::kAbsent:
@@ -452,6 +433,81 @@ class Validator {
     return true;
   }
 
+  // A string value of op i: plain text, or a uuid, date, date-time or time, parsed
+  // strictly.
+  bool Text(uint32_t i, std::string_view s) {
+    int64_t v = 0;
+    switch (ops_[i].kind) {
+      case Kind::kUuid:
+        if (!IsUuid(s)) return Fail(i, "expected a uuid string, got " + Quote(s));
+        [[fallthrough]];
+      case Kind::kString:
+        return PutString(i, s);
+      case Kind::kDate:
+        if (!ParseDate(s, &v)) {
+          return Fail(i, "expected an RFC 3339 date (YYYY-MM-DD), got " + Quote(s));
+        }
+        if (v < kMinDateDays) {
+          return Fail(i, "date " + Quote(s) + " is outside 0001-01-01..9999-12-31");
+        }
+        return Put<::arrow::Date32Builder>(i, static_cast<int32_t>(v));
+      case Kind::kDateTime:
+        if (!ParseDateTime(s, &v)) {
+          return Fail(i,
+                      "expected an RFC 3339 date-time with offset (at most microsecond "
+                      "precision), got " +
+                          Quote(s));
+        }
+        if (v < kMinTimestampMicros || v > kMaxTimestampMicros) {
+          return Fail(i, "date-time " + Quote(s) +
+                             " is outside 0001-01-01T00:00:00Z.."
+                             "9999-12-31T23:59:59.999999Z in UTC");
+        }
+        return Put<::arrow::TimestampBuilder>(i, v);
+      case Kind::kTime:
+        if (!ParseTime(s, &v)) {
+          return Fail(i, "expected an RFC 3339 time (HH:MM:SS[.ffffff][offset]), got " +
+                             Quote(s));
+        }
+        // The column holds a UTC time of day without a date: a time whose offset moves
+        // it to another day in UTC is refused rather than wrapped, which would silently
+        // put it a day away from the date it was sent with.
+        if (v < 0 || v >= kMicrosPerDay) {
+          return Fail(i, "time " + Quote(s) + " is on the " +
+                             (v < 0 ? "previous" : "next") +
+                             " day in UTC, which a time-of-day column cannot hold; "
+                             "send UTC times or times without an offset");
+        }
+        return ops_[i].sink == Sink::kTime64 ? Put<::arrow::Time64Builder>(i, v)
+                                             : Put<::arrow::Int64Builder>(i, v);
+      default:
+        return true;
+    }
+  }
+
+  // The entries of map op i: each key, then its value; duplicate keys are refused.
+  bool Map(uint32_t i, dom::object obj) {
+    const uint32_t key = ops_[i].first_child;
+    const uint32_t value = key + 1;
+    auto& keys = p_.keys;
+    keys.clear();
+    for (dom::key_value_pair kv : obj) {
+      keys.push_back(kv.key);
+      p_.key[value] = kv.key;
+      if (!PutString(key, kv.key) || !Value(value, kv.value)) return false;
+    }
+    if (keys.size() > 1) {
+      std::sort(keys.begin(), keys.end());
+      for (size_t k = 1; k < keys.size(); ++k) {
+        if (keys[k] == keys[k - 1]) return Fail(i, "duplicate map key " + Quote(keys[k]));
+      }
+    }
+    return true;
+  }
+
+  // The properties of object op i (the root's are the columns): each declared key's
+  // value, then a null for every property not present (refused if required) and for
+  // every table field the writer lacks. Keys the schema does not declare are ignored.
   bool Object(uint32_t i, dom::object obj) {
     const Op& op = ops_[i];
     uint8_t* seen = p_.seen.data() + op.first_slot;
@@ -469,13 +525,12 @@ class Validator {
       const uint32_t c = op.first_child + k;
       if (seen[k]) continue;
       if (ops_[c].required) return Fail(c, "required property is missing");
-      CountNull(c);
+      if (!Null(c)) return false;
     }
     for (uint32_t c = op.first_child + op.num_props; c < op.first_child + op.num_children;
          ++c) {
-      CountNull(c);
+      if (!Null(c)) return false;
     }
-    if (op.link != Link::kNone && op.sink != Sink::kRoot) Count(i);
     return true;
   }
 
@@ -483,6 +538,7 @@ class Validator {
   const Op* ops_;
   uint32_t err_op_ = 0;
   std::string err_;
+  Status st_;
 };
 
 // "$.a.b[3].c" for op i at the current position of the validation walk.
@@ -510,132 +566,6 @@ std::string RuntimePath(const Program& p, uint32_t i) {
   return out;
 }
 
-// ---------------------------------------------------------------------------------------
-// Phase 3: append (the document is known to be valid)
-
-class Appender {
- public:
-  explicit Appender(Program* p) : p_(*p), ops_(p->ops.data()) {}
-
-  Status Run(dom::element root) { return Object(0, root.get_object().value_unsafe()); }
-
- private:
-  template <typename B>
-  B* As(uint32_t i) const {
-    return static_cast<B*>(p_.builders[i]);
-  }
-
-  Status Value(uint32_t i, dom::element e) {
-    const Op& op = ops_[i];
-    if (op.sink == Sink::kNone) return Status::OK();
-    const dom::element_type t = e.type();
-    if (t == dom::element_type::NULL_VALUE) return p_.builders[i]->AppendNull();
-    switch (op.sink) {
-      case Sink::kNone:
-      case Sink::kRoot:
-      case Sink::kNull:
-        return p_.builders[i]->AppendNull();
-      case Sink::kBoolean:
-        As<::arrow::BooleanBuilder>(i)->UnsafeAppend(e.get_bool().value_unsafe());
-        return Status::OK();
-      case Sink::kInt64: {
-        int64_t v;
-        if (op.kind == Kind::kTime) {
-          ParseTime(e.get_string().value_unsafe(), &v);
-        } else if (t == dom::element_type::INT64) {
-          v = e.get_int64().value_unsafe();
-        } else {
-          v = static_cast<int64_t>(e.get_double().value_unsafe());
-        }
-        As<::arrow::Int64Builder>(i)->UnsafeAppend(v);
-        return Status::OK();
-      }
-      case Sink::kTime64: {
-        int64_t v = 0;
-        ParseTime(e.get_string().value_unsafe(), &v);
-        As<::arrow::Time64Builder>(i)->UnsafeAppend(v);
-        return Status::OK();
-      }
-      case Sink::kDouble: {
-        double d;
-        if (t == dom::element_type::INT64) {
-          d = static_cast<double>(e.get_int64().value_unsafe());
-        } else if (t == dom::element_type::UINT64) {
-          d = static_cast<double>(e.get_uint64().value_unsafe());
-        } else {
-          d = e.get_double().value_unsafe();
-        }
-        As<::arrow::DoubleBuilder>(i)->UnsafeAppend(d);
-        return Status::OK();
-      }
-      case Sink::kString:
-        As<::arrow::StringBuilder>(i)->UnsafeAppend(e.get_string().value_unsafe());
-        return Status::OK();
-      case Sink::kDate32: {
-        int64_t days = 0;
-        ParseDate(e.get_string().value_unsafe(), &days);
-        As<::arrow::Date32Builder>(i)->UnsafeAppend(static_cast<int32_t>(days));
-        return Status::OK();
-      }
-      case Sink::kTimestamp: {
-        int64_t micros = 0;
-        ParseDateTime(e.get_string().value_unsafe(), &micros);
-        As<::arrow::TimestampBuilder>(i)->UnsafeAppend(micros);
-        return Status::OK();
-      }
-      case Sink::kStruct:
-        FLOE_RETURN_NOT_OK(As<::arrow::StructBuilder>(i)->Append());
-        return Object(i, e.get_object().value_unsafe());
-      case Sink::kList: {
-        FLOE_RETURN_NOT_OK(As<::arrow::ListBuilder>(i)->Append());
-        const dom::array arr = e.get_array().value_unsafe();
-        for (dom::element v : arr) {
-          FLOE_RETURN_NOT_OK(Value(op.first_child, v));
-        }
-        return Status::OK();
-      }
-      case Sink::kMap: {
-        FLOE_RETURN_NOT_OK(As<::arrow::MapBuilder>(i)->Append());
-        auto* keys = As<::arrow::StringBuilder>(op.first_child);
-        const dom::object obj = e.get_object().value_unsafe();
-        for (dom::key_value_pair kv : obj) {
-          keys->UnsafeAppend(kv.key);
-          FLOE_RETURN_NOT_OK(Value(op.first_child + 1, kv.value));
-        }
-        return Status::OK();
-      }
-    }
-    return Status::OK();
-  }
-
-  Status Object(uint32_t i, dom::object obj) {
-    const Op& op = ops_[i];
-    uint8_t* seen = p_.seen.data() + op.first_slot;
-    std::memset(seen, 0, op.num_props);
-    p_.hint[i] = 0;
-    for (dom::key_value_pair kv : obj) {
-      const int k = FindProperty(p_, i, op, kv.key);
-      if (k < 0) continue;
-      seen[k] = 1;
-      FLOE_RETURN_NOT_OK(Value(op.first_child + static_cast<uint32_t>(k), kv.value));
-    }
-    for (uint32_t k = 0; k < op.num_props; ++k) {
-      const uint32_t c = op.first_child + k;
-      if (!seen[k] && ops_[c].link != Link::kNone) {
-        FLOE_RETURN_NOT_OK(p_.builders[c]->AppendNull());
-      }
-    }
-    for (uint32_t c = op.first_child + op.num_props; c < op.first_child + op.num_children;
-         ++c) {
-      FLOE_RETURN_NOT_OK(p_.builders[c]->AppendNull());
-    }
-    return Status::OK();
-  }
-
-  Program& p_;
-  const Op* ops_;
-};
-
 // Copies `data` into the program's padded buffer (simdjson reads past the end).
 const uint8_t* CopyPadded(Program& p, const uint8_t* data, size_t size) {
   if (!p.padded || size > p.padded_capacity) {  // a fresh decoder has no buffer yet
@@ -648,8 +578,8 @@ const uint8_t* CopyPadded(Program& p, const uint8_t* data, size_t size) {
   return p.padded.get();
 }
 
-Status ParseAndValidate(Program& p, const uint8_t* data, size_t size, dom::element* root,
-                        bool rewritten = false);
+Status Parse(Program& p, const uint8_t* data, size_t size, dom::element* root,
+             bool rewritten = false);
 
 // After simdjson's NUMBER_ERROR: explains a number beyond its range (NumberScan), or
 // parses a copy with such numbers rewritten. `error` is simdjson's own, kept when the
@@ -679,12 +609,12 @@ Status NumberError(Program& p, const uint8_t* data, size_t size, dom::element* r
   out.insert(out.end(), data + at, data + size);
   const size_t rewritten_size = out.size();
   out.resize(rewritten_size + JsonDecoder::kPadding, 0);
-  return ParseAndValidate(p, out.data(), rewritten_size, root, /*rewritten=*/true);
+  return Parse(p, out.data(), rewritten_size, root, /*rewritten=*/true);
 }
 
-// Phase 1: parses the padded document and checks it against the schema.
-Status ParseAndValidate(Program& p, const uint8_t* data, size_t size, dom::element* root,
-                        bool rewritten) {
+// Parses the padded document (simdjson checks the grammar, UTF-8 and the depth).
+Status Parse(Program& p, const uint8_t* data, size_t size, dom::element* root,
+             bool rewritten) {
   if (size > p.parser.capacity()) {
     // Grow geometrically so that slowly growing records do not reallocate every time.
     const size_t cap = std::max(size, 2 * p.parser.capacity());
@@ -716,11 +646,18 @@ Status ParseAndValidate(Program& p, const uint8_t* data, size_t size, dom::eleme
     }
     return st;
   }
-  Validator v(&p);
-  if (!v.Run(*root)) {
-    return InvalidRecord("JSON at " + RuntimePath(p, v.error_op()) + ": " + v.error());
-  }
   return Status::OK();
+}
+
+template <bool kAppend>
+Status WalkError(const Program& p, const Walk<kAppend>& w) {
+  return InvalidRecord("JSON at " + RuntimePath(p, w.error_op()) + ": " + w.error());
+}
+
+// Checks the parsed document against the schema; appends nothing.
+Status Check(Program& p, dom::element root) {
+  Walk<false> w(&p);
+  return w.Run(root) ? Status::OK() : WalkError(p, w);
 }
 
 }  // namespace
@@ -730,25 +667,21 @@ Status ParseAndValidate(Program& p, const uint8_t* data, size_t size, dom::eleme
 namespace internal {
 
 Status ValidateRecord(JsonProgram& p, const uint8_t* data, size_t size) {
-  p.ResetCounts();
   dom::element root;
-  return ParseAndValidate(p, CopyPadded(p, data, size), size, &root);
+  FLOE_RETURN_NOT_OK(Parse(p, CopyPadded(p, data, size), size, &root));
+  return Check(p, root);
 }
 
 Status DecodePaddedRecord(JsonProgram& p, const uint8_t* data, size_t size,
                           ::arrow::ArrayBuilder* const* cols) {
-  FLOE_RETURN_NOT_OK(p.Start("JsonDecoder", cols));
+  FLOE_RETURN_NOT_OK(p.Bind("JsonDecoder", cols));
   dom::element root;
-  FLOE_RETURN_NOT_OK(ParseAndValidate(p, data, size, &root));
-  FLOE_RETURN_NOT_OK(p.Reserve());
-  Status st = Appender(&p).Run(root);
-  if (!st.ok()) {
-    return st.WithMessage(
-        "JSON decoder: appending a validated record failed (the builders may now be "
-        "inconsistent): ",
-        st.message());
-  }
-  return Status::OK();
+  FLOE_RETURN_NOT_OK(Parse(p, data, size, &root));
+  if (p.Guarded()) FLOE_RETURN_NOT_OK(Check(p, root));
+  Walk<true> w(&p);
+  return p.AppendOrRollback(
+      "JSON decoder", cols, [&] { return w.Run(root); },
+      [&] { return w.status().ok() ? WalkError(p, w) : w.status(); });
 }
 
 [[gnu::always_inline]] inline Status DecodeRecord(JsonProgram& p, const uint8_t* data,

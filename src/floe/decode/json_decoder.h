@@ -18,18 +18,19 @@
 //    (a time string may also go to an Iceberg time column), and a property that may be
 //    null or missing needs an optional table field.
 //
-// Decode takes one JSON document (UTF-8, no framing) in two phases: the document is
-// parsed (malformed JSON, trailing garbage, invalid UTF-8 and nesting deeper than
-// kMaxJsonDocumentDepth are rejected here; a number beyond the parser's range is refused
-// only where the schema reads it: json_number_scan.cc) and validated against
-// the schema (types; required properties present and not null; integers integral and
-// within int64; date, date-time (RFC 3339 with offset → UTC microseconds, years 1..9999),
-// time (an offset must not move it to another day) and uuid strings parsed strictly;
-// duplicate keys), counting what each builder will receive; then that capacity is
-// reserved and the values are appended. An invalid record gives InvalidRecord("JSON at
-// $.a.b: expected integer, got string") and the builders are unchanged. The only other
-// failures are allocation failures while reserving, which also leave the builders'
-// contents unchanged.
+// Decode takes one JSON document (UTF-8, no framing): it is parsed (malformed JSON,
+// trailing garbage, invalid UTF-8 and nesting deeper than kMaxJsonDocumentDepth are
+// rejected here; a number beyond the parser's range is refused only where the schema
+// reads it: json_number_scan.cc), then walked once along the schema, each value checked
+// (types; required properties present and not null; integers integral and within int64;
+// date, date-time (RFC 3339 with offset → UTC microseconds, years 1..9999), time (an
+// offset must not move it to another day) and uuid strings parsed strictly; duplicate
+// keys) and then appended. An invalid record gives InvalidRecord("JSON at $.a.b:
+// expected integer, got string") and the builders hold what they held before: the part
+// already appended is taken out again, and the next validate_after_invalid records are
+// checked before they are appended (DecoderOptions). The only other failures are
+// allocation failures, which also leave the builders as they were, unless memory also
+// runs out while the partial record is taken out (the message says so).
 #pragma once
 
 #include "floe/decode/compiled_decoder.h"

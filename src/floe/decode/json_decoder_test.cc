@@ -5,6 +5,7 @@
 
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "floe/common/new_counter_test_util.h"
 #include "floe/decode/decoder_test_util.h"
@@ -428,6 +429,82 @@ TEST(JsonDecoderTest, NestedErrorsNamePathsAndLeaveBuildersUnchanged) {
     ExpectInvalid(h.Decode(c.json), c.error);
     EXPECT_EQ(h.Snapshot(), before) << c.json;
   }
+}
+
+// Every scalar value of `doc` (after a ':' or in an array) replaced, one at a time, by
+// each of a few values of other types: valid JSON that fails the schema at every depth
+// and position (or, where the replacement fits, decodes).
+std::vector<std::string> ValueSwaps(const std::string& doc) {
+  static const char* kOthers[] = {"\"x\"", "7",         "1.5", "null",
+                                  "true",  "{}",        "[]",  "\"2024-13-01\"",
+                                  "[1]",   "{\"a\": 1}"};
+  std::vector<std::string> out;
+  for (size_t i = 0; i < doc.size(); ++i) {
+    const char c = doc[i];
+    if (c != ':' && c != '[' && c != ',') continue;
+    size_t b = i + 1;
+    while (b < doc.size() && doc[b] == ' ') ++b;
+    if (b >= doc.size()) break;
+    size_t e = b;
+    if (doc[b] == '"') {
+      e = doc.find('"', b + 1);
+      if (e == std::string::npos) break;
+      ++e;
+      if (e < doc.size() && doc[e] == ':') continue;  // a key, not a value
+    } else {
+      while (e < doc.size() && doc[e] != ',' && doc[e] != '}' && doc[e] != ']' &&
+             doc[e] != ' ' && doc[e] != '{' && doc[e] != '[') {
+        ++e;
+      }
+      if (e == b) continue;  // an object or array starts here
+    }
+    for (const char* other : kOthers) {
+      out.push_back(doc.substr(0, b) + other + doc.substr(e));
+    }
+  }
+  return out;
+}
+
+// Decode appends while it checks and takes a record that fails part way out again. What
+// it leaves must equal, value for value, what checking first and appending only the
+// valid records leaves. validate_after_invalid = 0 sends every failure through the
+// rollback (by default only the first of a run does).
+TEST(JsonDecoderTest, RollbackLeavesWhatValidatingFirstLeaves) {
+  JsonDecoderOptions always_rollback;
+  always_rollback.validate_after_invalid = 0;
+  Harness h(kNested, TableFor(kNested), always_rollback);
+  Harness reference(kNested);
+  const std::vector<std::string> good = {
+      R"({"id": 1, "opt": "x", "addr": {"zip": "123", "geo": {"lat": 1.5}}, "lines": [{"sku": "a", "qty": 2}, {"qty": 3, "sku": "b"}], "tags": ["t", null], "attrs": {"k": 1, "j": 2}, "grid": [[1, 2.5], [3]]})",
+      R"({"id": 2, "opt": null, "addr": null, "lines": [], "tags": [], "attrs": {}})",
+      R"({"lines": [{"sku": "c", "qty": 4}], "id": 3, "addr": {"zip": "9"}, "grid": [[]]})"};
+  std::vector<std::string> inputs;
+  for (size_t g = 0; g < good.size(); ++g) {
+    for (const std::string& swapped : ValueSwaps(good[g])) {
+      inputs.push_back(swapped);
+      inputs.push_back(good[(g + 1) % good.size()]);
+    }
+  }
+  testing::ExpectSameAsValidatingFirst(h, reference, inputs, 100);
+}
+
+// By default only the first failure of a run is taken out of the builders; the records
+// after it are checked before anything is appended (and still decode).
+TEST(JsonDecoderTest, RecordsAfterAnInvalidOneAreCheckedFirst) {
+  Harness h(kNested);
+  const std::string good = R"({"id": 1, "lines": [{"sku": "a", "qty": 1}]})";
+  const std::string bad = R"({"id": 1, "lines": [{"sku": "a", "qty": 1}, {"sku": 2}]})";
+  ASSERT_TRUE(h.Decode(good).ok());
+  const auto before = h.Snapshot();
+  for (int i = 0; i < 3; ++i) {
+    ExpectInvalid(h.Decode(bad), "JSON at $.lines[1].sku: expected string, got integer");
+    EXPECT_EQ(h.Snapshot(), before);
+  }
+  ASSERT_TRUE(h.Decode(good).ok());
+  auto batch = h.Flush();
+  ExpectColumn(*batch, "id", "[1, 1]");
+  ExpectColumn(*batch, "lines",
+               R"([[{"sku": "a", "qty": 1}], [{"sku": "a", "qty": 1}]])");
 }
 
 TEST(JsonDecoderTest, NumbersBeyondTheParserInNestedAndIgnoredValues) {

@@ -42,7 +42,7 @@ enum class Kind : uint8_t {
   kAbsent,  // a table field the writer schema lacks: always null
 };
 
-// What the append phase does with it.
+// Where the walk appends it.
 enum class Sink : uint8_t {
   kNone,       // not in the table: validated, never appended
   kRoot,       // the top-level object; its children are the columns
@@ -63,17 +63,14 @@ struct Op {
   Kind kind = Kind::kAbsent;
   Sink sink = Sink::kNone;
   Link link = Link::kNone;
-  bool nullable = false;        // JSON null accepted
-  bool required = false;        // as a property: must be present
-  bool struct_builder = false;  // the builder is a StructBuilder (null fills children)
+  bool nullable = false;  // JSON null accepted
+  bool required = false;  // as a property: must be present
   int32_t link_index = -1;
   uint32_t parent = 0;
   uint32_t first_child = 0;
   uint32_t num_children = 0;
   uint32_t num_props = 0;   // kObject: the first num_props children are its properties
   uint32_t first_slot = 0;  // kObject: seen flags in Program::seen
-  uint32_t fill_begin = 0;  // struct builders: descendants that a null appends to
-  uint32_t fill_count = 0;
 };
 
 }  // namespace json
@@ -82,7 +79,6 @@ struct Op {
 // and the column check: builders_internal.h.
 struct JsonProgram : ProgramBase<json::Op> {
   std::vector<std::string> names;  // per op: the property name (children of objects)
-  std::vector<uint32_t> fill;      // Op::fill_begin/fill_count index this
   // Per-record scratch, sized at Make time (or grown, never shrunk).
   std::vector<uint8_t> seen;   // per object op and property: key present
   std::vector<uint32_t> hint;  // per object op: where the next key lookup starts

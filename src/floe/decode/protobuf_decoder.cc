@@ -19,9 +19,11 @@
 //   a
 //         null), scanning nested message instances as it reaches them.
 //
-// Decode() runs Scan+Emit twice: first validating and counting (nothing is written),
-// then, after reserving exactly the counted capacity, appending with UnsafeAppend. An
-// invalid record therefore leaves the builders unchanged.
+// Decode() runs Scan+Emit once, checking each value and then appending it (Arrow's
+// capacity-checked appends). A record that fails part way is taken out again
+// (ColumnCheck::Rollback), and the next validate_after_invalid records are checked by a
+// pass that appends nothing before they are appended. (Until 2026-12 every record was
+// passed twice: check and count, reserve, append.)
 #include "floe/decode/protobuf_decoder.h"
 
 #include <arrow/array/builder_binary.h>
@@ -54,7 +56,6 @@ using iceberg::TypeId;
 using internal::ErrorInfo;
 using internal::Link;
 using internal::Reason;
-using internal::Reservation;
 using schema::ProtobufPresence;
 
 namespace {
@@ -120,14 +121,12 @@ struct Op {
   Sink sink = Sink::kNone;
   Link link = Link::kNone;
   ProtobufPresence presence = ProtobufPresence::kImplicit;
-  uint8_t wire = kLen;        // the wire type of one value of this op
-  bool table_struct = false;  // the table type is a struct (its nulls fill children)
-  bool dense = true;          // message ops: lookup is a dense table
-  int32_t number = 0;         // field ops: the field number
-  int32_t link_index = -1;    // kColumn, kStructField
-  int32_t oneof = -1;         // field ops in a oneof: index into the oneof scratch
+  uint8_t wire = kLen;      // the wire type of one value of this op
+  bool dense = true;        // message ops: lookup is a dense table
+  int32_t number = 0;       // field ops: the field number
+  int32_t link_index = -1;  // kColumn, kStructField
+  int32_t oneof = -1;       // field ops in a oneof: index into the oneof scratch
   uint32_t parent = 0;
-  uint32_t owner = 0;  // the op whose builder and counters this op uses
   uint32_t first_child = 0;
   uint32_t num_children = 0;
   uint32_t lookup_base = 0;  // message ops: field number → op, see Program::dense/sparse
@@ -251,13 +250,8 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
  public:
   using CompilerBase::CompilerBase;
 
-  // CompilerBase's hook: a table field that receives a null on every record. A struct
-  // gets child ops for its fields so that the empty values Arrow appends to them are
-  // counted (reserve phase).
-  void MarkAbsent(uint32_t op, const NestedField& field) {
-    p_->ops[op].table_struct = field.type->id == TypeId::kStruct;
-    p_->ops[op].kind = Kind::kAbsent;
-  }
+  // CompilerBase's hook: a table field that receives a null on every record.
+  void MarkAbsent(uint32_t op, const NestedField&) { p_->ops[op].kind = Kind::kAbsent; }
 
   Status Root(const pb::Descriptor& writer, const iceberg::Schema& table,
               const ProtobufDecoderOptions& options) {
@@ -335,7 +329,6 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
   Status StructMessage(uint32_t op, const pb::Descriptor& d, const Type& t, int depth) {
     p_->ops[op].kind = Kind::kMessage;
     p_->ops[op].sink = Sink::kStruct;
-    p_->ops[op].table_struct = true;
     return Message(op, d, internal::FieldPointers(t.fields), depth);
   }
 
@@ -562,34 +555,16 @@ class Compiler : public internal::CompilerBase<Compiler, Program> {
 
   void Finish() {
     auto& ops = p_->ops;
-    p_->AssignOwners([this](uint32_t i) { return ReservationOf(i); });
     p_->SizeScratch();
     p_->slots.assign(ops.size(), Slot{});
     p_->oneof_current.assign(p_->num_oneofs, 0);
     p_->occs.reserve(256);
     p_->occs.assign(1, Occ{nullptr, 0, 0, 0, 0});
   }
-
-  // What the reserve phase does for owner op `i` (a wrapper's builder takes what its
-  // value needs; a map's entries are counted by the key op of its entry).
-  Reservation ReservationOf(uint32_t i) const {
-    const Op& op = p_->ops[i];
-    const Op& value = op.sink == Sink::kWrapper ? p_->ops[op.first_child] : op;
-    switch (value.sink) {
-      case Sink::kBinary:
-      case Sink::kEnumString:
-        return {i, Reservation::Extra::kData, 0};
-      case Sink::kMap:
-        return {i, Reservation::Extra::kMapEntries,
-                p_->ops[value.first_child].first_child};
-      default:
-        return {i, Reservation::Extra::kNone, 0};
-    }
-  }
 };
 
 // ---------------------------------------------------------------------------------------
-// Scan + Emit, once to validate and count (kAppend = false), once to append.
+// Scan + Emit: checks every value and, with kAppend, appends it.
 
 template <bool kAppend>
 class Pass {
@@ -605,8 +580,27 @@ class Pass {
   }
 
   const ErrorInfo& error() const { return err_; }
+  // Not OK when an append failed (memory, Arrow's limits) rather than the record.
+  const Status& status() const { return st_; }
 
  private:
+  bool Ok(Status st) {
+    if (ARROW_PREDICT_TRUE(st.ok())) return true;
+    st_ = std::move(st);
+    return false;
+  }
+
+  // Appends `v` to op i's builder (of type B).
+  template <typename B, typename V>
+  bool Put(uint32_t i, const V& v) {
+    return internal::AppendOne(As<B>(i), v, &st_);
+  }
+
+  bool PutBytes(uint32_t i, const void* data, size_t n) {
+    return internal::AppendBinary(As<::arrow::BinaryBuilder>(i), data,
+                                  static_cast<int64_t>(n), &st_);
+  }
+
   bool Fail(const uint8_t* at, uint32_t op, Reason r, int64_t a = 0, int64_t b = 0) {
     err_ = ErrorInfo{at, op, r, a, b};
     return false;
@@ -617,23 +611,16 @@ class Pass {
     return static_cast<B*>(p_.builders[i]);
   }
 
-  // A varint within [p, end). Validating pass: at most 10 bytes, no bits beyond 64.
+  // A varint within [p, end): at most 10 bytes, no bits beyond 64.
   bool Varint(const uint8_t*& p, const uint8_t* end, uint32_t op, uint64_t* out) {
-    if constexpr (kAppend) {
-      *out = VarintUnchecked(p);
-      return true;
-    } else {
-      auto fail = [&](const uint8_t* at, Reason r, int64_t a) {
-        return Fail(at, op, r, a);
-      };
-      return internal::ReadVarint</*kCheckEnd=*/true>(p, end, out, fail);
-    }
+    auto fail = [&](const uint8_t* at, Reason r, int64_t a) {
+      return Fail(at, op, r, a);
+    };
+    return internal::ReadVarint</*kCheckEnd=*/true>(p, end, out, fail);
   }
 
   bool Need(const uint8_t* p, const uint8_t* end, uint32_t op, int64_t n) {
-    if constexpr (!kAppend) {
-      if (end - p < n) return Fail(p, op, Reason::kTruncated, n, end - p);
-    }
+    if (end - p < n) return Fail(p, op, Reason::kTruncated, n, end - p);
     return true;
   }
 
@@ -714,12 +701,10 @@ class Pass {
       const uint8_t* at = p;
       uint64_t tag;
       if (!Varint(p, end, m, &tag)) return false;
-      if constexpr (!kAppend) {
-        if (tag > std::numeric_limits<uint32_t>::max()) {
-          return Fail(at, m, Reason::kTagRange, static_cast<int64_t>(tag));
-        }
-        if ((tag >> 3) == 0) return Fail(at, m, Reason::kFieldZero);
+      if (tag > std::numeric_limits<uint32_t>::max()) {
+        return Fail(at, m, Reason::kTagRange, static_cast<int64_t>(tag));
       }
+      if ((tag >> 3) == 0) return Fail(at, m, Reason::kFieldZero);
       const auto number = static_cast<uint32_t>(tag >> 3);
       const auto wire = static_cast<uint8_t>(tag & 7);
       const uint32_t c = Lookup(mop, number);
@@ -745,11 +730,9 @@ class Pass {
         case kLen: {
           uint64_t n;
           if (!Varint(p, end, c ? c : m, &n)) return false;
-          if constexpr (!kAppend) {
-            if (n > static_cast<uint64_t>(end - p)) {
-              return Fail(at, c ? c : m, Reason::kLengthBeyondEnd,
-                          static_cast<int64_t>(n), end - p);
-            }
+          if (n > static_cast<uint64_t>(end - p)) {
+            return Fail(at, c ? c : m, Reason::kLengthBeyondEnd, static_cast<int64_t>(n),
+                        end - p);
           }
           value = p;
           value_len = static_cast<uint32_t>(n);
@@ -778,12 +761,10 @@ class Pass {
         }
       }
       if (f.kind == Kind::kOneofOther) continue;
-      if constexpr (!kAppend) {
-        const bool packed =
-            f.kind == Kind::kList && wire == kLen && Packable(ops_[f.first_child].kind);
-        if (wire != f.wire && !packed) {
-          return Fail(at, c, Reason::kWireMismatch, wire, f.wire);
-        }
+      const bool packed =
+          f.kind == Kind::kList && wire == kLen && Packable(ops_[f.first_child].kind);
+      if (wire != f.wire && !packed) {
+        return Fail(at, c, Reason::kWireMismatch, wire, f.wire);
       }
       Slot& s = p_.slots[c];
       ++s.count;
@@ -832,17 +813,10 @@ class Pass {
     return true;
   }
 
-  void CountEmpty(uint32_t i) { p_.CountEmptyFields(i); }
-
+  // For a struct, Arrow appends empty values to the children.
   bool Null(uint32_t i) {
-    if constexpr (kAppend) {
-      // For a struct, Arrow appends empty values to the children (counted at validation).
-      return p_.builders[i]->AppendNull().ok();
-    } else {
-      ++p_.counts[ops_[i].owner];
-      if (ops_[i].table_struct) CountEmpty(i);
-      return true;
-    }
+    if constexpr (kAppend) return Ok(p_.builders[i]->AppendNull());
+    return true;
   }
 
   // The field op `c` of the instance just scanned.
@@ -900,9 +874,7 @@ class Pass {
     switch (op.kind) {
       case Kind::kMessage:
         if constexpr (kAppend) {
-          if (!As<::arrow::StructBuilder>(i)->Append().ok()) return false;
-        } else {
-          ++p_.counts[op.owner];
+          if (!Ok(As<::arrow::StructBuilder>(i)->Append())) return false;
         }
         ok = EmitChildren(i);
         break;
@@ -933,21 +905,18 @@ class Pass {
       const uint8_t* q = ns.data;
       nanos = static_cast<int64_t>(VarintUnchecked(q));
     }
-    if constexpr (!kAppend) {
-      if (seconds < kMinSeconds || seconds > kMaxSeconds) {
-        return Fail(ss.data, op.first_child, Reason::kSecondsRange, seconds);
-      }
-      if (nanos < 0 || nanos > 999999999) {
-        return Fail(ns.data, op.first_child + 1, Reason::kNanosRange, nanos);
-      }
-      ++p_.counts[op.owner];
-      return true;
-    } else {
-      // Iceberg timestamptz holds microseconds: the nanoseconds below are dropped (floor,
-      // nanos are never negative). docs/type-mapping.md says so.
-      As<::arrow::TimestampBuilder>(i)->UnsafeAppend(seconds * 1000000 + nanos / 1000);
-      return true;
+    if (seconds < kMinSeconds || seconds > kMaxSeconds) {
+      return Fail(ss.data, op.first_child, Reason::kSecondsRange, seconds);
     }
+    if (nanos < 0 || nanos > 999999999) {
+      return Fail(ns.data, op.first_child + 1, Reason::kNanosRange, nanos);
+    }
+    // Iceberg timestamptz holds microseconds: the nanoseconds below are dropped (floor,
+    // nanos are never negative). docs/type-mapping.md says so.
+    if constexpr (kAppend) {
+      return Put<::arrow::TimestampBuilder>(i, seconds * 1000000 + nanos / 1000);
+    }
+    return true;
   }
 
   bool EmitList(uint32_t i, uint32_t first) {
@@ -955,9 +924,7 @@ class Pass {
     const uint32_t e = op.first_child;
     const Op& element = ops_[e];
     if constexpr (kAppend) {
-      if (!As<::arrow::ListBuilder>(i)->Append().ok()) return false;
-    } else {
-      ++p_.counts[op.owner];
+      if (!Ok(As<::arrow::ListBuilder>(i)->Append())) return false;
     }
     for (uint32_t o = first; o != 0; o = p_.occs[o].next) {
       const Occ occ = p_.occs[o];
@@ -991,10 +958,7 @@ class Pass {
                       : element.wire == kFixed64Wire ? 8
                                                      : 0;
     if (width > 0) {
-      if constexpr (!kAppend) {
-        if ((end - p) % width != 0)
-          return Fail(p, e, Reason::kPackedFixed, end - p, width);
-      }
+      if ((end - p) % width != 0) return Fail(p, e, Reason::kPackedFixed, end - p, width);
       for (; p < end; p += width) {
         if (!EmitScalar(e, p, 0)) return false;
       }
@@ -1096,9 +1060,7 @@ class Pass {
     const uint32_t entry = op.first_child;
     const uint32_t key = ops_[entry].first_child;
     if constexpr (kAppend) {
-      if (!As<::arrow::MapBuilder>(i)->Append().ok()) return false;
-    } else {
-      ++p_.counts[op.owner];
+      if (!Ok(As<::arrow::MapBuilder>(i)->Append())) return false;
     }
     if (n > 1 && !DropDuplicateKeys(entry, key, first, n)) return false;
     for (uint32_t o = first; o != 0; o = p_.occs[o].next) {
@@ -1130,11 +1092,9 @@ class Pass {
       case Kind::kInt32:
       case Kind::kEnum:
         iv = static_cast<int64_t>(VarintUnchecked(q));
-        if constexpr (!kAppend) {
-          if (iv < std::numeric_limits<int32_t>::min() ||
-              iv > std::numeric_limits<int32_t>::max()) {
-            return Fail(at, i, Reason::kInt32Range, iv);
-          }
+        if (iv < std::numeric_limits<int32_t>::min() ||
+            iv > std::numeric_limits<int32_t>::max()) {
+          return Fail(at, i, Reason::kInt32Range, iv);
         }
         if (op.kind == Kind::kEnum) return AppendEnum(i, static_cast<int32_t>(iv));
         break;
@@ -1143,19 +1103,15 @@ class Pass {
         break;
       case Kind::kUInt32:
         uv = VarintUnchecked(q);
-        if constexpr (!kAppend) {
-          if (uv > std::numeric_limits<uint32_t>::max()) {
-            return Fail(at, i, Reason::kUIntRange, static_cast<int64_t>(uv >> 1), uv & 1);
-          }
+        if (uv > std::numeric_limits<uint32_t>::max()) {
+          return Fail(at, i, Reason::kUIntRange, static_cast<int64_t>(uv >> 1), uv & 1);
         }
         iv = static_cast<int64_t>(uv);
         break;
       case Kind::kSInt32:
         uv = VarintUnchecked(q);
-        if constexpr (!kAppend) {
-          if (uv > std::numeric_limits<uint32_t>::max()) {
-            return Fail(at, i, Reason::kInt32Range, ZigZag(uv));
-          }
+        if (uv > std::numeric_limits<uint32_t>::max()) {
+          return Fail(at, i, Reason::kInt32Range, ZigZag(uv));
         }
         iv = ZigZag(uv);
         break;
@@ -1191,13 +1147,8 @@ class Pass {
         break;
       case Kind::kString:
       case Kind::kBytes: {
-        if constexpr (!kAppend) {
-          if (op.kind == Kind::kString && !CheckUtf8(i, at, at, len)) return false;
-          p_.bytes[op.owner] += len;
-          ++p_.counts[op.owner];
-        } else {
-          As<::arrow::BinaryBuilder>(i)->UnsafeAppend(at, static_cast<int32_t>(len));
-        }
+        if (op.kind == Kind::kString && !CheckUtf8(i, at, at, len)) return false;
+        if constexpr (kAppend) return PutBytes(i, at, len);
         return true;
       }
       default:
@@ -1207,44 +1158,30 @@ class Pass {
   }
 
   bool AppendNumber(uint32_t i, int64_t iv, uint64_t uv, double dv) {
-    const Op& op = ops_[i];
     if constexpr (!kAppend) {
-      ++p_.counts[op.owner];
       return true;
     } else {
-      switch (op.sink) {
+      switch (ops_[i].sink) {
         case Sink::kBoolean:
-          As<::arrow::BooleanBuilder>(i)->UnsafeAppend(iv != 0);
-          break;
+          return Put<::arrow::BooleanBuilder>(i, iv != 0);
         case Sink::kInt32:
-          As<::arrow::Int32Builder>(i)->UnsafeAppend(static_cast<int32_t>(iv));
-          break;
+          return Put<::arrow::Int32Builder>(i, static_cast<int32_t>(iv));
         case Sink::kInt64:
-          As<::arrow::Int64Builder>(i)->UnsafeAppend(iv);
-          break;
+          return Put<::arrow::Int64Builder>(i, iv);
         case Sink::kFloat:
-          As<::arrow::FloatBuilder>(i)->UnsafeAppend(static_cast<float>(dv));
-          break;
+          return Put<::arrow::FloatBuilder>(i, static_cast<float>(dv));
         case Sink::kDouble:
-          As<::arrow::DoubleBuilder>(i)->UnsafeAppend(dv);
-          break;
+          return Put<::arrow::DoubleBuilder>(i, dv);
         case Sink::kDecimal:
-          As<::arrow::Decimal128Builder>(i)->UnsafeAppend(::arrow::Decimal128(0, uv));
-          break;
+          return Put<::arrow::Decimal128Builder>(i, ::arrow::Decimal128(0, uv));
         default:
-          break;
+          return true;
       }
-      return true;
     }
   }
 
   bool AppendText(uint32_t i, const char* s, size_t n) {
-    if constexpr (!kAppend) {
-      p_.bytes[ops_[i].owner] += static_cast<int64_t>(n);
-      ++p_.counts[ops_[i].owner];
-    } else {
-      As<::arrow::BinaryBuilder>(i)->UnsafeAppend(s, static_cast<int32_t>(n));
-    }
+    if constexpr (kAppend) return PutBytes(i, s, n);
     return true;
   }
 
@@ -1283,25 +1220,30 @@ class Pass {
   const uint8_t* begin_;
   const uint8_t* end_;
   ErrorInfo err_;
+  Status st_;
 };
 
 }  // namespace
 
 namespace {
 
-// Phase 1 (the counts must be zero).
-Status ValidateMessage(Program& p, const uint8_t* data, size_t size) {
+// Checks a record completely; appends nothing.
+Status CheckMessage(Program& p, const uint8_t* data, size_t size) {
+  Pass<false> check(&p, data, size);
+  if (check.Run()) return Status::OK();
+  const ErrorInfo& e = check.error();
+  return internal::InvalidAt("Protobuf", p.paths[e.op], e, data);
+}
+
+// The record's size is within what Arrow and the offsets hold; a null `data` (size 0)
+// points at an empty buffer.
+Status CheckSize(const uint8_t** data, size_t size) {
   if (size > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
     return InvalidRecord("Protobuf record of " + std::to_string(size) +
                          " bytes is too large");
   }
   static const uint8_t kEmpty = 0;
-  if (data == nullptr) data = &kEmpty;  // size is 0 then
-  Pass<false> validate(&p, data, size);
-  if (!validate.Run()) {
-    const ErrorInfo& e = validate.error();
-    return internal::InvalidAt("Protobuf", p.paths[e.op], e, data);
-  }
+  if (*data == nullptr) *data = &kEmpty;
   return Status::OK();
 }
 
@@ -1317,25 +1259,25 @@ Status CompileProgram(ProtobufProgram* p, const pb::Descriptor& writer,
 }
 
 Status ValidateRecord(ProtobufProgram& p, const uint8_t* data, size_t size) {
-  p.ResetCounts();
-  return ValidateMessage(p, data, size);
+  FLOE_RETURN_NOT_OK(CheckSize(&data, size));
+  return CheckMessage(p, data, size);
 }
 
 [[gnu::always_inline]] inline Status DecodeRecord(ProtobufProgram& p, const uint8_t* data,
                                                   size_t size,
                                                   ::arrow::ArrayBuilder* const* cols) {
-  FLOE_RETURN_NOT_OK(p.Start("ProtobufDecoder", cols));
-  FLOE_RETURN_NOT_OK(ValidateMessage(p, data, size));
-  static const uint8_t kEmpty = 0;
-  if (data == nullptr) data = &kEmpty;  // size is 0 then
-  FLOE_RETURN_NOT_OK(p.Reserve());
+  FLOE_RETURN_NOT_OK(p.Bind("ProtobufDecoder", cols));
+  FLOE_RETURN_NOT_OK(CheckSize(&data, size));
+  if (p.Guarded()) FLOE_RETURN_NOT_OK(CheckMessage(p, data, size));
   Pass<true> append(&p, data, size);
-  if (!append.Run()) {
-    return Status::Invalid(
-        "Protobuf decoder: appending a validated record failed (the builders may now be "
-        "inconsistent)");
-  }
-  return Status::OK();
+  return p.AppendOrRollback(
+      "Protobuf decoder", cols, [&] { return append.Run(); },
+      [&] {
+        const ErrorInfo& e = append.error();
+        return append.status().ok()
+                   ? internal::InvalidAt("Protobuf", p.paths[e.op], e, data)
+                   : append.status();
+      });
 }
 
 }  // namespace internal

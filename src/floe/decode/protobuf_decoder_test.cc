@@ -670,6 +670,67 @@ TEST(ProtobufDecoderTest, MalformedInputLeavesBuildersUnchanged) {
   h.Flush();
 }
 
+// Decode appends while it checks and takes a record that fails part way out again. What
+// it leaves must equal, value for value, what checking first and appending only the
+// valid records leaves: for rich records, every prefix and random mutations of each,
+// each followed by a good record. validate_after_invalid = 0 sends every failure through
+// the rollback (by default only the first of a run does).
+TEST(ProtobufDecoderTest, RollbackLeavesWhatValidatingFirstLeaves) {
+  Proto p(R"(
+    syntax = "proto3";
+    import "google/protobuf/timestamp.proto";
+    import "google/protobuf/wrappers.proto";
+    message Inner { string s = 1; sint32 n = 2; repeated int64 xs = 3; }
+    message M {
+      int32 a = 1;
+      string s = 2;
+      Inner inner = 3;
+      repeated fixed32 fx = 4;
+      uint32 u = 5;
+      repeated Inner items = 6;
+      map<string, int32> m = 7;
+      google.protobuf.Timestamp ts = 8;
+      google.protobuf.StringValue w = 9;
+      optional double d = 10;
+      oneof choice { string c1 = 11; int64 c2 = 12; }
+    })",
+          {1});
+  std::vector<std::string> good;
+  for (int i = 0; i < 4; ++i) {
+    auto m = p.New();
+    Set(m.get(), "a", -i * 1000);
+    SetStr(m.get(), "s", std::string(static_cast<size_t>(i), 'x') + "\xc3\xa9");
+    auto* inner = Sub(m.get(), "inner");
+    SetStr(inner, "s", "in" + std::to_string(i));
+    Set(inner, "n", -i);
+    for (int k = 0; k < i; ++k) Set(inner, "xs", k * 300);
+    for (int k = 0; k <= i; ++k) Set(m.get(), "fx", k);
+    Set(m.get(), "u", 4000000000u - static_cast<unsigned>(i));
+    for (int k = 0; k < i; ++k)
+      SetStr(Sub(m.get(), "items"), "s", "it" + std::to_string(k));
+    for (int k = 0; k < i; ++k) {
+      auto* e = Sub(m.get(), "m");
+      SetStr(e, "key", "k" + std::to_string(k));
+      Set(e, "value", k);
+    }
+    if (i % 2 == 0) {
+      Set(Sub(m.get(), "ts"), "seconds", 1700000000 + i);
+      SetStr(Sub(m.get(), "w"), "value", "wrapped");
+      SetDouble(m.get(), "d", 0.5 * i);
+      SetStr(m.get(), "c1", "one");
+    } else {
+      Set(m.get(), "c2", i);
+    }
+    good.push_back(Bytes(*m));
+  }
+  ProtobufDecoderOptions always_rollback;
+  always_rollback.validate_after_invalid = 0;
+  Harness h(p.descriptor(), TableFor(p.descriptor()), always_rollback);
+  Harness reference(p.descriptor());
+  testing::ExpectSameAsValidatingFirst(h, reference,
+                                       testing::GoodPrefixesAndMutations(good, 400), 100);
+}
+
 TEST(ProtobufDecoderTest, DuplicateMapKeysLastOneWins) {
   Proto p(R"(
     syntax = "proto3";
