@@ -248,6 +248,35 @@ inline bool IntegralDouble(double d) {
   return std::trunc(d) == d && std::fabs(d) <= static_cast<double>(kMaxExactDouble);
 }
 
+// Whether the `n` bytes at `a` and `b` are equal, for the short keys of JSON objects:
+// two overlapping loads of 8 (or 4) bytes compare up to 16 bytes without a call (memcmp
+// per key was 4.8% of a W4 drain's instructions).
+inline bool SameBytes(const char* a, const char* b, size_t n) {
+  if (n >= 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a, 8);
+    std::memcpy(&y, b, 8);
+    if (x != y) return false;
+    std::memcpy(&x, a + n - 8, 8);
+    std::memcpy(&y, b + n - 8, 8);
+    if (x != y) return false;
+    return n <= 16 || std::memcmp(a + 8, b + 8, n - 16) == 0;
+  }
+  if (n >= 4) {
+    uint32_t x, y;
+    std::memcpy(&x, a, 4);
+    std::memcpy(&y, b, 4);
+    if (x != y) return false;
+    std::memcpy(&x, a + n - 4, 4);
+    std::memcpy(&y, b + n - 4, 4);
+    return x == y;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
 // Finds the property child of object op `o` named `key`, or -1. Keys usually come in
 // schema order, so the search starts after the previous match.
 inline int FindProperty(Program& p, uint32_t i, const Op& o, std::string_view key) {
@@ -256,8 +285,7 @@ inline int FindProperty(Program& p, uint32_t i, const Op& o, std::string_view ke
   for (uint32_t tried = 0; tried < n; ++tried, ++k) {
     if (k >= n) k = 0;
     const std::string& name = p.names[o.first_child + k];
-    if (name.size() == key.size() &&
-        std::memcmp(name.data(), key.data(), key.size()) == 0) {
+    if (name.size() == key.size() && SameBytes(name.data(), key.data(), key.size())) {
       p.hint[i] = k + 1;
       return static_cast<int>(k);
     }
