@@ -903,9 +903,17 @@ class Appender : public Validator {
       // schema changes has many, null in every record of the producers that predate them.
       int64_t v;
       if (op.sink == Sink::kOptional && OneByteBranch(&v)) {
-        const bool ok = v == op.null_branch ? Null(ops_[op.first_child], b)
-                                            : Append(op.first_child, b);
-        if (!ok) return false;
+        if (v != op.null_branch) {
+          if (!Append(op.first_child, b)) return false;
+          continue;
+        }
+        // The most common such column, a string, without the call.
+        const Op& value = ops_[op.first_child];
+        if (value.sink == Sink::kBinary && internal::Length(b) < b->capacity()) {
+          As<::arrow::BinaryBuilder>(b)->UnsafeAppendNull();
+          continue;
+        }
+        if (!Null(value, b)) return false;
         continue;
       }
       if (!Append(c, b)) return false;
