@@ -8,8 +8,9 @@ version-k payload is the version-1 body plus k null-branch bytes; and `w1w`, eve
 the last version's schema (nine more null fields) and no change at all. Floe evolves the
 table at each new version of `w1e` (a schema-only commit, the rows before it committed with
 the old schema, decoders compiled for the new id). `w1w` separates what the changes cost from
-what a wider table costs. Runs alternate (w1, w1e, w1w, w1, ...) so a drift of the machine's
-speed hits all alike; reported: records per Floe CPU-second of each run, the medians, the
+what a wider table costs. Each round runs the three once, in an order that rotates from
+round to round (w1 w1e w1w, then w1e w1w w1, then w1w w1 w1e), so that neither a drift of the
+machine's speed nor a place in the round favours one; reported: records per Floe CPU-second of each run, the medians, the
 per-round ratios to w1, and the schema count of the evolved table.
 Results go to bench/results/<date>-w1-evolve.json. No assertion: the issue's target (within
 5% of the run without changes) is printed as met / not met from the median pair ratio.
@@ -32,8 +33,9 @@ from harness.kafka import start_kafka  # noqa: E402
 from harness.registry import start_registry  # noqa: E402
 
 
-# Interleaved in this order in every round: plain W1, W1 with a schema change every 500,000
-# records, and W1 at the last version's width (nine more nullable fields) without a change.
+# One run of each in every round (the order rotates): plain W1, W1 with a schema change every
+# 500,000 records, and W1 at the last version's width (nine more nullable fields) without a
+# change.
 WORKLOADS = ("w1", "w1e", "w1w")
 
 
@@ -48,7 +50,8 @@ def main() -> int:
     ap.add_argument("--floe", required=True)
     ap.add_argument("--records", type=int, default=0,
                     help="records per topic (default $FLOE_BENCH_RECORDS, else 5,000,000)")
-    ap.add_argument("--pairs", type=int, default=5, help="rounds (one run of each topic)")
+    ap.add_argument("--pairs", type=int, default=6,
+                    help="rounds (one run of each topic; default 6: each order twice)")
     args = ap.parse_args()
     n = args.records or int(os.environ.get("FLOE_BENCH_RECORDS", 0)) or 5_000_000
     os.environ["FLOE_BUILD_DIR"] = str(pathlib.Path(args.floe).resolve().parents[3])
@@ -66,7 +69,7 @@ def main() -> int:
         runs = {t: [] for t in WORKLOADS}
         schemas = 0
         for i in range(args.pairs):
-            for topic in WORKLOADS:
+            for topic in WORKLOADS[i % 3:] + WORKLOADS[:i % 3]:
                 hwm, size = topics[topic]
                 r = bench.one_run(kafka, registry.url, topic, work / f"{topic}-{i}", hwm, size,
                                   ["iceberg"])
