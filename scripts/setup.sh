@@ -21,7 +21,8 @@ apt_pkgs=(build-essential cmake ninja-build pkg-config git curl ca-certificates
   libcli11-dev libspdlog-dev libfmt-dev libzstd-dev libssl-dev libgtest-dev libgmock-dev
   libbenchmark-dev openjdk-17-jdk-headless maven python3-venv sqlite3
   clang-14 libclang-rt-14-dev  # clang + libFuzzer runtime: make fuzz
-  valgrind)  # bench/instructions.py: instruction counts that do not move with machine speed
+  valgrind  # bench/instructions.py: instruction counts that do not move with machine speed
+  libcurl4-openssl-dev)  # S3 conditional PUT (If-None-Match) with curl's SigV4 signing
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

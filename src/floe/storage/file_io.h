@@ -79,4 +79,30 @@ std::unique_ptr<FileIO> MakeMemoryFileIO();
 // "/a/b" -> "file:///a/b": the warehouse of a config that names a directory.
 std::string PathToFileUri(const std::string& absolute_path);
 
+// Where and how the S3 backend reaches its store.
+struct S3Settings {
+  std::string endpoint;          // "host:port" of an S3-compatible store; "" for AWS
+  std::string scheme = "https";  // "http" for a store on loopback
+  std::string region = "us-east-1";
+  bool path_style = false;  // bucket in the path, not the host (forced with an endpoint)
+  // Static credentials; all empty: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
+  // AWS_SESSION_TOKEN from the environment.
+  std::string access_key;
+  std::string secret_key;
+  std::string session_token;
+  double connect_timeout_s = 10;
+  double request_timeout_s = 60;
+};
+
+// s3:// URIs under `root_uri` ("s3://bucket/prefix"), over Arrow's S3FileSystem; the
+// create-if-absent of WriteNew is a conditional PUT (If-None-Match: *), which Arrow
+// cannot send, signed with curl's AWS SigV4. Errors: 404 → kNotFound, 412 → kConflict,
+// 5xx/throttling/timeouts → kRetriable, anything else (403, NoSuchBucket, wrong region)
+// → an error naming the bucket, the key and the S3 error code.
+Result<std::unique_ptr<FileIO>> MakeS3FileIO(std::string root_uri, S3Settings settings);
+
+// Shuts Arrow's S3 client down if an S3 backend was made: call once before exit, after
+// every S3 FileIO is gone (Arrow refuses it from an atexit handler).
+void FinalizeS3();
+
 }  // namespace floe::storage

