@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import random
 import socket
 import time
 import urllib.error
@@ -35,21 +36,40 @@ class S3StartError(RuntimeError):
     pass
 
 
-def _free_pair() -> int:
-    """A port p with p and p + 10000 both free on 127.0.0.1 (weed's HTTP and gRPC)."""
-    for _ in range(200):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port + 10000 > 65535:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port + 10000))
-            except OSError:
+# weed mini picks nothing itself, but its components connect to each other while it starts,
+# from ephemeral ports (32768-60999 on Linux): a port chosen there for a later component can
+# be taken by then ("Port allocation failed"). So ports come from below that range, the HTTP
+# port in 10000-22767 and its gRPC port (+10000) in 20000-32767.
+_PORT_LOW, _PORT_HIGH = 10000, 22767
+
+
+def _free_ports(names: list[str]) -> dict[str, int]:
+    """A port p per name with p and p + 10000 (weed's HTTP and gRPC) free on 127.0.0.1 and
+    all distinct, below the ephemeral range."""
+    rng = random.Random()
+    taken: set[int] = set()
+    out: dict[str, int] = {}
+    for name in names:
+        for _ in range(500):
+            port = rng.randint(_PORT_LOW, _PORT_HIGH)
+            if {port, port + 10000} & taken:
                 continue
-        return port
-    raise S3StartError("no free port pair for SeaweedFS")
+            if all(_bindable(p) for p in (port, port + 10000)):
+                taken |= {port, port + 10000}
+                out[name] = port
+                break
+        else:
+            raise S3StartError("no free port pair for SeaweedFS")
+    return out
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
 
 
 class S3:
@@ -99,7 +119,7 @@ def start_s3(work_dir: str | os.PathLike, bucket: str = "floe") -> S3:
     work = pathlib.Path(work_dir)
     data = work / "seaweedfs"
     data.mkdir(parents=True, exist_ok=True)
-    ports = {name: _free_pair() for name in ("master", "volume", "filer", "s3")}
+    ports = _free_ports(["master", "volume", "filer", "s3"])
     args = [str(WEED), "mini", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
             f"-master.port={ports['master']}", f"-volume.port={ports['volume']}",
             f"-filer.port={ports['filer']}", f"-s3.port={ports['s3']}",
