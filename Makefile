@@ -5,6 +5,7 @@ BUILD_DIR := build/$(PRESET)
 PY := .venv/bin/python
 JOBS ?= 2
 FUZZ_SECONDS ?= 60
+STORAGE ?= local
 
 .PHONY: setup build build-floe test unit integration demo bench asan fuzz format clean
 
@@ -30,7 +31,7 @@ test: build
 	@scripts/test.sh $(BUILD_DIR)
 
 demo: build-floe
-	@$(PY) scripts/demo.py --floe $(BUILD_DIR)/src/floe/cli/floe
+	@$(PY) scripts/demo.py --floe $(BUILD_DIR)/src/floe/cli/floe --storage $(STORAGE)
 
 bench: setup
 	@$(MAKE) --no-print-directory build PRESET=release
@@ -39,6 +40,7 @@ bench: setup
 	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe --formats iceberg,delta
 	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe --partitions 16
 	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe --workload w4
+	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe --storage local,s3
 	@$(PY) bench/evolve.py --floe build/release/src/floe/cli/floe
 	@$(PY) bench/peers.py --floe build/release/src/floe/cli/floe
 	@$(PY) bench/freshness.py --floe build/release/src/floe/cli/floe

@@ -175,16 +175,38 @@ def peak_rss_mib(pid: int) -> float:
     return float("nan")
 
 
-def dir_bytes(path: pathlib.Path, pattern: str) -> int:
-    return sum(f.stat().st_size for f in path.rglob(pattern) if f.is_file())
+def stored_bytes(run, s3) -> tuple[int, int]:
+    """(data, metadata) bytes the run wrote: Parquet data files; Iceberg manifests, lists and
+    metadata JSON, Delta log JSON and checkpoints."""
+    if s3 is None:
+        files = [(f.name, f.stat().st_size) for f in run.warehouse.rglob("*") if f.is_file()]
+    else:
+        import pyarrow.fs as pafs
+        prefix = run.warehouse_uri.removeprefix("s3://")
+        files = [(i.base_name, i.size) for i in s3.fs().get_file_info(
+            pafs.FileSelector(prefix, recursive=True, allow_not_found=True))
+            if i.type == pafs.FileType.File]
+    checkpoints = sum(n for name, n in files if name.endswith(".checkpoint.parquet"))
+    data = sum(n for name, n in files if name.endswith(".parquet")) - checkpoints
+    meta = sum(n for name, n in files if name.endswith((".avro", ".json"))) + checkpoints
+    return data, meta
+
+
+def s3_config(s3, prefix: str) -> dict:
+    """The config of a run whose warehouse is s3://<bucket>/<prefix> on the local store."""
+    return {"warehouse": s3.uri(prefix),
+            "s3": {"endpoint": f"http://{s3.endpoint}", "region": s3.region,
+                   "access.key.id": s3.access_key, "secret.access.key": s3.secret_key}}
 
 
 def one_run(kafka, registry_url: str, topic: str, work: pathlib.Path, hwm: dict, input_bytes: int,
             formats: list[str], topic_config: dict | None = None,
-            commit_interval_ms: int = 1000, overrides: dict | None = None):
+            commit_interval_ms: int = 1000, overrides: dict | None = None, s3=None):
+    extra = s3_config(s3, work.name) if s3 is not None else None
     run = FloeRun(work, kafka.bootstrap, registry_url,
                   [{"name": topic, "formats": formats, **(topic_config or {})}],
-                  defaults={"commit.interval.ms": commit_interval_ms})
+                  defaults={"commit.interval.ms": commit_interval_ms}, extra=extra, s3=s3)
+    run.warehouse_uri = extra["warehouse"] if extra else None
     if overrides:
         apply_overrides(run, overrides)
     t0 = time.monotonic()
@@ -211,11 +233,7 @@ def one_run(kafka, registry_url: str, topic: str, work: pathlib.Path, hwm: dict,
     md = run.metadata(default_table_name(topic))
     snaps = md["snapshots"]
     n = sum(hwm.values())
-    data = dir_bytes(run.warehouse, "*.parquet")
-    # Metadata: Iceberg manifests, lists and metadata JSON; Delta log JSON and checkpoints.
-    checkpoints = dir_bytes(run.warehouse, "*.checkpoint.parquet")
-    meta = dir_bytes(run.warehouse, "*.avro") + dir_bytes(run.warehouse, "*.json") + checkpoints
-    data -= checkpoints
+    data, meta = stored_bytes(run, s3)
     files = int(snaps[-1]["summary"]["total-data-files"]) if snaps else 0
     return {"records": n, "cpu_s": cpu, "wall_s": wall, "records_per_cpu_s": n / cpu,
             "records_per_wall_s": n / wall, "mb_per_wall_s": input_bytes / wall / 1e6,
@@ -338,6 +356,10 @@ def main() -> int:
     ap.add_argument("--commit-interval-ms", type=int, default=1000)
     ap.add_argument("--partitions", type=int, default=4,
                     help="partitions of the preloaded topic (results tagged -p<N> unless 4)")
+    ap.add_argument("--storage", choices=["local", "s3", "local,s3"], default="local",
+                    help="where the warehouse lives: local disk, S3 (a local SeaweedFS), or "
+                         "both, interleaved run by run (results tagged -s3, with the ratio of "
+                         "the S3 median to the local one)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="override a Floe config key for an experiment (kafka.<prop>, "
                          "memory.budget.bytes, ...); results are then tagged -exp and kept "
@@ -357,16 +379,34 @@ def main() -> int:
         registry = start_registry(work)
         topic, topic_config, hwm, input_bytes = prepare(kafka, registry, args.workload,
                                                         args.records, args.partitions)
-        results = []
+        storages = args.storage.split(",")
+        s3 = None
+        if "s3" in storages:
+            from harness.s3 import start_s3
+            s3 = start_s3(work / "s3")
+        by_storage: dict[str, list] = {st: [] for st in storages}
         for i in range(args.runs):
-            r = one_run(kafka, registry.url, topic, work / f"run{i}", hwm, input_bytes,
-                        args.formats.split(","), topic_config, args.commit_interval_ms,
-                        parse_overrides(args.set))
-            print(f"[bench] run {i + 1}: {r['records_per_cpu_s']:,.0f} records/CPU-s, "
-                  f"{r['records_per_wall_s']:,.0f} records/s wall, peak RSS {r['peak_rss_mib']:.0f} MiB",
-                  flush=True)
-            results.append(r)
+            for st in storages:
+                r = one_run(kafka, registry.url, topic, work / f"run{i}-{st}", hwm, input_bytes,
+                            args.formats.split(","), topic_config, args.commit_interval_ms,
+                            parse_overrides(args.set), s3 if st == "s3" else None)
+                print(f"[bench] run {i + 1} ({st}): {r['records_per_cpu_s']:,.0f} records/CPU-s, "
+                      f"{r['records_per_wall_s']:,.0f} records/s wall, peak RSS "
+                      f"{r['peak_rss_mib']:.0f} MiB", flush=True)
+                by_storage[st].append(r)
+        results = by_storage[storages[-1]]
         med = sorted(results, key=lambda r: r["records_per_cpu_s"])[len(results) // 2]
+        compared = None
+        if len(storages) == 2:
+            local = by_storage["local"]
+            local_med = sorted(local, key=lambda r: r["records_per_cpu_s"])[len(local) // 2]
+            ratios = sorted(b["records_per_cpu_s"] / a["records_per_cpu_s"]
+                            for a, b in zip(local, results))
+            compared = {"local_median_records_per_cpu_s": local_med["records_per_cpu_s"],
+                        "local_median_peak_rss_mib": local_med["peak_rss_mib"],
+                        "ratio_of_medians": med["records_per_cpu_s"] /
+                        local_med["records_per_cpu_s"],
+                        "ratio_per_pair": ratios, "local_runs": local}
         name = WORKLOADS[args.workload]
         out = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                "machine": machine(),
@@ -376,8 +416,9 @@ def main() -> int:
                             "avg_record_bytes": input_bytes / args.records,
                             "partitions": args.partitions,
                             "commit_interval_ms": args.commit_interval_ms,
-                            "overrides": parse_overrides(args.set)},
-               "runs": results, "median": med,
+                            "overrides": parse_overrides(args.set),
+                            "storage": storages[-1]},
+               "runs": results, "median": med, "compared_to_local": compared,
                "range": {k: [min(r[k] for r in results), max(r[k] for r in results)]
                          for k in ("records_per_cpu_s", "records_per_wall_s", "peak_rss_mib")}}
         res_dir = ROOT / "bench" / "results"
@@ -385,6 +426,7 @@ def main() -> int:
         tag = "" if args.workload == "w1" else "-" + args.workload
         tag += "" if args.formats == "iceberg" else "-" + args.formats.replace(",", "-")
         tag += "" if args.partitions == 4 else f"-p{args.partitions}"
+        tag += "-s3" if storages[-1] == "s3" else ""
         tag += "-exp" if args.set else ""
         path = res_dir / f"{dt.date.today().isoformat()}{tag}.json"
         path.write_text(json.dumps(out, indent=2))
@@ -393,6 +435,12 @@ def main() -> int:
               f"CPU-second (range {out['range']['records_per_cpu_s'][0]:,.0f}-"
               f"{out['range']['records_per_cpu_s'][1]:,.0f}; {med['mb_per_wall_s']:.1f} MB/s wall, peak RSS {med['peak_rss_mib']:.0f} MiB, "
               f"{med['files_per_commit']:.2f} files/commit) → {path}")
+        if compared:
+            print(f"[bench] S3 / local on the same run: ratio of medians "
+                  f"{compared['ratio_of_medians']:.3f}, per pair "
+                  f"{statistics.median(compared['ratio_per_pair']):.3f} "
+                  f"({compared['ratio_per_pair'][0]:.3f}-{compared['ratio_per_pair'][-1]:.3f}); "
+                  f"local median {compared['local_median_records_per_cpu_s']:,.0f}")
         return 0
     finally:
         procs.kill_all()

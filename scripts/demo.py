@@ -4,6 +4,9 @@ Starts a local single-node Kafka (KRaft) and the test schema registry, produces 
 orders with confluent-kafka's AvroSerializer, runs `floe run` until every record is committed
 (showing progress), queries the table with DuckDB and pyiceberg, and stops everything it
 started. Everything lives under ./demo-data (git-ignored); each run starts fresh.
+
+`--storage s3` (`make demo STORAGE=s3`) keeps the warehouse on a local SeaweedFS (its S3
+API on loopback) instead of a directory, and prints each engine's S3 settings.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from harness import procs  # noqa: E402
 from harness.floe import FloeRun  # noqa: E402
 from harness.kafka import start_kafka  # noqa: E402
 from harness.registry import start_registry  # noqa: E402
+from harness.s3 import start_s3  # noqa: E402
 
 TOPIC = "orders"
 N = 5000
@@ -76,10 +80,32 @@ def produce(bootstrap: str, registry_url: str) -> None:
 
 
 def print_connection_settings(floe: str, config: pathlib.Path, uri: str,
-                              warehouse: pathlib.Path) -> None:
+                              warehouse: pathlib.Path, s3=None) -> None:
+    if s3 is None:
+        trino = f"""    fs.native-local.enabled=true
+    local.location=local://{warehouse.resolve()}"""
+        spark = ""
+        duck = ""
+        note = "(no credentials: rest.auth.tokens is empty)"
+    else:
+        ep = f"http://{s3.endpoint}"
+        trino = f"""    fs.native-s3.enabled=true
+    s3.endpoint={ep}
+    s3.path-style-access=true
+    s3.region={s3.region}
+    s3.aws-access-key={s3.access_key}
+    s3.aws-secret-key={s3.secret_key}"""
+        spark = f"""
+    --conf spark.sql.catalog.floe.header.X-Iceberg-Access-Delegation=vended-credentials
+    (plus org.apache.iceberg:iceberg-aws-bundle on the classpath for S3FileIO)"""
+        duck = f"""
+    CREATE SECRET (TYPE S3, KEY_ID '{s3.access_key}', SECRET '{s3.secret_key}',
+                   ENDPOINT '{s3.endpoint}', URL_STYLE 'path', USE_SSL false);"""
+        note = ("(the catalog tells clients the S3 endpoint and vends read credentials to "
+                "those that ask)")
     say(f"""serve the tables again with:
     {floe} catalog serve --config {config}
-then connect with any engine (no credentials: rest.auth.tokens is empty):
+then connect with any engine {note}:
 
   pyiceberg (Python):
     from pyiceberg.catalog.rest import RestCatalog
@@ -89,18 +115,16 @@ then connect with any engine (no credentials: rest.auth.tokens is empty):
   Spark (spark-sql / pyspark, with iceberg-spark-runtime on the classpath):
     --conf spark.sql.catalog.floe=org.apache.iceberg.spark.SparkCatalog
     --conf spark.sql.catalog.floe.type=rest
-    --conf spark.sql.catalog.floe.uri={uri}
+    --conf spark.sql.catalog.floe.uri={uri}{spark}
     SELECT * FROM floe.kafka.{TOPIC} LIMIT 10;
 
-  Trino 476+ on this machine (etc/catalog/floe.properties; the local file system must
-  cover the warehouse, whose tables have file:// locations):
+  Trino 476+ (etc/catalog/floe.properties):
     connector.name=iceberg
     iceberg.catalog.type=rest
     iceberg.rest-catalog.uri={uri}
-    fs.native-local.enabled=true
-    local.location=local://{warehouse.resolve()}
+{trino}
 
-  DuckDB (iceberg extension):
+  DuckDB (iceberg extension):{duck}
     ATTACH 'floe' AS floe (TYPE iceberg, ENDPOINT '{uri}', AUTHORIZATION_TYPE 'none');
     SELECT * FROM floe.kafka.{TOPIC} LIMIT 10;
 """)
@@ -109,6 +133,9 @@ then connect with any engine (no credentials: rest.auth.tokens is empty):
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--floe", required=True)
+    ap.add_argument("--storage", choices=["local", "s3"], default="local",
+                    help="where the warehouse lives: a local directory, or a local "
+                         "SeaweedFS through its S3 API")
     args = ap.parse_args()
     work = ROOT / "demo-data"
     if work.exists():
@@ -130,9 +157,22 @@ def main() -> int:
         with socket.socket() as probe:
             free = probe.connect_ex(("127.0.0.1", 8181)) != 0
         listen = "127.0.0.1:8181" if free else "127.0.0.1:0"
+        extra = {"rest": {"listen": listen}}
+        s3 = None
+        if args.storage == "s3":
+            say("starting SeaweedFS (S3 API on loopback) ...")
+            s3 = start_s3(work / "s3")
+            extra = {
+                "warehouse": s3.uri("lake"),
+                "s3": {"endpoint": f"http://{s3.endpoint}", "region": s3.region,
+                       "access.key.id": s3.access_key, "secret.access.key": s3.secret_key},
+                # Demo only: the readers get Floe's own keys; give them read-only ones.
+                "rest": {"listen": listen, "client.s3.access.key.id": s3.access_key,
+                         "client.s3.secret.access.key": s3.secret_key},
+            }
+            say(f"warehouse {s3.uri('lake')} on http://{s3.endpoint}")
         run = FloeRun(work / "floe", kafka.bootstrap, registry.url,
-                      [{"name": TOPIC, "formats": ["iceberg", "delta"]}],
-                      extra={"rest": {"listen": listen}})
+                      [{"name": TOPIC, "formats": ["iceberg", "delta"]}], extra=extra, s3=s3)
         say(f"running: floe run --config {run.config_path}")
         run.start()
         deadline = time.monotonic() + 180
@@ -168,6 +208,11 @@ def main() -> int:
                                      "autoload_known_extensions": False,
                                      "extension_directory": str(ext)})
         con.execute("LOAD iceberg")
+        if s3 is not None:
+            con.execute("LOAD httpfs")
+            con.execute(f"CREATE SECRET (TYPE S3, KEY_ID '{s3.access_key}', SECRET "
+                        f"'{s3.secret_key}', ENDPOINT '{s3.endpoint}', URL_STYLE 'path', "
+                        f"USE_SSL false, REGION '{s3.region}')")
         md = run.metadata_location(TOPIC)
         say("DuckDB: SELECT status, count(*), sum(amount) FROM iceberg_scan(...) GROUP BY status")
         for row in con.execute(f"SELECT status, count(*) AS n, sum(amount) AS total "
@@ -175,8 +220,11 @@ def main() -> int:
             print("    ", row)
 
         from pyiceberg.catalog.sql import SqlCatalog
+        props = {} if s3 is None else {
+            "s3.endpoint": f"http://{s3.endpoint}", "s3.region": s3.region,
+            "s3.access-key-id": s3.access_key, "s3.secret-access-key": s3.secret_key}
         cat = SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}",
-                         warehouse=f"file://{run.warehouse}")
+                         warehouse=s3.uri("lake") if s3 else f"file://{run.warehouse}", **props)
         table = cat.load_table(f"kafka.{TOPIC}")
         snap = table.current_snapshot()
         say(f"pyiceberg: kafka.{TOPIC} has {snap.summary['total-records']} records in "
@@ -190,14 +238,18 @@ def main() -> int:
         import deltalake
         import pyarrow as pa
         root = table.location().removeprefix("file://")
-        dtab = deltalake.DeltaTable(root)
+        dtab = deltalake.DeltaTable(root, storage_options=None if s3 is None else {
+            "AWS_ENDPOINT_URL": f"http://{s3.endpoint}", "AWS_REGION": s3.region,
+            "AWS_ACCESS_KEY_ID": s3.access_key, "AWS_SECRET_ACCESS_KEY": s3.secret_key,
+            "AWS_ALLOW_HTTP": "true"})
         say(f"delta-rs: Delta table at {root}, version {dtab.version()}")
         res = pa.table(deltalake.QueryBuilder().register("orders", dtab).execute(
             "SELECT status, count(*) AS n FROM orders GROUP BY status ORDER BY status"))
         for r in res.to_pylist():
             print("    ", r)
-        say(f"catalog: {run.catalog_db}  warehouse: {run.warehouse}")
-        print_connection_settings(args.floe, run.config_path, uri, run.warehouse)
+        say(f"catalog: {run.catalog_db}  warehouse: "
+            f"{s3.uri('lake') if s3 else run.warehouse}")
+        print_connection_settings(args.floe, run.config_path, uri, run.warehouse, s3)
         return 0 if rc == 0 else 1
     finally:
         procs.kill_all()

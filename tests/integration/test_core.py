@@ -143,6 +143,18 @@ def produce_orders(kafka, registry, topic: str, n: int, partitions: int,
     return out
 
 
+def assert_rows_are_produced(rows: list[dict], produced: dict[tuple, dict]) -> None:
+    """Every table row equals the order produced at its (partition, offset), value by value
+    (the columns every reader maps the same way)."""
+    for r in rows:
+        p, o = r["_kafka"]["partition"], r["_kafka"]["offset"]
+        exp = expected_row(produced[(p, o)], p, o)
+        for k in ("id", "name", "note", "amount", "amount_fixed", "ts_us", "day", "tags",
+                  "address", "lines", "uid", "code", "blob"):
+            assert r[k] == exp[k], (k, p, o, r[k], exp[k])
+        assert norm_float(r["price"]) == norm_float(exp["price"])
+
+
 def norm_float(v):
     if v is None:
         return None

@@ -25,9 +25,9 @@ from pyiceberg.exceptions import ForbiddenError
 
 from harness import spark
 from harness.floe import FloeRun, default_table_name
-from test_core import duckdb_connect, expected_row, norm_float, produce_orders
-from test_exactly_once import (CRASH_POINTS, committed_records, produce_events, serializer,
-                               table_records)
+from test_core import assert_rows_are_produced, duckdb_connect, norm_float, produce_orders
+from test_exactly_once import (CRASH_POINTS, committed_records, crash_and_kill, produce_events,
+                               serializer, table_records)
 
 BOTH = {"formats": ["iceberg", "delta"]}
 
@@ -109,13 +109,7 @@ def test_both_formats_same_files_same_rows(kafka_broker, registry, tmp_path):
     dl = delta_rows(root)
     assert len(ice) == len(dl) == len(produced)
     assert sorted(map(comparable, ice)) == sorted(map(comparable, dl))
-    for r in dl:
-        p, o = r["_kafka"]["partition"], r["_kafka"]["offset"]
-        exp = expected_row(produced[(p, o)], p, o)
-        for k in ("id", "name", "note", "amount", "amount_fixed", "ts_us", "day", "tags",
-                  "address", "lines", "uid", "code", "blob"):
-            assert r[k] == exp[k], (k, p, o, r[k], exp[k])
-        assert norm_float(r["price"]) == norm_float(exp["price"])
+    assert_rows_are_produced(dl, produced)
 
     # Spark with delta-spark (the JVM reader) returns the same values.
     meta, srows = spark.read_delta(root)
@@ -176,21 +170,9 @@ def test_crash_at_every_step_with_both_formats(kafka_broker, registry, tmp_path)
     table = default_table_name(topic)
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **BOTH}],
                   defaults={"commit.interval.ms": 1000, "target.file.size.bytes": 1 << 20})
-    rnd = random.Random(11)
-    chunk = 8_000
-    produced = 0
-    for point in CRASH_POINTS + ["before-delta-commit"]:
-        produce_events(kafka_broker.bootstrap, ser, topic, produced, chunk, partitions)
-        produced += chunk
-        run.start(env={"FLOE_CRASH_AT": point})
-        rc = run.wait_exit(timeout=120)
-        assert rc == 86, f"floe did not crash at {point} (exit {rc}):\n{run.log()}"
-    for _ in range(3):
-        produce_events(kafka_broker.bootstrap, ser, topic, produced, chunk, partitions)
-        produced += chunk
-        run.start()
-        time.sleep(rnd.uniform(0.3, 2.0))
-        run.kill()
+    produced = crash_and_kill(run, kafka_broker.bootstrap, ser, topic, partitions, 8_000,
+                              CRASH_POINTS + ["before-delta-commit"], 3, random.Random(11),
+                              (0.3, 2.0))
     hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
     run.start()
     run.wait_for_positions(table, topic, hwm, timeout=300)

@@ -71,6 +71,29 @@ def produce_events(bootstrap, ser, topic, start, n, partitions, transactional_id
     assert p.flush(60) == 0
 
 
+def crash_and_kill(run: FloeRun, bootstrap: str, ser, topic: str, partitions: int, chunk: int,
+                   points: list[str], kills: int, rnd: random.Random,
+                   pause_s: tuple[float, float] = (0.3, 2.5)) -> int:
+    """Before each disruption, `chunk` more records: a run that crashes at each of `points`
+    (FLOE_CRASH_AT, exit 86), then `kills` runs SIGKILLed after a random pause. Returns the
+    records produced."""
+    produced = 0
+    for point in points:
+        produce_events(bootstrap, ser, topic, produced, chunk, partitions)
+        produced += chunk
+        run.start(env={"FLOE_CRASH_AT": point})
+        rc = run.wait_exit(timeout=120)
+        assert rc == 86, f"floe did not crash at {point} (exit {rc}):\n{run.log()}"
+        assert f"FLOE_CRASH_AT={point}" in run.log(5)
+    for _ in range(kills):
+        produce_events(bootstrap, ser, topic, produced, chunk, partitions)
+        produced += chunk
+        run.start()
+        time.sleep(rnd.uniform(*pause_s))
+        run.kill()
+    return produced
+
+
 def committed_records(bootstrap, topic) -> collections.Counter:
     """(partition, offset, seq) of every committed record, read with read_committed."""
     from confluent_kafka.schema_registry.avro import AvroDeserializer  # noqa: F401
@@ -139,24 +162,9 @@ def test_crash_at_every_commit_step_and_random_kills(kafka_broker, registry, tmp
     # Small files so every commit writes several and a crash can land between them.
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}],
                   defaults={"commit.interval.ms": 1000, "target.file.size.bytes": 1 << 20})
-    rnd = random.Random(7)
     # Ten disruptions; before each, 20,000 more records, so every run has work in flight.
-    chunk = n // 10
-    produced = 0
-    for point in CRASH_POINTS:
-        produce_events(kafka_broker.bootstrap, ser, topic, produced, chunk, partitions)
-        produced += chunk
-        run.start(env={"FLOE_CRASH_AT": point})
-        rc = run.wait_exit(timeout=120)
-        assert rc == 86, f"floe did not crash at {point} (exit {rc}):\n{run.log()}"
-        assert f"FLOE_CRASH_AT={point}" in run.log(5)
-
-    for _ in range(5):
-        produce_events(kafka_broker.bootstrap, ser, topic, produced, chunk, partitions)
-        produced += chunk
-        run.start()
-        time.sleep(rnd.uniform(0.3, 2.5))
-        run.kill()
+    produced = crash_and_kill(run, kafka_broker.bootstrap, ser, topic, partitions, n // 10,
+                              CRASH_POINTS, 5, random.Random(7))
     assert produced == n
     hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
 

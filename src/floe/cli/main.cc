@@ -7,9 +7,9 @@
 //   docs/security.md);
 // - `floe status` and `floe topics resume TOPIC` ask a running `floe run` (admin routes,
 //   admin_client.h).
-// Exit status 2 means a bad configuration. This file wires the modules together: it owns
-// the catalog stack (pointer store, FileIO, Catalog) that the pipeline and the REST
-// server share.
+// Exit status 2 means a bad configuration. This file wires the modules together: the
+// catalog stack (catalog_stack.h: FileIO, pointer store, Catalog, REST server) that the
+// pipeline and the REST server share, the Kafka consumer and the registry client.
 #include <malloc.h>
 
 #include <CLI/CLI.hpp>
@@ -18,13 +18,13 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <thread>
 
 #include "floe/catalog/catalog.h"
 #include "floe/cli/admin_client.h"
+#include "floe/cli/catalog_stack.h"
 #include "floe/cli/topic_admin.h"
 #include "floe/common/log.h"
 #include "floe/config/config.h"
@@ -53,57 +53,6 @@ int ExitCodeFor(const floe::Status& st) {
   return floe::KindOf(st) == floe::ErrorKind::kInvalidConfig ? 2 : 1;
 }
 
-// The catalog stack shared by the pipeline and the REST server.
-struct CatalogStack {
-  std::unique_ptr<floe::catalog::PointerStore> store;
-  std::unique_ptr<floe::storage::FileIO> io;
-  std::unique_ptr<floe::catalog::Catalog> catalog;
-  std::unique_ptr<floe::server::RestServer> rest;
-};
-
-// `admin`: the topics of a running pipeline, served as the admin routes (floe run).
-floe::Result<CatalogStack> OpenCatalogStack(const floe::config::Config& config,
-                                            bool serve_rest = true,
-                                            floe::server::TopicAdmin* admin = nullptr) {
-  CatalogStack stack;
-  std::error_code ec;
-  std::filesystem::create_directories(config.warehouse, ec);
-  if (ec) {
-    return floe::Retriable("cannot create warehouse " + config.warehouse + ": " +
-                           ec.message());
-  }
-  std::filesystem::create_directories(
-      std::filesystem::path(config.catalog.uri).parent_path(), ec);
-  FLOE_ASSIGN_OR_RAISE(stack.store, floe::catalog::OpenSqliteStore(config.catalog.uri,
-                                                                   config.catalog.name));
-  std::string warehouse_uri = floe::storage::PathToFileUri(config.warehouse);
-  stack.io = floe::storage::MakeLocalFileIO(warehouse_uri);
-  stack.catalog = std::make_unique<floe::catalog::Catalog>(stack.store.get(),
-                                                           stack.io.get(), warehouse_uri);
-  // A catalog file kept inside the warehouse belongs to no table (purge, locations).
-  std::string db_uri = floe::storage::PathToFileUri(config.catalog.uri);
-  stack.catalog->ProtectFiles(
-      {db_uri, db_uri + "-wal", db_uri + "-shm", db_uri + "-journal"});
-  if (!serve_rest) return stack;
-  floe::server::RestOptions opts;
-  opts.host = config.rest.listen_host;
-  opts.port = config.rest.listen_port;
-  opts.auth_tokens = config.rest.auth_tokens;
-  opts.read_tokens = config.rest.auth_read_tokens;
-  std::vector<std::unique_ptr<floe::server::RouteSet>> routes;
-  routes.push_back(floe::server::MakeIcebergRoutes(stack.catalog.get()));
-  if (admin != nullptr) routes.push_back(floe::server::MakeAdminRoutes(admin));
-  FLOE_ASSIGN_OR_RAISE(stack.rest,
-                       floe::server::RestServer::Start(std::move(routes), opts));
-  bool v6 = config.rest.listen_host.find(':') != std::string::npos;
-  FLOE_LOG_INFO("REST catalog listening on http://{}{}{}:{}{}", v6 ? "[" : "",
-                config.rest.listen_host, v6 ? "]" : "", stack.rest->port(),
-                config.rest.auth_tokens.empty() && config.rest.auth_read_tokens.empty()
-                    ? ""
-                    : " (bearer tokens required)");
-  return stack;
-}
-
 floe::Result<floe::config::Config> LoadAndInit(const std::string& config_path,
                                                const std::string& log_level_override) {
   auto config = floe::config::LoadConfig(config_path);
@@ -125,7 +74,10 @@ int RunCommand(const std::string& config_path, const std::string& log_level_over
   // server (declared first, destroyed last).
   floe::pipeline::AdminBridge bridge;
   auto topic_admin = floe::cli::MakeTopicAdmin(&bridge);
-  auto stack = OpenCatalogStack(*config, /*serve_rest=*/true, topic_admin.get());
+  floe::cli::StackOptions stack_options;
+  stack_options.admin = topic_admin.get();
+  stack_options.probe_storage = true;
+  auto stack = floe::cli::OpenCatalogStack(*config, stack_options);
   if (!stack.ok()) {
     FLOE_LOG_ERROR("{}", stack.status().message());
     return ExitCodeFor(stack.status());
@@ -175,7 +127,7 @@ int CatalogServeCommand(const std::string& config_path,
   }
   FLOE_LOG_INFO("floe {} catalog starting: warehouse {}, catalog {} ({})", FLOE_VERSION,
                 config->warehouse, config->catalog.uri, config->catalog.name);
-  auto stack = OpenCatalogStack(*config);
+  auto stack = floe::cli::OpenCatalogStack(*config, {});
   if (!stack.ok()) {
     FLOE_LOG_ERROR("{}", stack.status().message());
     return ExitCodeFor(stack.status());
@@ -222,7 +174,7 @@ int PositionsCommand(const std::string& config_path, const std::string& log_leve
     std::fprintf(stderr, "floe: %s\n", ident.status().message().c_str());
     return 2;
   }
-  auto stack = OpenCatalogStack(*config, /*serve_rest=*/false);
+  auto stack = floe::cli::OpenCatalogStack(*config, {.serve_rest = false});
   if (!stack.ok()) {
     std::fprintf(stderr, "floe: %s\n", stack.status().message().c_str());
     return ExitCodeFor(stack.status());
@@ -398,6 +350,11 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
+  // Arrow's S3 client must be shut down after the last S3 FileIO is gone and before
+  // exit (not from an atexit handler): every command's stack is gone when it returns.
+  struct FinalizeStorage {
+    ~FinalizeStorage() { floe::storage::FinalizeS3(); }
+  } finalize_storage;
   try {
     if (run->parsed()) return RunCommand(config_path, log_level);
     if (serve->parsed()) return CatalogServeCommand(config_path, log_level);

@@ -16,6 +16,7 @@
 #include "floe/config/config_internal.h"
 #include "floe/config/interpolate.h"
 #include "floe/config/keys.h"
+#include "floe/config/parser_internal.h"
 
 namespace floe::config {
 namespace {
@@ -27,11 +28,16 @@ using internal::kMaxTableNameLength;
 // ---- enum names (the registry's choices map onto these; keys_test checks both agree)
 // ----
 
-template <typename E>
-struct Named {
-  E value;
-  std::string_view name;
-};
+using internal::Fields;
+using internal::FromName;
+using internal::Join;
+using internal::LineOf;
+using internal::Located;
+using internal::Named;
+using internal::NameOf;
+using internal::Parser;
+using internal::Scalar;
+using internal::Split;
 
 constexpr Named<TableFormat> kTableFormats[] = {{TableFormat::kIceberg, "iceberg"},
                                                 {TableFormat::kDelta, "delta"}};
@@ -49,22 +55,6 @@ constexpr Named<ValueFormat> kValueFormats[] = {{ValueFormat::kRegistry, "regist
                                                 {ValueFormat::kJson, "json"}};
 constexpr Named<CatalogType> kCatalogTypes[] = {{CatalogType::kSqlite, "sqlite"},
                                                 {CatalogType::kPostgresql, "postgresql"}};
-
-template <typename E, size_t N>
-std::optional<E> FromName(const Named<E> (&names)[N], std::string_view s) {
-  for (const auto& n : names) {
-    if (n.name == s) return n.value;
-  }
-  return std::nullopt;
-}
-
-template <typename E, size_t N>
-std::string_view NameOf(const Named<E> (&names)[N], E v) {
-  for (const auto& n : names) {
-    if (n.value == v) return n.name;
-  }
-  return "?";
-}
 
 // ---- small helpers
 // ---------------------------------------------------------------------
@@ -89,6 +79,10 @@ bool IsKafkaTopicName(std::string_view s) {
   return true;
 }
 
+}  // namespace
+
+namespace internal {
+
 std::vector<std::string> Split(std::string_view s, char sep) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -106,140 +100,10 @@ std::string Join(std::string_view where, std::string_view name) {
   return fmt::format("{}.{}", where, name);
 }
 
-// A YAML node with the 1-based line of its key (what a user looks for), -1 when unknown.
-struct Located {
-  YAML::Node node;
-  int line = -1;
-};
-
 int LineOf(const YAML::Node& node) {
   const YAML::Mark mark = node.Mark();
   return mark.is_null() ? -1 : mark.line + 1;
 }
-
-// The validated keys of one YAML mapping.
-struct Fields {
-  std::string where;  // "" (top level), "registry", "topics[2]"
-  // Absent keys take the registry default; false for topics entries (absent = inherit).
-  bool use_defaults = true;
-  std::vector<std::pair<std::string, Located>> items;  // file order
-
-  const Located* Find(std::string_view name) const {
-    for (const auto& [key, value] : items) {
-      if (key == name) return &value;
-    }
-    return nullptr;
-  }
-  std::string PathOf(std::string_view name) const { return Join(where, name); }
-};
-
-// A scalar after ${env:} interpolation (or a registry default).
-struct Scalar {
-  std::string text;
-  int line = -1;
-};
-
-// ---- the parser
-// ------------------------------------------------------------------------
-
-class Parser {
- public:
-  Parser(std::string source, fs::path base_dir)
-      : source_(std::move(source)), base_dir_(std::move(base_dir)) {}
-
-  Result<Config> Parse(const std::string& text);
-
- private:
-  Status Fail(int line, std::string_view key, std::string_view message) const {
-    std::string where;
-    if (!source_.empty() && line > 0) {
-      where = fmt::format("{}:{}: ", source_, line);
-    } else if (!source_.empty()) {
-      where = fmt::format("{}: ", source_);
-    } else if (line > 0) {
-      where = fmt::format("line {}: ", line);
-    }
-    if (key.empty()) return InvalidConfig(fmt::format("{}{}", where, message));
-    return InvalidConfig(fmt::format("{}{}: {}", where, key, message));
-  }
-
-  static std::string Describe(const YAML::Node& node, bool secret) {
-    switch (node.Type()) {
-      case YAML::NodeType::Null:
-        return "nothing (null)";
-      case YAML::NodeType::Scalar:
-        return secret ? "a string (value not shown)" : fmt::format("'{}'", node.Scalar());
-      case YAML::NodeType::Sequence:
-        return "a list";
-      case YAML::NodeType::Map:
-        return "a mapping";
-      case YAML::NodeType::Undefined:
-        break;
-    }
-    return "nothing";
-  }
-
-  // Known key names of a section; topics entries also take the per-topic defaults keys.
-  static std::vector<std::string> KnownNames(std::string_view section) {
-    std::vector<std::string> names;
-    for (const KeyInfo* k : SectionKeys(section)) names.emplace_back(k->name);
-    if (section == "topics[]") {
-      for (const KeyInfo* k : SectionKeys("defaults")) {
-        if (k->per_topic) names.emplace_back(k->name);
-      }
-    }
-    return names;
-  }
-
-  static const KeyInfo* Lookup(std::string_view section, std::string_view name) {
-    if (const KeyInfo* k = FindKey(section, name)) return k;
-    if (section == "topics[]") {
-      const KeyInfo* k = FindKey("defaults", name);
-      if (k != nullptr && k->per_topic) return k;
-    }
-    return nullptr;
-  }
-
-  Status UnknownKey(std::string_view section, const Fields& fields,
-                    const std::string& name, int line) const;
-  // Checks a mapping's keys against `section` (nullopt section: any key, for kafka).
-  Result<Fields> ReadMapping(const Located& map, std::optional<std::string_view> section,
-                             const std::string& where, std::string_view expected) const;
-
-  Result<std::optional<Scalar>> GetScalar(const Fields& f, const KeyInfo& k) const;
-  Result<Scalar> InterpolateScalar(const YAML::Node& node, int line,
-                                   const std::string& path) const;
-  Result<std::optional<std::string>> GetString(const Fields& f, const KeyInfo& k) const;
-  Result<std::optional<int64_t>> GetInt(const Fields& f, const KeyInfo& k) const;
-  Result<std::string> CheckChoice(const KeyInfo& k, const std::string& path,
-                                  const Scalar& value) const;
-  Result<std::optional<std::string>> GetEnum(const Fields& f, const KeyInfo& k) const;
-  Result<std::optional<std::vector<Scalar>>> GetList(const Fields& f,
-                                                     const KeyInfo& k) const;
-  Result<std::optional<std::string>> GetPath(const Fields& f, const KeyInfo& k) const;
-  Result<std::string> ResolvePath(const std::string& path, const Scalar& value) const;
-
-  template <typename E, size_t N>
-  Result<std::optional<E>> GetEnumAs(const Fields& f, const KeyInfo& k,
-                                     const Named<E> (&names)[N]) const {
-    FLOE_ASSIGN_OR_RAISE(auto text, GetEnum(f, k));
-    if (!text) return std::optional<E>();
-    std::optional<E> v = FromName(names, *text);
-    if (!v) return Status::Invalid("enum value without a C++ counterpart: ", *text);
-    return v;
-  }
-
-  Status ParseKafka(const Located* node, Config* config) const;
-  Status ParseRegistry(const Located* node, Config* config) const;
-  Status ParseCatalog(const Located* node, Config* config) const;
-  Status ParseRest(const Located* node, Config* config) const;
-  Result<TopicOverrides> ParseTopicSettings(const Fields& f) const;
-  Status ParseTopics(const Located* node, Config* config) const;
-  Status CheckNamespace(const std::string& path, const Scalar& value) const;
-
-  std::string source_;
-  fs::path base_dir_;
-};
 
 Status Parser::UnknownKey(std::string_view section, const Fields& fields,
                           const std::string& name, int line) const {
@@ -446,12 +310,16 @@ Result<std::string> Parser::ResolvePath(const std::string& path,
   const size_t scheme_end = text.find("://");
   if (scheme_end != std::string::npos) {
     const std::string scheme = text.substr(0, scheme_end);
-    if (scheme == "s3" || scheme == "s3a") {
+    if (scheme == "s3" || scheme == "s3a" || scheme == "s3n") {
       if (path == "warehouse") {
-        return Fail(value.line, path,
-                    "S3 warehouses are not supported yet; use a local directory");
+        return Fail(
+            value.line, path,
+            fmt::format("'{}': write S3 warehouses as s3://bucket[/prefix]", value.text));
       }
-      return Fail(value.line, path, "S3 is not supported yet; use a local path");
+      return Fail(
+          value.line, path,
+          fmt::format("'{}': this is a local file; only the warehouse may be on S3",
+                      value.text));
     }
     if (scheme != "file") {
       return Fail(value.line, path,
@@ -596,6 +464,11 @@ Status Parser::ParseCatalog(const Located* node, Config* config) const {
                        GetEnumAs(f, *FindKey("catalog", "type"), kCatalogTypes));
   c.type = *type;
   FLOE_ASSIGN_OR_RAISE(auto uri, GetPath(f, *FindKey("catalog", "uri")));
+  if (!uri && config->WarehouseOnS3()) {
+    return Fail(node ? node->line : -1, "catalog.uri",
+                "required when the warehouse is on S3: the SQLite catalog is a local "
+                "file; set e.g. catalog: {uri: ./catalog.db}");
+  }
   c.uri = uri ? *uri : (fs::path(config->warehouse) / "catalog.db").string();
   FLOE_ASSIGN_OR_RAISE(auto name, GetString(f, *FindKey("catalog", "name")));
   c.name = *name;
@@ -663,7 +536,7 @@ Status Parser::ParseRest(const Located* node, Config* config) const {
     }
     r.auth_read_tokens.push_back(std::move((*read_tokens)[i].text));
   }
-  return Status::OK();
+  return ParseRestClientS3(f, config);
 }
 
 Result<TopicOverrides> Parser::ParseTopicSettings(const Fields& f) const {
@@ -846,13 +719,18 @@ Result<Config> Parser::Parse(const std::string& text) {
   FLOE_RETURN_NOT_OK(ParseRegistry(root.Find("registry"), &config));
 
   const KeyInfo& warehouse_key = *FindKey("", "warehouse");
-  FLOE_ASSIGN_OR_RAISE(auto warehouse, GetPath(root, warehouse_key));
-  if (!warehouse) {
+  FLOE_ASSIGN_OR_RAISE(auto warehouse_text, GetScalar(root, warehouse_key));
+  if (!warehouse_text) {
     return Fail(-1, "warehouse",
-                "required key is missing; set it to a local directory, e.g. warehouse: "
-                "./warehouse");
+                "required key is missing; set it to a local directory (warehouse: "
+                "./warehouse) or an S3 location (warehouse: s3://bucket/prefix)");
   }
-  config.warehouse = *warehouse;
+  if (warehouse_text->text.starts_with("s3://")) {
+    FLOE_ASSIGN_OR_RAISE(config.warehouse, ResolveS3Warehouse(*warehouse_text));
+  } else {
+    FLOE_ASSIGN_OR_RAISE(config.warehouse, ResolvePath("warehouse", *warehouse_text));
+  }
+  FLOE_RETURN_NOT_OK(ParseS3(root.Find("s3"), &config));
 
   FLOE_RETURN_NOT_OK(ParseCatalog(root.Find("catalog"), &config));
   FLOE_RETURN_NOT_OK(ParseRest(root.Find("rest"), &config));
@@ -909,6 +787,10 @@ Result<Config> Parser::Parse(const std::string& text) {
   if (!collisions.ok()) return Fail(-1, "topics", collisions.message());
   return config;
 }
+
+}  // namespace internal
+
+namespace {
 
 Result<Config> ParseWithSource(const std::string& text, const std::string& base_dir,
                                const std::string& source) {

@@ -104,6 +104,25 @@ struct RestSettings {
   int listen_port = 0;
   std::vector<std::string> auth_tokens;       // secrets: every operation
   std::vector<std::string> auth_read_tokens;  // secrets: reads only
+  // What REST clients are told about the store (s3 warehouses only).
+  std::string client_s3_endpoint;           // URL; "" when the store is Amazon S3
+  std::string client_s3_access_key_id;      // vended on request; "" = none
+  std::string client_s3_secret_access_key;  // secret
+  std::string client_s3_session_token;      // secret
+};
+
+// The `s3` section: how Floe reaches an s3:// warehouse.
+struct S3Config {
+  std::string endpoint;  // "host:port" of an S3-compatible store; "" for Amazon S3
+  std::string scheme = "https";  // of the endpoint
+  std::string region;
+  bool path_style = false;
+  std::string access_key_id;      // "": the default AWS credential chain
+  std::string secret_access_key;  // secret
+  std::string session_token;      // secret
+  int64_t connect_timeout_ms = 0;
+  int64_t request_timeout_ms = 0;
+  int64_t retry_max_attempts = 0;
 };
 
 struct Config {
@@ -111,7 +130,10 @@ struct Config {
   // Always holds bootstrap.servers and group.id; never the properties Floe owns.
   std::map<std::string, std::string> kafka;
   RegistrySettings registry;
-  std::string warehouse;  // absolute local path, lexically normal, no trailing '/'
+  // An absolute local path, lexically normal, or an s3://bucket[/prefix] URI; no
+  // trailing '/'.
+  std::string warehouse;
+  S3Config s3;
   CatalogSettings catalog;
   RestSettings rest;
   int64_t memory_budget_bytes = 0;
@@ -119,6 +141,8 @@ struct Config {
   TopicSettings defaults;
   std::vector<TopicEntry> topics;  // in file order: the first match wins
   std::string base_dir;  // absolute directory relative paths were resolved against
+
+  bool WarehouseOnS3() const { return warehouse.starts_with("s3://"); }
 };
 
 // Reads and parses the file; relative paths resolve against the file's directory.

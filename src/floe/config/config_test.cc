@@ -351,7 +351,8 @@ TEST(ConfigErrorTest, UnknownKeyWithSuggestion) {
   // Nothing close: list what is allowed.
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "rest: {zzzzzzzz: 1}\n"),
             "line 4: rest.zzzzzzzz: unknown key; the keys allowed here are: listen, "
-            "auth.tokens, auth.read.tokens");
+            "auth.tokens, auth.read.tokens, client.s3.endpoint, client.s3.access.key.id, "
+            "client.s3.secret.access.key, client.s3.session.token");
 }
 
 TEST(ConfigErrorTest, WrongType) {
@@ -418,11 +419,6 @@ TEST(ConfigErrorTest, UnsupportedValues) {
       "suspend, skip");
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "catalog: {type: postgresql}\n"),
             "line 4: catalog.type: 'postgresql' is not supported yet; supported: sqlite");
-  EXPECT_EQ(
-      ErrorOf("kafka: {bootstrap.servers: b:9092}\n"
-              "registry: {url: http://r:8081}\n"
-              "warehouse: s3://bucket/prefix\n"),
-      "line 3: warehouse: S3 warehouses are not supported yet; use a local directory");
   // Not a known value at all: suggestion.
   EXPECT_EQ(
       ErrorOf(std::string(kMinimal) + "defaults: {on.invalid.record: skp}\n"),
@@ -441,8 +437,8 @@ TEST(ConfigErrorTest, MissingRequiredKeys) {
             "'kafka.bootstrap.server' a typo?); set the broker list, e.g. kafka: "
             "{bootstrap.servers: 127.0.0.1:9092}");
   EXPECT_EQ(ErrorOf("kafka: {bootstrap.servers: b:9092}\n"),
-            "warehouse: required key is missing; set it to a local directory, e.g. "
-            "warehouse: ./warehouse");
+            "warehouse: required key is missing; set it to a local directory (warehouse: "
+            "./warehouse) or an S3 location (warehouse: s3://bucket/prefix)");
   EXPECT_EQ(ErrorOf("kafka: {bootstrap.servers: b:9092}\nwarehouse: ./wh\n"
                     "topics: [{name: orders}]\n"),
             "registry.url: required key is missing: topics[0] uses the Schema Registry "
@@ -453,6 +449,111 @@ TEST(ConfigErrorTest, MissingRequiredKeys) {
   EXPECT_EQ(ErrorOf(""),
             "the config is empty; at least kafka.bootstrap.servers, registry.url and "
             "warehouse are required (see docs/configuration.md)");
+}
+
+// ---- S3 warehouses
+// ---------------------------------------------------------------------
+
+constexpr char kS3[] =
+    "kafka: {bootstrap.servers: b:9092}\n"
+    "registry: {url: http://r:8081}\n"
+    "catalog: {uri: ./catalog.db}\n";
+
+TEST(ConfigS3Test, WarehouseOnS3WithItsDefaults) {
+  Result<Config> r = Parse(std::string(kS3) + "warehouse: s3://lake/floe/prod/\n");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->WarehouseOnS3());
+  EXPECT_EQ(r->warehouse, "s3://lake/floe/prod");
+  EXPECT_EQ(r->catalog.uri, "/etc/floe/catalog.db");
+  EXPECT_EQ(r->s3.endpoint, "");
+  EXPECT_EQ(r->s3.scheme, "https");
+  EXPECT_EQ(r->s3.region, "us-east-1");
+  EXPECT_FALSE(r->s3.path_style);      // Amazon S3: virtual-hosted
+  EXPECT_EQ(r->s3.access_key_id, "");  // the default AWS chain
+  EXPECT_EQ(r->s3.connect_timeout_ms, 10000);
+  EXPECT_EQ(r->s3.request_timeout_ms, 60000);
+  EXPECT_EQ(r->s3.retry_max_attempts, 6);
+  EXPECT_EQ(r->rest.client_s3_endpoint, "");
+  EXPECT_EQ(r->rest.client_s3_access_key_id, "");
+  // A bucket alone is a warehouse too.
+  Result<Config> bucket = Parse(std::string(kS3) + "warehouse: s3://lake\n");
+  ASSERT_TRUE(bucket.ok()) << bucket.status().ToString();
+  EXPECT_EQ(bucket->warehouse, "s3://lake");
+}
+
+TEST(ConfigS3Test, EndpointCredentialsAndWhatClientsAreTold) {
+  ::setenv("FLOE_TEST_S3_SECRET", "s3cr3t", 1);
+  Result<Config> r = Parse(std::string(kS3) +
+                           "warehouse: s3://lake/floe\n"
+                           "s3:\n"
+                           "  endpoint: http://127.0.0.1:8333/\n"
+                           "  region: eu-west-1\n"
+                           "  access.key.id: AKIA1\n"
+                           "  secret.access.key: ${env:FLOE_TEST_S3_SECRET}\n"
+                           "  retry.max.attempts: 3\n"
+                           "rest:\n"
+                           "  client.s3.access.key.id: READER\n"
+                           "  client.s3.secret.access.key: reader-secret\n");
+  ::unsetenv("FLOE_TEST_S3_SECRET");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->s3.endpoint, "127.0.0.1:8333");
+  EXPECT_EQ(r->s3.scheme, "http");
+  EXPECT_EQ(r->s3.region, "eu-west-1");
+  EXPECT_TRUE(r->s3.path_style);  // the default with an endpoint
+  EXPECT_EQ(r->s3.access_key_id, "AKIA1");
+  EXPECT_EQ(r->s3.secret_access_key, "s3cr3t");
+  EXPECT_EQ(r->s3.retry_max_attempts, 3);
+  EXPECT_EQ(r->rest.client_s3_endpoint, "http://127.0.0.1:8333");  // from s3.endpoint
+  EXPECT_EQ(r->rest.client_s3_access_key_id, "READER");
+  EXPECT_EQ(r->rest.client_s3_secret_access_key, "reader-secret");
+  // Virtual-hosted addressing on a store that wants it, and another address for clients.
+  Result<Config> v = Parse(std::string(kS3) +
+                           "warehouse: s3://lake\n"
+                           "s3: {endpoint: 'https://s3.example.com', path.style.access: "
+                           "false}\n"
+                           "rest: {client.s3.endpoint: 'https://public.example.com/'}\n");
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_FALSE(v->s3.path_style);
+  EXPECT_EQ(v->rest.client_s3_endpoint, "https://public.example.com");
+}
+
+TEST(ConfigS3Test, MistakesAreNamed) {
+  const std::string base = std::string(kS3);
+  EXPECT_EQ(ErrorOf(base + "warehouse: s3://Lake/x\n"),
+            "line 4: warehouse: 's3://Lake/x' is not an S3 warehouse URI "
+            "s3://bucket[/prefix]: bucket 'Lake' may hold only a-z, 0-9, '.' and '-'");
+  EXPECT_EQ(
+      ErrorOf(base + "warehouse: s3://ab\n"),
+      "line 4: warehouse: 's3://ab' is not an S3 warehouse URI s3://bucket[/prefix]: "
+      "a bucket name has 3 to 63 characters");
+  EXPECT_EQ(ErrorOf(base + "warehouse: s3://lake/a//b\n"),
+            "line 4: warehouse: 's3://lake/a//b' is not an S3 warehouse URI "
+            "s3://bucket[/prefix]: the prefix has an empty, '.' or '..' segment");
+  EXPECT_EQ(ErrorOf(base + "warehouse: s3a://lake/x\n"),
+            "line 4: warehouse: 's3a://lake/x': write S3 warehouses as "
+            "s3://bucket[/prefix]");
+  EXPECT_EQ(ErrorOf("kafka: {bootstrap.servers: b:9092}\nwarehouse: s3://lake/x\n"),
+            "catalog.uri: required when the warehouse is on S3: the SQLite catalog is a "
+            "local file; set e.g. catalog: {uri: ./catalog.db}");
+  EXPECT_EQ(
+      ErrorOf(base + "warehouse: s3://lake\ns3: {endpoint: '127.0.0.1:8333'}\n"),
+      "line 5: s3.endpoint: '127.0.0.1:8333' is not an http:// or https:// URL (e.g. "
+      "http://127.0.0.1:8333)");
+  EXPECT_EQ(ErrorOf(base + "warehouse: s3://lake\ns3: {access.key.id: AKIA1}\n"),
+            "s3.secret.access.key: required key is missing: static credentials need both "
+            "s3.access.key.id and s3.secret.access.key (or neither, for the default AWS "
+            "credential chain)");
+  EXPECT_EQ(ErrorOf(base + "warehouse: s3://lake\ns3: {retry.max.attempts: 0}\n"),
+            "line 5: s3.retry.max.attempts: 0 is out of range; allowed 1..100");
+  EXPECT_EQ(
+      ErrorOf(base + "warehouse: s3://lake\nrest: {client.s3.access.key.id: R}\n"),
+      "rest.client.s3.secret.access.key: required key is missing: vended credentials "
+      "need both rest.client.s3.access.key.id and rest.client.s3.secret.access.key");
+  // Secrets are not echoed.
+  const std::string secret = ErrorOf(base +
+                                     "warehouse: s3://lake\n"
+                                     "s3: {secret.access.key: [hunter2]}\n");
+  EXPECT_EQ(secret.find("hunter2"), std::string::npos) << secret;
 }
 
 TEST(ConfigErrorTest, KafkaPropertiesFloeOwns) {

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "floe/config/config.h"
+#include "floe/config/keys_internal.h"
 
 namespace floe::config {
 namespace {
@@ -39,9 +40,14 @@ std::vector<KeyInfo> MakeKeys() {
        .name = "warehouse",
        .type = T::kPath,
        .requirement = R::kRequired,
-       .description = "Local directory holding the tables' data and metadata files, "
-                      "relative to the config file's directory. S3 (`s3://`) is not "
-                      "supported yet."});
+       .description =
+           "Where the tables' data and metadata files live: a local directory "
+           "(relative to the config file's directory) or `s3://bucket[/prefix]` on "
+           "Amazon S3 or an S3-compatible store (see `s3`)."});
+  add({.section = "",
+       .name = "s3",
+       .type = T::kSection,
+       .description = "How Floe reaches an `s3://` warehouse (docs/storage.md)."});
   add({.section = "",
        .name = "catalog",
        .type = T::kSection,
@@ -188,7 +194,8 @@ std::vector<KeyInfo> MakeKeys() {
        .type = T::kPath,
        .default_text = "`<warehouse>/catalog.db`",
        .derived_default = true,
-       .description = "SQLite database file, relative to the config file's directory."});
+       .description = "SQLite database file, relative to the config file's directory. "
+                      "Required when the warehouse is on S3 (the file is local)."});
   add({.section = "catalog",
        .name = "name",
        .type = T::kString,
@@ -226,6 +233,114 @@ std::vector<KeyInfo> MakeKeys() {
            "Setting any token turns authentication on. Secret: use "
            "`${env:NAME}`.",
        .secret = true});
+
+  add({.section = "rest",
+       .name = "client.s3.endpoint",
+       .type = T::kString,
+       .default_text = "`s3.endpoint`",
+       .derived_default = true,
+       .description =
+           "S3 endpoint URL that REST clients are told to read the tables' files from "
+           "(`s3.endpoint` in `GET /v1/config` and each `LoadTableResult.config`), when "
+           "they reach the store by another address than Floe does."});
+  add({.section = "rest",
+       .name = "client.s3.access.key.id",
+       .type = T::kString,
+       .description =
+           "Credentials handed to a REST client that sends `X-Iceberg-Access-Delegation: "
+           "vended-credentials` (and holds a token, when tokens are set): give them "
+           "read-only rights on the warehouse. Unset: no credentials are vended, and "
+           "clients use their own. Floe's own `s3.*` credentials are never sent unless "
+           "set here too.",
+       .secret = true});
+  add({.section = "rest",
+       .name = "client.s3.secret.access.key",
+       .type = T::kString,
+       .requirement = R::kConditional,
+       .description = "Required with `rest.client.s3.access.key.id`. Secret: use "
+                      "`${env:NAME}`.",
+       .secret = true});
+  add({.section = "rest",
+       .name = "client.s3.session.token",
+       .type = T::kString,
+       .description = "Session token of temporary vended credentials. Secret: use "
+                      "`${env:NAME}`.",
+       .secret = true});
+
+  // --- s3
+  // ----------------------------------------------------------------------------------
+  add({.section = "s3",
+       .name = "endpoint",
+       .type = T::kString,
+       .description =
+           "URL of an S3-compatible store, `http://host:port` or `https://host` "
+           "(SeaweedFS, MinIO, Ceph, R2...). Unset: Amazon S3 in `s3.region`."});
+  add({.section = "s3",
+       .name = "region",
+       .type = T::kString,
+       .default_text = "us-east-1",
+       .description = "Region that requests are signed for (and Amazon S3's endpoint)."});
+  add({.section = "s3",
+       .name = "path.style.access",
+       .type = T::kEnum,
+       .default_text = "`true` with `s3.endpoint`, else `false`",
+       .derived_default = true,
+       .choices = {{"true", true}, {"false", true}},
+       .description =
+           "Bucket in the URL path (`host/bucket/key`) instead of the host name "
+           "(`bucket.host/key`)."});
+  add({.section = "s3",
+       .name = "access.key.id",
+       .type = T::kString,
+       .description =
+           "Static credentials, with `s3.secret.access.key` (and `s3.session.token` for "
+           "temporary ones). Unset: the default AWS chain: `AWS_ACCESS_KEY_ID`/"
+           "`AWS_SECRET_ACCESS_KEY`/`AWS_SESSION_TOKEN`, `~/.aws` profiles "
+           "(`AWS_PROFILE`), web identity (`AWS_ROLE_ARN` + "
+           "`AWS_WEB_IDENTITY_TOKEN_FILE`), "
+           "ECS task and EC2 instance roles; temporary credentials are refreshed "
+           "before they expire.",
+       .secret = true});
+  add({.section = "s3",
+       .name = "secret.access.key",
+       .type = T::kString,
+       .requirement = R::kConditional,
+       .description = "Required with `s3.access.key.id`. Secret: use `${env:NAME}`.",
+       .secret = true});
+  add({.section = "s3",
+       .name = "session.token",
+       .type = T::kString,
+       .description = "Session token of temporary static credentials. Secret: use "
+                      "`${env:NAME}`.",
+       .secret = true});
+  add({.section = "s3",
+       .name = "connect.timeout.ms",
+       .type = T::kInt,
+       .default_text = "10000",
+       .min = 100,
+       .max = 600000,
+       .description = "Timeout of establishing one connection to the store."});
+  add({.section = "s3",
+       .name = "request.timeout.ms",
+       .type = T::kInt,
+       .default_text = "60000",
+       .min = 1000,
+       .max = 3600000,
+       .description =
+           "Timeout of one put-if-absent request (metadata files, Delta log entries). "
+           "Arrow's client, which moves the data files, has no request timeout on "
+           "Linux; a stalled connection there ends with TCP keep-alive."});
+  add({.section = "s3",
+       .name = "retry.max.attempts",
+       .type = T::kInt,
+       .default_text = "6",
+       .min = 1,
+       .max = 100,
+       .description =
+           "Attempts of one request on errors a retry may fix (5xx, `SlowDown`, "
+           "throttling, resets, timeouts), with exponential backoff and full jitter "
+           "from 100 ms up to 20 s. Past them the topic pauses (backoff up to 30 s) "
+           "and reads again from its table's positions: nothing is lost."});
 
   // --- defaults (each may be overridden per topic)
   // -----------------------------------------
@@ -376,6 +491,10 @@ std::vector<KeyInfo> MakeKeys() {
   return k;
 }
 
+}  // namespace
+
+namespace internal {
+
 std::string_view UnitOf(std::string_view name) {
   if (name.ends_with(".ms")) return "milliseconds";
   if (name.ends_with(".bytes")) return "bytes";
@@ -390,97 +509,18 @@ std::string HumanBytes(int64_t v) {
   return "";
 }
 
+}  // namespace internal
+
+namespace {
+
+using internal::HumanBytes;
+using internal::UnitOf;
+
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
-
-std::string EscapeCell(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
-std::string Code(std::string_view s) { return fmt::format("`{}`", s); }
-
-std::string DefaultCell(const KeyInfo& k) {
-  if (k.requirement == Requirement::kRequired) return "required";
-  if (k.requirement == Requirement::kConditional) return "conditional";
-  if (k.type == KeyType::kSection) return "—";
-  if (k.default_text.empty()) return "unset";
-  if (k.derived_default) return std::string(k.default_text);
-  std::string out = Code(k.default_text);
-  if (UnitOf(k.name) == "bytes") {
-    std::string human = HumanBytes(std::stoll(std::string(k.default_text)));
-    if (!human.empty()) out += " (" + human + ")";
-  }
-  return out;
-}
-
-std::string AllowedCell(const KeyInfo& k) {
-  if (!k.choices.empty()) {
-    std::vector<std::string> parts;
-    for (const Choice& c : k.choices) {
-      parts.push_back(c.supported ? Code(c.value)
-                                  : Code(c.value) + " (not supported yet)");
-    }
-    return fmt::format("{}", fmt::join(parts, ", "));
-  }
-  return k.RangeText();
-}
-
-void AppendTable(std::string* out, const std::vector<const KeyInfo*>& keys,
-                 std::string_view prefix) {
-  *out += "| Key | Type | Default | Allowed | Description |\n";
-  *out += "|---|---|---|---|---|\n";
-  for (const KeyInfo* k : keys) {
-    *out += fmt::format("| `{}{}` | {} | {} | {} | {} |\n", prefix, k->name,
-                        k->TypeText(), EscapeCell(DefaultCell(*k)),
-                        EscapeCell(AllowedCell(*k)), EscapeCell(k->description));
-  }
-}
-
-constexpr std::string_view kExample =
-    R"yaml(# floe.yaml: every key with its default, plus three topics entries.
-# Required: kafka.bootstrap.servers, registry.url and warehouse.
-kafka:                                  # any librdkafka consumer property, passed through
-  bootstrap.servers: 127.0.0.1:9092
-  group.id: floe
-registry:
-  url: http://127.0.0.1:8081
-  basic.auth.user.info: '${env:SR_AUTH}'  # USER:PASSWORD from the environment
-  request.timeout.ms: 10000
-warehouse: ./warehouse                  # relative to this file's directory
-catalog:
-  type: sqlite
-  uri: ./warehouse/catalog.db
-  name: floe
-rest:
-  listen: 127.0.0.1:8181
-  auth.tokens: []
-memory.budget.bytes: 134217728
-log.level: info
-defaults:
-  namespace: kafka
-  formats: [iceberg]
-  commit.interval.ms: 10000
-  target.file.size.bytes: 134217728
-  on.invalid.record: suspend
-  key.format: binary
-  value.format: registry
-topics:
-  - name: orders                        # -> kafka.orders
-  - name: Payments.v2
-    table: payments                     # -> kafka.payments
-  - pattern: 'events\..*'               # events.clicks -> raw_events.events_clicks_<hash>
-    namespace: raw_events
-    on.invalid.record: skip
-    commit.interval.ms: 5000
-)yaml";
 
 }  // namespace
 
@@ -575,8 +615,6 @@ const std::vector<OwnedKafkaProperty>& OwnedKafkaProperties() {
   return props;
 }
 
-std::string_view ExampleConfigYaml() { return kExample; }
-
 size_t EditDistance(std::string_view a, std::string_view b) {
   // Optimal string alignment: insertions, deletions, substitutions, adjacent
   // transpositions.
@@ -611,158 +649,6 @@ std::optional<std::string> ClosestMatch(std::string_view word,
     }
   }
   return best;
-}
-
-std::string ConfigDocsMarkdown() {
-  std::string out;
-  out += "# Configuration\n\n";
-  out +=
-      "<!-- Generated by `floe_config_docs` from the key registry in "
-      "src/floe/config/keys.cc; do not edit.\n"
-      "     Regenerate: ninja -C build/default floe_config_docs_update -->\n\n";
-  out +=
-      "`floe run --config FILE` reads one YAML file. Floe checks all of it before "
-      "starting: an unknown key, a value of the wrong type or out of range, or a value "
-      "Floe does not support yet stops it with one error that names the key (and the "
-      "line), and exit status 2.\n\n";
-
-  out += "## Example\n\n";
-  out +=
-      "Every key with its default value, plus three `topics` entries. Only "
-      "`kafka.bootstrap.servers`, `registry.url` and `warehouse` are required; the "
-      "smallest useful file is\n\n";
-  out +=
-      "```yaml\nkafka: {bootstrap.servers: 127.0.0.1:9092}\n"
-      "registry: {url: http://127.0.0.1:8081}\nwarehouse: ./warehouse\n"
-      "topics: [{name: orders}]\n```\n\n";
-  out += "The complete example:\n\n";
-  out += "```yaml\n";
-  out += kExample;
-  out += "```\n\n";
-
-  out += "## Values from the environment: `${env:NAME}`\n\n";
-  out +=
-      "Any scalar value (not a key) may contain `${env:NAME}`; it is replaced by the "
-      "environment variable `NAME` (`[A-Za-z_][A-Za-z0-9_]*`) when the file is loaded, "
-      "before the value is type-checked, so numbers can come from the environment too "
-      "(`commit.interval.ms: ${env:COMMIT_MS}`).\n\n";
-  out +=
-      "- An unset variable is an error naming the key and the variable; a variable set "
-      "to the empty string gives an empty value.\n";
-  out +=
-      "- `$${` is a literal `${`; a `$` not followed by `{` is literal. Any other "
-      "`${...}` is an error.\n";
-  out += "- Substitution happens once: a variable's value is not interpolated again.\n";
-  out +=
-      "- Keep secrets (`registry.basic.auth.user.info`, `rest.auth.tokens`, "
-      "`rest.auth.read.tokens`, "
-      "`kafka.sasl.password`) in the environment. Error messages never show "
-      "the values of secret keys.\n\n";
-
-  out += "## Paths\n\n";
-  out +=
-      "`warehouse` and `catalog.uri` are local paths. A relative path is relative to "
-      "the directory of the config file, not the working directory. `file:///abs/path` "
-      "is accepted; `~` is not expanded (use `${env:HOME}`). S3 (`s3://`) warehouses "
-      "are not supported yet.\n\n";
-
-  out += "## Which `topics` entry applies\n\n";
-  out +=
-      "For each topic in the cluster, the entries of `topics` are tried in file order "
-      "and the first match wins:\n\n";
-  out += "- `name` matches exactly that topic.\n";
-  out +=
-      "- `pattern` is an ECMAScript regular expression (C++ `std::regex`) that must "
-      "match the whole topic name, as if wrapped in `^(...)$`. Patterns never match "
-      "internal topics: names starting with `__` (`__consumer_offsets`, "
-      "`__transaction_state`) or `_schemas`. List an internal topic by `name` to ingest "
-      "it.\n\n";
-  out +=
-      "The winning entry's keys override `defaults`; keys it does not set come from "
-      "`defaults` (entries are never merged with each other). A topic that no entry "
-      "matches is not ingested. The same `name` may not appear twice.\n\n";
-
-  out += "## Table names\n\n";
-  out +=
-      "A topic becomes the table `<namespace>.<table>`. The namespace comes from the "
-      "entry or `defaults` (levels separated by `.`, each `[a-z0-9_]+`). The table is "
-      "the entry's `table` (only with `name`), otherwise it is derived from the topic "
-      "name:\n\n";
-  out += "1. Lower-case it and replace every character outside `[a-z0-9_]` with `_`.\n";
-  out +=
-      "2. If that changed the name, append `_` and the first 8 hex digits of the "
-      "FNV-1a 64-bit hash of the original topic name, so that `a.b` and `a_b` never "
-      "collide.\n";
-  out +=
-      "3. Names longer than 128 characters are cut to 119 and get the hash suffix "
-      "too.\n\n";
-  out += "| Topic | Table |\n|---|---|\n";
-  for (std::string_view topic :
-       {"orders", "Orders", "events.clicks", "events_clicks", "orders-v2"}) {
-    out += fmt::format("| `{}` | `{}` |\n", topic, DefaultTableName(topic));
-  }
-  out +=
-      "\nTwo topics that resolve to the same `<namespace>.<table>` are an error naming "
-      "both (checked at start for `name` entries, and for every topic a pattern "
-      "matches). Give one of them an explicit `table` or another `namespace`.\n\n";
-
-  out += "## Keys\n\n";
-  out +=
-      "Keys use librdkafka's style: lower-case, dot-separated, the unit in the suffix "
-      "(`.ms`, `.bytes`). Integers are plain decimal numbers without a unit.\n\n";
-  out += "### Top level\n\n";
-  AppendTable(&out, SectionKeys(""), "");
-  out += "\n### `kafka`\n\n";
-  out +=
-      "Any librdkafka consumer property may be set here and is passed to librdkafka "
-      "unchanged; librdkafka rejects properties it does not know when Floe starts. "
-      "Floe sets these itself, and setting them here is an error:\n\n";
-  out += "| Property | Floe sets | Why |\n|---|---|---|\n";
-  for (const OwnedKafkaProperty& p : OwnedKafkaProperties()) {
-    out += fmt::format("| `{}` | `{}` | {} |\n", p.name, p.value, p.reason);
-  }
-  out += "\n";
-  AppendTable(&out, SectionKeys("kafka"), "kafka.");
-  for (std::string_view section : {"registry", "catalog", "rest"}) {
-    out += fmt::format("\n### `{}`\n\n", section);
-    AppendTable(&out, SectionKeys(section), fmt::format("{}.", section));
-  }
-  out += "\n### `defaults` (and per `topics` entry)\n\n";
-  out +=
-      "Each of these may also be set in a `topics` entry, where it overrides "
-      "`defaults` for the topics that entry matches.\n\n";
-  AppendTable(&out, SectionKeys("defaults"), "defaults.");
-  out += "\n### `topics[]`\n\n";
-  out +=
-      "Each entry is a mapping with exactly one of `name` and `pattern`, optionally "
-      "`table` (with `name` only), and any key of `defaults`.\n\n";
-  AppendTable(&out, SectionKeys("topics[]"), "topics[].");
-
-  out += "\n## Not supported yet\n\n";
-  out +=
-      "These values are recognized and rejected with \"not supported yet\" "
-      "(exit status 2) until the feature lands:\n\n";
-  out += "- `warehouse: s3://...`\n";
-  for (const KeyInfo& k : AllKeys()) {
-    if (k.since.empty()) out += fmt::format("- `{}` (the key itself)\n", k.Path());
-    for (const Choice& c : k.choices) {
-      if (!c.supported) out += fmt::format("- `{}: {}`\n", k.Path(), c.value);
-    }
-  }
-  return out;
-}
-
-std::string ConfigHelpText() {
-  return "Config file (YAML), for example:\n"
-         "  kafka: {bootstrap.servers: 127.0.0.1:9092}   # any librdkafka property\n"
-         "  registry: {url: http://127.0.0.1:8081}\n"
-         "  warehouse: ./warehouse                       # relative to the config file\n"
-         "  defaults: {namespace: kafka, commit.interval.ms: 10000}\n"
-         "  topics: [{name: orders}, {pattern: 'events\\..*', on.invalid.record: skip}]\n"
-         "The first matching topics entry wins; ${env:NAME} reads an environment "
-         "variable.\n"
-         "Every key, default and range: docs/configuration.md. A bad config exits with "
-         "status 2.\n";
 }
 
 }  // namespace floe::config

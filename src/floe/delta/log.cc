@@ -226,16 +226,11 @@ Status DeltaLog::UpdateLastCheckpoint(int64_t version, int64_t rows, int64_t byt
   j["sizeInBytes"] = bytes;
   j["numOfAddFiles"] = num_adds;
   const std::string text = internal::Dump(j);
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    FLOE_ASSIGN_OR_RAISE(auto current, ReadLastCheckpointVersion());
-    if (current && *current >= version) return Status::OK();  // never move it backwards
-    if (current) FLOE_RETURN_NOT_OK(io_->Delete(LastCheckpointUri()));
-    Status st = io_->WriteNew(LastCheckpointUri(), text);
-    if (KindOf(st) != ErrorKind::kConflict) return st;
-    // Another checkpointer replaced it in between: look again.
-  }
-  return Conflict("could not replace " + LastCheckpointUri() +
-                  " (concurrent checkpointers)");
+  FLOE_ASSIGN_OR_RAISE(auto current, ReadLastCheckpointVersion());
+  if (current && *current >= version) return Status::OK();  // never move it backwards
+  // A hint, replaced whole: readers see the old or the new one. Two checkpointers racing
+  // may leave the older version named; readers then replay a few more entries.
+  return io_->Overwrite(LastCheckpointUri(), text);
 }
 
 Status DeltaLog::WriteCheckpoint(const Snapshot& snapshot, int64_t now_ms) const {

@@ -94,9 +94,10 @@ class DeltaLog {
   // protocol, metaData, txn, live add and unexpired remove; columns txn, add, remove,
   // metaData, protocol; add.stats as JSON text) then points _last_checkpoint at it
   // ({"version","size","sizeInBytes","numOfAddFiles"}). An existing checkpoint file of
-  // that version is kept (same content by construction). _last_checkpoint is replaced by
-  // delete + put-if-absent (FileIO has no overwrite) and never moved backwards; readers
-  // that miss it in between fall back to listing.
+  // that version is kept (same content by construction). _last_checkpoint is replaced
+  // whole (FileIO::Overwrite: a rename locally, a plain PUT on S3) and not moved
+  // backwards (two racing checkpointers may leave the older one: a few more entries to
+  // replay).
   Status WriteCheckpoint(const Snapshot& snapshot, int64_t now_ms) const;
 
   // The committer's step: Commit(snapshot->version + 1, actions); on success applies them

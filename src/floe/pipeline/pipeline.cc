@@ -85,6 +85,7 @@ class PipelineImpl : public Pipeline {
     batch_.Clear();
     FLOE_RETURN_NOT_OK(CommitDue(false));
     FLOE_RETURN_NOT_OK(ResumeDue());
+    RetryDeltaDue();
     EnforceMemoryBudget();
     if (admin_ != nullptr) FLOE_RETURN_NOT_OK(AdminStep());
     if (clock_.monotonic_ms() - last_discover_ > kRediscoverMs) {
@@ -103,6 +104,11 @@ class PipelineImpl : public Pipeline {
   Status Finish() override {
     FLOE_LOG_INFO("stopping: committing buffered records");
     FLOE_RETURN_NOT_OK(CommitDue(true));
+    // A Delta log left behind by a failed sync gets one more chance before exit (the
+    // next start repairs it otherwise).
+    for (auto& [topic, ts] : topics_) {
+      if (ts.delta_retry_at_ms >= 0) SyncDelta(ts);
+    }
     LogProgress();
     return Status::OK();
   }
@@ -678,15 +684,34 @@ class PipelineImpl : public Pipeline {
     return Status::OK();
   }
 
-  // Delta follows Iceberg; a failure here is logged and repaired by the next commit's (or
-  // the next start's) sync, never by re-committing Iceberg.
+  // Delta follows Iceberg; a failure here is logged and repaired by a later sync (with
+  // backoff, even when no more records come; at every commit; at the next start), never
+  // by re-committing Iceberg.
   void SyncDelta(TopicState& ts) {
     auto version = delta_.Sync(ts.ident);
-    if (!version.ok()) {
-      FLOE_LOG_WARN(
-          "table {}: Delta log not updated yet ({}); it catches up at the next "
-          "commit",
-          ts.ident.ToString(), version.status().message());
+    if (version.ok()) {
+      if (ts.delta_retry_at_ms >= 0) {
+        FLOE_LOG_INFO("table {}: Delta log caught up (version {})", ts.ident.ToString(),
+                      *version);
+      }
+      ts.delta_retry_at_ms = -1;
+      ts.delta_backoff_ms = 0;
+      return;
+    }
+    ts.delta_backoff_ms = ts.delta_backoff_ms == 0
+                              ? kFirstPauseMs
+                              : std::min(ts.delta_backoff_ms * 2, kMaxPauseMs);
+    ts.delta_retry_at_ms = clock_.monotonic_ms() + ts.delta_backoff_ms;
+    FLOE_LOG_WARN("table {}: Delta log not updated yet ({}); trying again in {} ms",
+                  ts.ident.ToString(), version.status().message(), ts.delta_backoff_ms);
+  }
+
+  void RetryDeltaDue() {
+    const int64_t now = clock_.monotonic_ms();
+    for (auto& [topic, ts] : topics_) {
+      if (ts.delta_retry_at_ms >= 0 && now >= ts.delta_retry_at_ms && !ts.suspended) {
+        SyncDelta(ts);
+      }
     }
   }
 

@@ -459,5 +459,26 @@ TEST_F(PipelineTest, DeltaFollowsEveryIcebergCommit) {
   EXPECT_FALSE(names.count("00000000000000000002.json"));
 }
 
+TEST_F(PipelineTest, AFailedDeltaSyncIsRetriedWithoutNewRecords) {
+  Make(
+      "topics: [{name: orders, formats: [iceberg, delta]}]\n"
+      "defaults: {commit.interval.ms: 1000}\n");
+  // The store fails the first Delta entry twice: the Iceberg commit stands, Delta lags.
+  h_->io.FailNext("WriteNew", "_delta_log/00000000000000000000.json", 2,
+                  Retriable("injected: store unavailable"));
+  Produce(0, 0, 3);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(3));
+  auto md = *h_->Metadata("orders");
+  // No record comes any more; the retries (0.5 s, then 1 s) catch Delta up anyway.
+  ASSERT_TRUE(h_->RunFor(5000).ok());
+  EXPECT_EQ(h_->io.failures_left(), 0);
+  auto log = h_->io.List(md.location + "/_delta_log/");
+  ASSERT_TRUE(log.ok());
+  ASSERT_FALSE(log->empty());
+  EXPECT_EQ(log->front().uri.substr(log->front().uri.rfind('/') + 1),
+            "00000000000000000000.json");
+}
+
 }  // namespace
 }  // namespace floe::pipeline

@@ -335,6 +335,9 @@ int64_t TableWriter::MemoryBytes() const {
   }
   // The Parquet writer holds at most the open row group's pages in memory.
   if (file_) bytes += std::min(file_->EstimatedBytes(), max_row_group_bytes_);
+  // What the store's stream holds before it reaches the store (S3: up to one part).
+  if (file_)
+    bytes += std::min(file_->EstimatedBytes(), options_.io->MaxStreamBufferBytes());
   return bytes;
 }
 

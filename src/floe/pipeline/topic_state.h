@@ -83,7 +83,11 @@ struct TopicState {
   int64_t paused_until_ms = -1;
   int64_t backoff_ms = 0;    // the next pause's length (doubles, reset by a commit)
   std::string pause_reason;  // the fault that paused it
-  bool table_seen = false;   // the table existed during this run (a drop is noticed)
+  // The Delta log is behind the Iceberg table (a Delta sync failed): synced again at
+  // this time, with its own backoff, whether or not more records come. -1: in step.
+  int64_t delta_retry_at_ms = -1;
+  int64_t delta_backoff_ms = 0;
+  bool table_seen = false;  // the table existed during this run (a drop is noticed)
   int64_t unknown_schema_since_ms = -1;  // a schema id the registry did not know, since
   int64_t last_commit_ms = 0;
   int64_t skipped = 0;

@@ -112,12 +112,40 @@ bool IfNoneMatchHits(std::string_view header, std::string_view etag) {
   return false;
 }
 
-Json LoadTableResultJson(const catalog::LoadedTable& table) {
+Json StringMapJson(const std::map<std::string, std::string>& m) {
+  Json j = Json::object();
+  for (const auto& [k, v] : m) j[k] = v;
+  return j;
+}
+
+// X-Iceberg-Access-Delegation: a comma-separated list of mechanisms.
+bool WantsVendedCredentials(const HttpRequest& req) {
+  const std::string value = req.Header("X-Iceberg-Access-Delegation");
+  std::string_view header = value;
+  while (!header.empty()) {
+    auto comma = header.find(',');
+    if (TrimOws(header.substr(0, comma)) == "vended-credentials") return true;
+    if (comma == std::string_view::npos) break;
+    header.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+Json LoadTableResultJson(const catalog::LoadedTable& table, const ClientStorage& storage,
+                         bool vend) {
   Json j = Json::object();
   // Absent for a staged table (open-api LoadTableResult: metadata-location is optional).
   if (!table.metadata_location.empty()) j["metadata-location"] = table.metadata_location;
   j["metadata"] = iceberg::TableMetadataToJson(table.metadata);
-  j["config"] = Json::object();
+  std::map<std::string, std::string> config = storage.config;
+  if (vend && !storage.credentials.empty()) {
+    config.insert(storage.credentials.begin(), storage.credentials.end());
+    Json credential = Json::object();
+    credential["prefix"] = storage.prefix;
+    credential["config"] = StringMapJson(storage.credentials);
+    j["storage-credentials"] = Json::array({credential});
+  }
+  j["config"] = StringMapJson(config);
   return j;
 }
 
@@ -167,7 +195,7 @@ void SendJson(Call& c, int code, const Json& body) {
 
 class IcebergRoutes : public RouteSet {
  public:
-  explicit IcebergRoutes(catalog::Catalog* catalog);
+  IcebergRoutes(catalog::Catalog* catalog, ClientStorage storage);
 
   std::vector<Route> Routes() override;
 
@@ -206,7 +234,11 @@ class IcebergRoutes : public RouteSet {
   Status RenameTable(Call& c);
   Status CommitTransaction(Call& c);
 
+  // A LoadTableResult for this request (credentials only to a client that asks).
+  Json TableResult(const Call& c, const catalog::LoadedTable& table) const;
+
   catalog::Catalog* catalog_;
+  ClientStorage storage_;
   Json endpoints_ = Json::array();
 };
 
@@ -237,7 +269,8 @@ const IcebergRoutes::Endpoint IcebergRoutes::kEndpoints[] = {
     {"POST", "/v1/{prefix}/transactions/commit", &IcebergRoutes::CommitTransaction},
 };
 
-IcebergRoutes::IcebergRoutes(catalog::Catalog* catalog) : catalog_(catalog) {
+IcebergRoutes::IcebergRoutes(catalog::Catalog* catalog, ClientStorage storage)
+    : catalog_(catalog), storage_(std::move(storage)) {
   for (const auto& e : kEndpoints) {
     if (std::string_view(e.path).find("{prefix}") != std::string_view::npos) {
       endpoints_.push_back(std::string(e.method) + " " + e.path);
@@ -297,9 +330,16 @@ Result<TableIdent> IcebergRoutes::PathTable(Call& c) {
   return ident;
 }
 
+Json IcebergRoutes::TableResult(const Call& c, const catalog::LoadedTable& table) const {
+  return LoadTableResultJson(table, storage_, WantsVendedCredentials(c.req));
+}
+
 Status IcebergRoutes::GetConfig(Call& c) {
   Json j = Json::object();
-  j["defaults"] = Json::object();
+  // Defaults, not overrides. Each LoadTableResult.config carries them too, and there
+  // they win over a client's own settings: rest.client.s3.endpoint is how a store
+  // reached by another address than Floe's is told to clients.
+  j["defaults"] = StringMapJson(storage_.config);
   j["overrides"] = Json::object();
   j["endpoints"] = endpoints_;
   SendJson(c, 200, j);
@@ -435,7 +475,7 @@ Status IcebergRoutes::CreateTable(Call& c) {
   c.missing = Missing::kNamespace;
   c.conflict_type = kAlreadyExists;
   FLOE_ASSIGN_OR_RAISE(auto table, catalog_->CreateTable(request));
-  SendJson(c, 200, LoadTableResultJson(table));
+  SendJson(c, 200, TableResult(c, table));
   return Status::OK();
 }
 
@@ -464,7 +504,7 @@ Status IcebergRoutes::RegisterTable(Call& c) {
     return BadRequest(table.status().message());
   }
   FLOE_RETURN_NOT_OK(table.status());
-  SendJson(c, 200, LoadTableResultJson(*table));
+  SendJson(c, 200, TableResult(c, *table));
   return Status::OK();
 }
 
@@ -478,15 +518,20 @@ Status IcebergRoutes::LoadTable(Call& c) {
   }
   c.missing = Missing::kTableOrNamespace;
   FLOE_ASSIGN_OR_RAISE(auto table, catalog_->LoadTable(ident));
-  std::string etag = ETagFor(table.metadata_location);
+  // A response with vended credentials is another representation: another tag.
+  const bool vended = !storage_.credentials.empty() && WantsVendedCredentials(c.req);
+  std::string etag = ETagFor(vended ? table.metadata_location + "#vended-credentials"
+                                    : table.metadata_location);
   c.res->SetHeader("ETag", etag);
+  if (!storage_.credentials.empty())
+    c.res->SetHeader("Vary", "X-Iceberg-Access-Delegation");
   if (c.req.HasHeader("If-None-Match") &&
       IfNoneMatchHits(c.req.Header("If-None-Match"), etag)) {
     c.res->status = 304;
     c.res->body.clear();
     return Status::OK();
   }
-  SendJson(c, 200, LoadTableResultJson(table));
+  SendJson(c, 200, TableResult(c, table));
   return Status::OK();
 }
 
@@ -594,8 +639,9 @@ Status IcebergRoutes::CommitTransaction(Call& c) {
 
 }  // namespace
 
-std::unique_ptr<RouteSet> MakeIcebergRoutes(catalog::Catalog* catalog) {
-  return std::make_unique<IcebergRoutes>(catalog);
+std::unique_ptr<RouteSet> MakeIcebergRoutes(catalog::Catalog* catalog,
+                                            ClientStorage storage) {
+  return std::make_unique<IcebergRoutes>(catalog, std::move(storage));
 }
 
 }  // namespace floe::server

@@ -4,7 +4,9 @@
 // catalog decision (requirements, locations, who may change what) stays in Catalog.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 
 #include "floe/server/http.h"
 
@@ -14,7 +16,19 @@ class Catalog;
 
 namespace floe::server {
 
+// What a REST client needs to read the tables' files itself, in Iceberg's client
+// property names (s3.endpoint, s3.path-style-access, client.region, ...).
+struct ClientStorage {
+  // Sent to every client: GET /v1/config `defaults` and each LoadTableResult.config.
+  std::map<std::string, std::string> config;
+  // Added to LoadTableResult.config (and `storage-credentials`, for `prefix`) when the
+  // request carries X-Iceberg-Access-Delegation: vended-credentials; empty: none vended.
+  std::map<std::string, std::string> credentials;
+  std::string prefix;  // the warehouse URI the credentials are good for
+};
+
 // Borrows `catalog`, which must be thread-safe and outlive the route set.
-std::unique_ptr<RouteSet> MakeIcebergRoutes(catalog::Catalog* catalog);
+std::unique_ptr<RouteSet> MakeIcebergRoutes(catalog::Catalog* catalog,
+                                            ClientStorage storage = {});
 
 }  // namespace floe::server

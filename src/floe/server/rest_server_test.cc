@@ -172,7 +172,7 @@ class RestServerTest : public ::testing::Test {
     options.port = 0;
     options.threads = 4;
     std::vector<std::unique_ptr<RouteSet>> route_sets;
-    route_sets.push_back(MakeIcebergRoutes(catalog_.get()));
+    route_sets.push_back(MakeIcebergRoutes(catalog_.get(), client_storage_));
     for (auto& set : extra_route_sets) route_sets.push_back(std::move(set));
     auto server = RestServer::Start(std::move(route_sets), std::move(options));
     ASSERT_TRUE(server.ok()) << server.status().ToString();
@@ -271,7 +271,58 @@ class RestServerTest : public ::testing::Test {
   std::unique_ptr<RestServer> server_;
   std::unique_ptr<httplib::Client> client_;
   httplib::Headers headers_;
+  ClientStorage client_storage_;
 };
+
+TEST_F(RestServerTest, ClientsLearnTheStoreAndGetCredentialsOnlyWhenTheyAsk) {
+  client_storage_.config = {{"s3.endpoint", "http://127.0.0.1:8333"},
+                            {"s3.path-style-access", "true"},
+                            {"client.region", "us-east-1"}};
+  client_storage_.credentials = {{"s3.access-key-id", "READER"},
+                                 {"s3.secret-access-key", "reader-secret"}};
+  client_storage_.prefix = "s3://lake/floe";
+  StartServer(RestOptions{});
+  Json config = BodyOf(Get("/v1/config"));
+  EXPECT_EQ(config["defaults"]["s3.endpoint"], "http://127.0.0.1:8333");
+  EXPECT_FALSE(config["defaults"].contains("s3.access-key-id"));
+  EXPECT_EQ(config["overrides"], Json::object());
+  CreateNamespace(Json::array({"ns"}));
+  Json created = CreateTable("ns", "t");
+  EXPECT_EQ(created["config"]["s3.path-style-access"], "true");
+  EXPECT_FALSE(created["config"].contains("s3.secret-access-key"));
+
+  Json plain = BodyOf(Get("/v1/namespaces/ns/tables/t"));
+  EXPECT_EQ(plain["config"]["s3.endpoint"], "http://127.0.0.1:8333");
+  EXPECT_EQ(plain["config"]["client.region"], "us-east-1");
+  EXPECT_FALSE(plain["config"].contains("s3.access-key-id"));
+  EXPECT_FALSE(plain.contains("storage-credentials"));
+  // Other delegation mechanisms get nothing either.
+  Json remote = BodyOf(Get("/v1/namespaces/ns/tables/t",
+                           {{"X-Iceberg-Access-Delegation", "remote-signing"}}));
+  EXPECT_FALSE(remote["config"].contains("s3.access-key-id"));
+
+  auto plain_r = Get("/v1/namespaces/ns/tables/t");
+  auto vended_r =
+      Get("/v1/namespaces/ns/tables/t",
+          {{"X-Iceberg-Access-Delegation", "remote-signing, vended-credentials"}});
+  ASSERT_TRUE(plain_r && vended_r);
+  // Two representations: a cached plain answer is never revalidated into one without
+  // the credentials that were asked for.
+  EXPECT_NE(plain_r->get_header_value("ETag"), vended_r->get_header_value("ETag"));
+  EXPECT_EQ(vended_r->get_header_value("Vary"), "X-Iceberg-Access-Delegation");
+  EXPECT_EQ(Get("/v1/namespaces/ns/tables/t",
+                {{"X-Iceberg-Access-Delegation", "vended-credentials"},
+                 {"If-None-Match", plain_r->get_header_value("ETag")}})
+                ->status,
+            200);
+  Json vended = BodyOf(vended_r);
+  EXPECT_EQ(vended["config"]["s3.access-key-id"], "READER");
+  EXPECT_EQ(vended["config"]["s3.secret-access-key"], "reader-secret");
+  EXPECT_EQ(vended["config"]["s3.endpoint"], "http://127.0.0.1:8333");
+  ASSERT_EQ(vended["storage-credentials"].size(), 1u);
+  EXPECT_EQ(vended["storage-credentials"][0]["prefix"], "s3://lake/floe");
+  EXPECT_EQ(vended["storage-credentials"][0]["config"]["s3.access-key-id"], "READER");
+}
 
 TEST_F(RestServerTest, ConfigListsEveryServedEndpointWithoutPrefix) {
   auto r = Get("/v1/config?warehouse=anything");

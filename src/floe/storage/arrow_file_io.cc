@@ -48,30 +48,43 @@ Result<std::shared_ptr<::arrow::io::OutputStream>> ArrowFileIO::OpenOutputStream
     const std::string& uri) {
   FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
   auto info = fs_->GetFileInfo(path);
-  if (!info.ok()) return FromArrow(info.status(), "stat " + uri);
+  if (!info.ok()) return Classify(info.status(), "stat " + uri);
   if (info->type() != ::arrow::fs::FileType::NotFound) {
     return Conflict("cannot write " + uri + ": it exists already");
   }
   auto out = fs_->OpenOutputStream(path);
-  if (!out.ok()) return FromArrow(out.status(), "create " + uri);
+  if (!out.ok()) return Classify(out.status(), "create " + uri);
   return std::move(*out);
+}
+
+Status ArrowFileIO::Overwrite(const std::string& uri, std::string_view bytes) {
+  FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
+  auto out = fs_->OpenOutputStream(path);
+  if (!out.ok()) return Classify(out.status(), "create " + uri);
+  Status st = (*out)->Write(bytes.data(), static_cast<int64_t>(bytes.size()));
+  if (st.ok()) st = (*out)->Close();
+  if (!st.ok()) {
+    (void)(*out)->Abort();
+    return Classify(st, "write " + uri);
+  }
+  return Status::OK();
 }
 
 Result<std::shared_ptr<::arrow::io::RandomAccessFile>> ArrowFileIO::OpenInputFile(
     const std::string& uri) {
   FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
   auto info = fs_->GetFileInfo(path);
-  if (!info.ok()) return FromArrow(info.status(), "stat " + uri);
+  if (!info.ok()) return Classify(info.status(), "stat " + uri);
   if (info->type() != ::arrow::fs::FileType::File) return NotFound("no object at " + uri);
   auto in = fs_->OpenInputFile(*info);
-  if (!in.ok()) return FromArrow(in.status(), "open " + uri);
+  if (!in.ok()) return Classify(in.status(), "open " + uri);
   return std::move(*in);
 }
 
 Result<int64_t> ArrowFileIO::Size(const std::string& uri) {
   FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
   auto info = fs_->GetFileInfo(path);
-  if (!info.ok()) return FromArrow(info.status(), "stat " + uri);
+  if (!info.ok()) return Classify(info.status(), "stat " + uri);
   if (info->type() != ::arrow::fs::FileType::File) return NotFound("no object at " + uri);
   return info->size();
 }
@@ -79,18 +92,18 @@ Result<int64_t> ArrowFileIO::Size(const std::string& uri) {
 Result<bool> ArrowFileIO::Exists(const std::string& uri) {
   FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
   auto info = fs_->GetFileInfo(path);
-  if (!info.ok()) return FromArrow(info.status(), "stat " + uri);
+  if (!info.ok()) return Classify(info.status(), "stat " + uri);
   return info->type() == ::arrow::fs::FileType::File;
 }
 
 Status ArrowFileIO::Delete(const std::string& uri) {
   FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
   auto info = fs_->GetFileInfo(path);
-  if (!info.ok()) return FromArrow(info.status(), "stat " + uri);
+  if (!info.ok()) return Classify(info.status(), "stat " + uri);
   if (info->type() == ::arrow::fs::FileType::NotFound) return Status::OK();
   Status st = fs_->DeleteFile(path);
   if (st.ok()) return st;
-  st = FromArrow(st, "delete " + uri);
+  st = Classify(st, "delete " + uri);
   return KindOf(st) == ErrorKind::kNotFound ? Status::OK() : st;  // deleted meanwhile
 }
 
@@ -105,7 +118,7 @@ Result<std::vector<FileInfo>> ArrowFileIO::List(const std::string& prefix_uri) {
   selector.allow_not_found = true;
   selector.recursive = false;
   auto listed = fs_->GetFileInfo(selector);
-  if (!listed.ok()) return FromArrow(listed.status(), "list " + prefix_uri);
+  if (!listed.ok()) return Classify(listed.status(), "list " + prefix_uri);
   std::vector<FileInfo> out;
   for (const auto& info : *listed) {
     if (info.type() != ::arrow::fs::FileType::File) continue;

@@ -24,6 +24,9 @@ class ArrowFileIO : public FileIO {
       const std::string& uri) override;
   Result<std::shared_ptr<::arrow::io::RandomAccessFile>> OpenInputFile(
       const std::string& uri) override;
+  // One write of a whole object over arrow::fs (S3: a plain PUT); the local backend
+  // overrides it with a rename, the memory one takes its lock around it.
+  Status Overwrite(const std::string& uri, std::string_view bytes) override;
   Result<int64_t> Size(const std::string& uri) override;
   Result<bool> Exists(const std::string& uri) override;
   Status Delete(const std::string& uri) override;
@@ -36,6 +39,10 @@ class ArrowFileIO : public FileIO {
   virtual Result<std::string> PathOf(const std::string& uri) const = 0;
   // The URI of a path (inverse of PathOf).
   virtual std::string UriOf(const std::string& path) const = 0;
+  // An arrow::fs status as a Floe error (FromArrow); a backend may refine the kind.
+  virtual Status Classify(const Status& st, const std::string& what) const {
+    return FromArrow(st, what);
+  }
   // Whether a listed name is a create-if-absent temporary, hidden from List.
   virtual bool IsTemporary(const std::string& /*name*/) const { return false; }
 

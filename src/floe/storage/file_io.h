@@ -1,6 +1,6 @@
 // FileIO: the only way Floe touches table storage: data files, manifests, metadata JSON
 // and the Delta log. Locations are absolute URIs (file:///... for the local backend,
-// memory://... for the in-memory one, s3://... with the S3 issue). Backends sit over
+// memory://... for the in-memory one, s3://bucket/... for S3). Backends sit over
 // arrow::fs (storage/arrow_file_io_internal.h), so one interface serves every store.
 //
 // Threading: implementations are thread-safe; a stream is used by one thread.
@@ -50,7 +50,15 @@ class FileIO {
   //   local:  temporary file, fsync, link() into place (atomic, fails with EEXIST), fsync
   //           of the directory: atomic and durable across processes on one filesystem.
   //   memory: checked and written under one lock: atomic within the process.
+  //   s3:     a conditional PUT (If-None-Match: *): atomic on the store, for every
+  //           writer; SupportsCreateIfAbsent checks that the store honours it.
   virtual Status WriteNew(const std::string& uri, std::string_view bytes) = 0;
+  // Replaces the object at `uri` (or creates it) with `bytes`; readers see the old or
+  // the new object, never a partial one. For hints that any writer may refresh (the
+  // Delta log's _last_checkpoint), never for what two writers race to create.
+  //   local: temporary file, fsync, rename() into place, fsync of the directory.
+  //   s3:    one plain PUT.
+  virtual Status Overwrite(const std::string& uri, std::string_view bytes) = 0;
   // Whole-object read. kNotFound if absent.
   virtual Result<std::string> Read(const std::string& uri);
 
@@ -65,6 +73,10 @@ class FileIO {
   // starting with "0". Sorted by URI; empty when nothing matches or the directory does
   // not exist; objects still being written by WriteNew are not listed.
   virtual Result<std::vector<FileInfo>> List(const std::string& prefix_uri) = 0;
+
+  // Bytes an open output stream may hold in memory before they reach the store (S3: one
+  // multipart part); writers count them in memory.budget.bytes. 0: written through.
+  virtual int64_t MaxStreamBufferBytes() const { return 0; }
 };
 
 // file:// URIs under `root_uri` (the warehouse); refuses any location outside it
@@ -84,14 +96,18 @@ struct S3Settings {
   std::string endpoint;          // "host:port" of an S3-compatible store; "" for AWS
   std::string scheme = "https";  // "http" for a store on loopback
   std::string region = "us-east-1";
-  bool path_style = false;  // bucket in the path, not the host (forced with an endpoint)
-  // Static credentials; all empty: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
-  // AWS_SESSION_TOKEN from the environment.
+  bool path_style = false;  // bucket in the path (host/bucket/key), not the host name
+  // Static credentials; all empty: the default AWS chain (environment, ~/.aws profiles,
+  // web identity, ECS and EC2 roles), refreshed before temporary ones expire.
   std::string access_key;
   std::string secret_key;
   std::string session_token;
   double connect_timeout_s = 10;
-  double request_timeout_s = 60;
+  double request_timeout_s =
+      60;  // Floe's own requests (WriteNew); Arrow ignores it on Linux
+  // Attempts of one request on faults a retry may fix (5xx, throttling, resets,
+  // timeouts), with full-jitter exponential backoff from 100 ms to 20 s.
+  int64_t retry_max_attempts = 6;
 };
 
 // s3:// URIs under `root_uri` ("s3://bucket/prefix"), over Arrow's S3FileSystem; the
@@ -100,6 +116,11 @@ struct S3Settings {
 // 5xx/throttling/timeouts → kRetriable, anything else (403, NoSuchBucket, wrong region)
 // → an error naming the bucket, the key and the S3 error code.
 Result<std::unique_ptr<FileIO>> MakeS3FileIO(std::string root_uri, S3Settings settings);
+
+// Whether `io` keeps create-if-absent under `dir_uri`: writes a probe object, tries to
+// write it again (which must be refused) and deletes it. An error when the first write
+// fails (credentials, a missing bucket: the store's message, naming bucket and key).
+Result<bool> SupportsCreateIfAbsent(FileIO* io, const std::string& dir_uri);
 
 // Shuts Arrow's S3 client down if an S3 backend was made: call once before exit, after
 // every S3 FileIO is gone (Arrow refuses it from an atexit handler).

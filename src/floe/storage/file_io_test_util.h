@@ -60,6 +60,11 @@ class FaultyFileIO : public FileIO {
     FLOE_RETURN_NOT_OK(Check("WriteNew", uri));
     return inner_->WriteNew(uri, bytes);
   }
+  int64_t MaxStreamBufferBytes() const override { return inner_->MaxStreamBufferBytes(); }
+  Status Overwrite(const std::string& uri, std::string_view bytes) override {
+    FLOE_RETURN_NOT_OK(Check("Overwrite", uri));
+    return inner_->Overwrite(uri, bytes);
+  }
   Result<std::string> Read(const std::string& uri) override {
     FLOE_RETURN_NOT_OK(Check("Read", uri));
     return inner_->Read(uri);

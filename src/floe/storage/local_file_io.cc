@@ -99,6 +99,36 @@ class DurableFileStream : public ::arrow::io::OutputStream {
   fs::path path_;
 };
 
+// `bytes` in a new, fsync'd temporary file beside `path` (hidden from List); its name.
+Result<std::string> WriteTemporary(const std::string& path, std::string_view bytes) {
+  FLOE_RETURN_NOT_OK(MakeParent(fs::path(path)));
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" +
+                    std::to_string(counter.fetch_add(1));
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus("create", tmp);
+  size_t off = 0;
+  while (off < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      auto st = ErrnoStatus("write", tmp);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return st;
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    auto st = ErrnoStatus("fsync", tmp);
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return st;
+  }
+  ::close(fd);
+  return tmp;
+}
+
 class LocalFileIO : public internal::ArrowFileIO {
  public:
   explicit LocalFileIO(std::string root)
@@ -122,34 +152,9 @@ class LocalFileIO : public internal::ArrowFileIO {
   Status WriteNew(const std::string& uri, std::string_view bytes) override {
     FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
     fs::path p(path);
-    FLOE_RETURN_NOT_OK(MakeParent(p));
-    // Write to a unique temporary name, then link() it into place: link fails with EEXIST
-    // if the target exists, which gives put-if-absent without ever exposing a partial
-    // file.
-    static std::atomic<uint64_t> counter{0};
-    std::string tmp = path + ".tmp-" + std::to_string(::getpid()) + "-" +
-                      std::to_string(counter.fetch_add(1));
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) return ErrnoStatus("create", tmp);
-    size_t off = 0;
-    while (off < bytes.size()) {
-      ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        auto st = ErrnoStatus("write", tmp);
-        ::close(fd);
-        ::unlink(tmp.c_str());
-        return st;
-      }
-      off += static_cast<size_t>(n);
-    }
-    if (::fsync(fd) != 0) {
-      auto st = ErrnoStatus("fsync", tmp);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return st;
-    }
-    ::close(fd);
+    // A complete temporary file, then link() into place: link fails with EEXIST if the
+    // target exists, which gives put-if-absent without ever exposing a partial file.
+    FLOE_ASSIGN_OR_RAISE(std::string tmp, WriteTemporary(path, bytes));
     if (::link(tmp.c_str(), path.c_str()) != 0) {
       auto st = ErrnoStatus("publish", path);
       ::unlink(tmp.c_str());
@@ -157,6 +162,17 @@ class LocalFileIO : public internal::ArrowFileIO {
     }
     ::unlink(tmp.c_str());
     return FsyncDir(p.parent_path());
+  }
+
+  Status Overwrite(const std::string& uri, std::string_view bytes) override {
+    FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
+    FLOE_ASSIGN_OR_RAISE(std::string tmp, WriteTemporary(path, bytes));
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+      auto st = ErrnoStatus("replace", path);
+      ::unlink(tmp.c_str());
+      return st;
+    }
+    return FsyncDir(fs::path(path).parent_path());
   }
 
  protected:

@@ -33,6 +33,13 @@ class MemoryFileIO : public internal::ArrowFileIO {
     return internal::FromArrow((*out)->Close(), "close " + uri);
   }
 
+  Status Overwrite(const std::string& uri, std::string_view bytes) override {
+    FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
+    std::lock_guard<std::mutex> lock(mu_);
+    FLOE_RETURN_NOT_OK(CreateParents(path, uri));
+    return ArrowFileIO::Overwrite(uri, bytes);
+  }
+
   Result<std::shared_ptr<::arrow::io::OutputStream>> OpenOutputStream(
       const std::string& uri) override {
     FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));

@@ -43,7 +43,10 @@ def floe_binary() -> pathlib.Path:
 
 class FloeRun:
     def __init__(self, work_dir: pathlib.Path, bootstrap: str, registry_url: str,
-                 topics: list[dict], defaults: dict | None = None, extra: dict | None = None):
+                 topics: list[dict], defaults: dict | None = None, extra: dict | None = None,
+                 s3=None):
+        """`s3`: the harness.s3.S3 store an `s3://` warehouse (set through `extra`) lives on,
+        for reading the metadata back."""
         self.work_dir = pathlib.Path(work_dir)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.warehouse = self.work_dir / "warehouse"
@@ -63,6 +66,7 @@ class FloeRun:
         cfg.update(extra or {})
         self.config_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
         self.proc: procs.Proc | None = None
+        self.s3 = s3
 
     def start(self, env: dict | None = None, prefix: list[str] | None = None) -> procs.Proc:
         """`prefix`: a command that execs Floe (e.g. setpriv to run it as another user)."""
@@ -126,6 +130,9 @@ class FloeRun:
         loc = self.metadata_location(table, namespace)
         if loc is None:
             return None
+        if loc.startswith("s3://"):
+            with self.s3.fs().open_input_stream(loc.removeprefix("s3://")) as f:
+                return json.loads(f.read())
         return json.loads(pathlib.Path(loc.removeprefix("file://")).read_text())
 
     def table_positions(self, table: str, topic: str, namespace: str = "kafka") -> dict[int, int]:

@@ -124,7 +124,9 @@ def start_s3(work_dir: str | os.PathLike, bucket: str = "floe") -> S3:
             f"-master.port={ports['master']}", f"-volume.port={ports['volume']}",
             f"-filer.port={ports['filer']}", f"-s3.port={ports['s3']}",
             "-s3.port.iceberg=0", "-s3.port.lance=0", "-webdav=false", "-admin.ui=false",
-            "-master.telemetry=false", f"-bucket={bucket}"]
+            "-master.telemetry=false", f"-bucket={bucket}",
+            # As Amazon S3: a PUT into a bucket that does not exist is NoSuchBucket.
+            "-s3.autoCreateBucket=false"]
     env = {**os.environ, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY}
     proc = procs.spawn(args, work / "seaweedfs.log", name="seaweedfs", env=env)
     s3 = S3(proc, ports["s3"], bucket)
@@ -138,8 +140,9 @@ def start_s3(work_dir: str | os.PathLike, bucket: str = "floe") -> S3:
             urllib.request.urlopen(f"http://{s3.endpoint}/", timeout=2)
         except urllib.error.HTTPError:
             try:
-                s3.fs().get_file_info(bucket)
-                return s3
+                import pyarrow.fs as pafs
+                if s3.fs().get_file_info(bucket).type == pafs.FileType.Directory:
+                    return s3
             except OSError:
                 pass
         except OSError:
