@@ -19,6 +19,11 @@ TARGET_W1 = 300_000
 TARGET_RSS_MIB = 192
 TARGET_CONNECT_RATIO = 3.0
 TARGET_P99_S = 2.0
+# Issue 17 goals, on the probe-normalized figure (measured / the day's probe score).
+GOAL_W1_NORMALIZED = 400_000
+GOAL_W4_NORMALIZED = 150_000
+# Issue 18: W1 on S3 within 15% of the local warehouse, same run.
+TARGET_S3_RATIO = 0.85
 
 
 def newest(pattern: str) -> pathlib.Path | None:
@@ -68,6 +73,13 @@ def main() -> int:
     out.append("")
     before, before_name = load("-probe-before")
     after, after_name = load("-probe-after")
+    scores = [p["score"] for p in (before, after) if p and p.get("score")]
+    # The day's speed: the mean of the scores before and after the suite.
+    score = sum(scores) / len(scores) if scores else None
+
+    def normalized(v: float) -> str:
+        return f"{n(v / score)} probe-normalized" if score else "no probe"
+
     if before or after:
         import probe
         said = "; ".join(f"{when} the suite: {probe.describe(p)} (`{name}`)"
@@ -109,6 +121,11 @@ def main() -> int:
         targets.append(f"≥ {n(TARGET_W1)} W1 records per CPU-second: median "
                        f"{n(m['records_per_cpu_s'])}{spread(w1, 'records_per_cpu_s')}, "
                        f"{met(m['records_per_cpu_s'] >= TARGET_W1)}")
+        if score:
+            v = m["records_per_cpu_s"] / score
+            targets.append(f"W1 ≥ {n(GOAL_W1_NORMALIZED)} records per CPU-second, "
+                           f"probe-normalized (issue 17): {n(m['records_per_cpu_s'])} measured "
+                           f"/ score {score:.3f} = {n(v)}, {met(v >= GOAL_W1_NORMALIZED)}")
         if p16:
             q = p16["median"]
             out.append(f"W1 over **16 partitions** (`{p16_name}`): "
@@ -130,9 +147,32 @@ def main() -> int:
         out.append(f"**W4** ({wl['records']:,} plain-JSON records of "
                    f"~{wl['avg_record_bytes']:.0f} B, `value.format: json`; `{w4_name}`): "
                    f"{n(m['records_per_cpu_s'])}{spread(w4, 'records_per_cpu_s')} records per "
-                   f"Floe CPU-second, {m['mb_per_wall_s']:.1f} MB/s wall, peak RSS "
+                   f"Floe CPU-second ({normalized(m['records_per_cpu_s'])}), "
+                   f"{m['mb_per_wall_s']:.1f} MB/s wall, peak RSS "
                    f"{m['peak_rss_mib']:.0f} MiB.")
         out.append("")
+        if score:
+            v = m["records_per_cpu_s"] / score
+            targets.append(f"W4 ≥ {n(GOAL_W4_NORMALIZED)} records per CPU-second, "
+                           f"probe-normalized (issue 17): {n(m['records_per_cpu_s'])} measured "
+                           f"/ score {score:.3f} = {n(v)}, {met(v >= GOAL_W4_NORMALIZED)}")
+    s3, s3_name = load("-s3")
+    if s3 and s3.get("compared_to_local"):
+        m, c = s3["median"], s3["compared_to_local"]
+        pairs = c["ratio_per_pair"]
+        out.append(f"**W1 on S3** (SeaweedFS on loopback; local and S3 runs interleaved in one "
+                   f"run, `{s3_name}`): {n(m['records_per_cpu_s'])}"
+                   f"{spread(s3, 'records_per_cpu_s')} records per Floe CPU-second against "
+                   f"{n(c['local_median_records_per_cpu_s'])} on the local warehouse: "
+                   f"{c['ratio_of_medians']:.3f} (per pair {sorted(pairs)[len(pairs) // 2]:.3f}, "
+                   f"{min(pairs):.3f}-{max(pairs):.3f}); {n(m['records_per_wall_s'])} records/s "
+                   f"wall, peak RSS {m['peak_rss_mib']:.0f} MiB (local "
+                   f"{c['local_median_peak_rss_mib']:.0f} MiB).")
+        out.append("")
+        targets.append(f"W1 on S3 within 15% of the local warehouse per CPU-second "
+                       f"(issue 18): {c['ratio_of_medians']:.3f}, "
+                       f"{met(c['ratio_of_medians'] >= TARGET_S3_RATIO)}; peak RSS "
+                       f"{m['peak_rss_mib']:.0f} MiB, {met(m['peak_rss_mib'] <= TARGET_RSS_MIB)}")
     if evolve and "round_ratio_w1e_to_w1" in evolve:
         m, e, w = (evolve["median_records_per_cpu_s"], evolve["round_ratio_w1e_to_w1"],
                    evolve["round_ratio_w1w_to_w1"])
@@ -254,7 +294,7 @@ def main() -> int:
         out.append("```")
         out.append("")
     if targets:
-        out.append("Targets (issue 6):")
+        out.append("Targets (issues 6, 16, 17 and 18):")
         out.append("")
         out.extend(f"- {t}" for t in targets)
         out.append("")
