@@ -102,7 +102,8 @@ def print_connection_settings(floe: str, config: pathlib.Path, uri: str,
     CREATE SECRET (TYPE S3, KEY_ID '{s3.access_key}', SECRET '{s3.secret_key}',
                    ENDPOINT '{s3.endpoint}', URL_STYLE 'path', USE_SSL false);"""
         note = ("(the catalog tells clients the S3 endpoint and vends read credentials to "
-                "those that ask)")
+                "those that ask; the demo's SeaweedFS stops with it, its data stays in "
+                "demo-data/s3)")
     say(f"""serve the tables again with:
     {floe} catalog serve --config {config}
 then connect with any engine {note}:
