@@ -17,14 +17,13 @@ import re
 import threading
 import time
 
-import deltalake
 import pyarrow as pa
 import pyarrow.fs as pafs
 
 from harness.floe import FloeRun, default_table_name
 from harness.s3_proxy import Rule, S3FaultProxy
 from test_exactly_once import committed_records, produce_events, serializer
-from test_s3_warehouse import s3, s3_table_records, storage_options  # noqa: F401
+from test_s3_warehouse import s3, s3_table_records, wait_delta  # noqa: F401
 
 BOTH = {"formats": ["iceberg", "delta"]}
 PATTERNS = {
@@ -44,22 +43,6 @@ def proxied_extra(s3, proxy: S3FaultProxy, attempts: int = 4) -> dict:
                "retry.max.attempts": attempts},
         "rest": {"listen": "127.0.0.1:0"},
     }
-
-
-def wait_delta(run: FloeRun, s3, table: str, topic: str, hwm: dict, timeout: float = 120):
-    md = run.metadata(table)
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            dt = deltalake.DeltaTable(md["location"], storage_options=storage_options(s3))
-        except deltalake.exceptions.TableNotFoundError:
-            dt = None  # the mirror has not written version 0 yet
-        if dt is not None and all(
-                dt.transaction_version(f"floe:{md['table-uuid']}:{topic}:{p}") == v
-                for p, v in hwm.items()):
-            return dt
-        assert time.monotonic() < deadline, f"Delta positions lag:\n{run.log()}"
-        time.sleep(0.3)
 
 
 def delta_records(dt) -> collections.Counter:

@@ -159,6 +159,24 @@ def test_s3_refusal_stops_floe_at_start_naming_bucket_and_error(kafka_broker, re
     assert code in log, log
 
 
+def wait_delta(run: FloeRun, s3, table: str, topic: str, hwm: dict, timeout: float = 120):
+    """The table's Delta log once its positions reached `hwm` (the Delta entry follows the
+    Iceberg commit)."""
+    md = run.metadata(table)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            dt = deltalake.DeltaTable(md["location"], storage_options=storage_options(s3))
+        except deltalake.exceptions.TableNotFoundError:
+            dt = None  # the mirror has not written version 0 yet
+        if dt is not None and all(
+                dt.transaction_version(f"floe:{md['table-uuid']}:{topic}:{p}") == v
+                for p, v in hwm.items()):
+            return dt
+        assert time.monotonic() < deadline, f"Delta positions lag:\n{run.log()}"
+        time.sleep(0.3)
+
+
 def s3_table_records(run: FloeRun, s3, table: str) -> collections.Counter:
     cat = SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}", warehouse=s3.uri("lake"),
                      **pyiceberg_props(s3))
@@ -194,20 +212,7 @@ def test_s3_crash_at_every_commit_step_and_random_kills(kafka_broker, registry, 
     hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
     run.start()
     run.wait_for_positions(table, topic, hwm, timeout=300)
-    # The Delta entry follows the Iceberg commit: wait until its positions caught up.
-    location = run.metadata(table)["location"]
-    uuid = run.metadata(table)["table-uuid"]
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            dt = deltalake.DeltaTable(location, storage_options=storage_options(s3))
-        except deltalake.exceptions.TableNotFoundError:
-            dt = None  # the mirror has not written version 0 yet
-        if dt is not None and all(dt.transaction_version(f"floe:{uuid}:{topic}:{p}") == v
-                                  for p, v in hwm.items()):
-            break
-        assert time.monotonic() < deadline, f"Delta positions lag:\n{run.log()}"
-        time.sleep(0.3)
+    dt = wait_delta(run, s3, table, topic, hwm)
     assert run.stop() == 0, run.log()
 
     want = committed_records(kafka_broker.bootstrap, topic)
@@ -217,7 +222,6 @@ def test_s3_crash_at_every_commit_step_and_random_kills(kafka_broker, registry, 
     assert not dupes, f"{len(dupes)} duplicated records, e.g. {dupes[:3]}"
     assert got == want
     # The Delta log over the same store holds the same multiset.
-    dt = deltalake.DeltaTable(location, storage_options=storage_options(s3))
     rows = pa.table(dt.scan(columns=["seq", "_kafka"])).to_pylist()
     assert collections.Counter((r["_kafka"]["partition"], r["_kafka"]["offset"], r["seq"])
                                for r in rows) == want

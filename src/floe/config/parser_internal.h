@@ -173,6 +173,17 @@ class Parser {
   Status ParseS3(const Located* node, Config* config) const;
   // The rest.client.s3.* keys (after ParseS3: the endpoint defaults to s3.endpoint).
   Status ParseRestClientS3(const Fields& rest, Config* config) const;
+  // <prefix>access.key.id, <prefix>secret.access.key and <prefix>session.token of a
+  // section: both of the first two or neither; the token only with them. `what` names
+  // the credentials in the error, `otherwise` says what neither means.
+  struct S3Keys {
+    std::string access_key_id;
+    std::string secret_access_key;
+    std::string session_token;
+  };
+  Result<S3Keys> ParseS3Keys(const Fields& f, std::string_view section,
+                             std::string_view prefix, std::string_view what,
+                             std::string_view otherwise) const;
   Result<TopicOverrides> ParseTopicSettings(const Fields& f) const;
   Status ParseTopics(const Located* node, Config* config) const;
   Status CheckNamespace(const std::string& path, const Scalar& value) const;

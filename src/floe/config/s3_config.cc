@@ -65,6 +65,29 @@ Result<std::string> Parser::ResolveS3Warehouse(const Scalar& value) const {
   return "s3://" + rest;
 }
 
+Result<Parser::S3Keys> Parser::ParseS3Keys(const Fields& f, std::string_view section,
+                                           std::string_view prefix, std::string_view what,
+                                           std::string_view otherwise) const {
+  const std::string id_name = fmt::format("{}access.key.id", prefix);
+  const std::string secret_name = fmt::format("{}secret.access.key", prefix);
+  const std::string token_name = fmt::format("{}session.token", prefix);
+  FLOE_ASSIGN_OR_RAISE(auto key_id, GetString(f, *FindKey(section, id_name)));
+  FLOE_ASSIGN_OR_RAISE(auto secret, GetString(f, *FindKey(section, secret_name)));
+  FLOE_ASSIGN_OR_RAISE(auto token, GetString(f, *FindKey(section, token_name)));
+  const std::string both =
+      fmt::format("{} and {}", f.PathOf(id_name), f.PathOf(secret_name));
+  if (key_id.has_value() != secret.has_value()) {
+    return Fail(
+        -1, f.PathOf(key_id ? secret_name : id_name),
+        fmt::format("required key is missing: {} need both {}{}", what, both, otherwise));
+  }
+  if (token && !key_id) {
+    return Fail(f.Find(token_name)->line, f.PathOf(token_name),
+                fmt::format("needs {}", both));
+  }
+  return S3Keys{key_id.value_or(""), secret.value_or(""), token.value_or("")};
+}
+
 Status Parser::ParseS3(const Located* node, Config* config) const {
   Located empty;
   FLOE_ASSIGN_OR_RAISE(
@@ -97,23 +120,12 @@ Status Parser::ParseS3(const Located* node, Config* config) const {
   s.region = *region;
   FLOE_ASSIGN_OR_RAISE(auto path_style, GetEnum(f, *FindKey("s3", "path.style.access")));
   s.path_style = path_style ? *path_style == "true" : !s.endpoint.empty();
-  FLOE_ASSIGN_OR_RAISE(auto key_id, GetString(f, *FindKey("s3", "access.key.id")));
-  FLOE_ASSIGN_OR_RAISE(auto secret, GetString(f, *FindKey("s3", "secret.access.key")));
-  FLOE_ASSIGN_OR_RAISE(auto token, GetString(f, *FindKey("s3", "session.token")));
-  if (key_id.has_value() != secret.has_value()) {
-    const char* missing = key_id ? "s3.secret.access.key" : "s3.access.key.id";
-    return Fail(-1, missing,
-                "required key is missing: static credentials need both "
-                "s3.access.key.id and s3.secret.access.key (or neither, for the "
-                "default AWS credential chain)");
-  }
-  if (token && !key_id) {
-    return Fail(f.Find("session.token")->line, "s3.session.token",
-                "needs s3.access.key.id and s3.secret.access.key");
-  }
-  s.access_key_id = key_id.value_or("");
-  s.secret_access_key = secret.value_or("");
-  s.session_token = token.value_or("");
+  FLOE_ASSIGN_OR_RAISE(
+      S3Keys keys, ParseS3Keys(f, "s3", "", "static credentials",
+                               " (or neither, for the default AWS credential chain)"));
+  s.access_key_id = std::move(keys.access_key_id);
+  s.secret_access_key = std::move(keys.secret_access_key);
+  s.session_token = std::move(keys.session_token);
   FLOE_ASSIGN_OR_RAISE(auto connect, GetInt(f, *FindKey("s3", "connect.timeout.ms")));
   s.connect_timeout_ms = *connect;
   FLOE_ASSIGN_OR_RAISE(auto request, GetInt(f, *FindKey("s3", "request.timeout.ms")));
@@ -138,26 +150,11 @@ Status Parser::ParseRestClientS3(const Fields& f, Config* config) const {
   } else if (!config->s3.endpoint.empty()) {
     r.client_s3_endpoint = config->s3.scheme + "://" + config->s3.endpoint;
   }
-  FLOE_ASSIGN_OR_RAISE(auto key_id,
-                       GetString(f, *FindKey("rest", "client.s3.access.key.id")));
-  FLOE_ASSIGN_OR_RAISE(auto secret,
-                       GetString(f, *FindKey("rest", "client.s3.secret.access.key")));
-  FLOE_ASSIGN_OR_RAISE(auto token,
-                       GetString(f, *FindKey("rest", "client.s3.session.token")));
-  if (key_id.has_value() != secret.has_value()) {
-    return Fail(
-        -1, key_id ? "rest.client.s3.secret.access.key" : "rest.client.s3.access.key.id",
-        "required key is missing: vended credentials need both "
-        "rest.client.s3.access.key.id and rest.client.s3.secret.access.key");
-  }
-  if (token && !key_id) {
-    return Fail(
-        f.Find("client.s3.session.token")->line, "rest.client.s3.session.token",
-        "needs rest.client.s3.access.key.id and rest.client.s3.secret.access.key");
-  }
-  r.client_s3_access_key_id = key_id.value_or("");
-  r.client_s3_secret_access_key = secret.value_or("");
-  r.client_s3_session_token = token.value_or("");
+  FLOE_ASSIGN_OR_RAISE(S3Keys keys,
+                       ParseS3Keys(f, "rest", "client.s3.", "vended credentials", ""));
+  r.client_s3_access_key_id = std::move(keys.access_key_id);
+  r.client_s3_secret_access_key = std::move(keys.secret_access_key);
+  r.client_s3_session_token = std::move(keys.session_token);
   return Status::OK();
 }
 
