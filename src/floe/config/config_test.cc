@@ -85,8 +85,8 @@ TEST(ConfigTest, Defaults) {
   EXPECT_EQ(c.kafka.at("bootstrap.servers"), "b1:9092,b2:9092");
   EXPECT_EQ(c.kafka.at("group.id"), "floe");
   // Prefetch tuning (keys.cc): a small queue refilled within milliseconds.
-  EXPECT_EQ(c.kafka.at("queued.min.messages"), "10000");
-  EXPECT_EQ(c.kafka.at("queued.max.messages.kbytes"), "1024");
+  EXPECT_EQ(c.kafka.at("queued.min.messages"), "80000");
+  EXPECT_EQ(c.kafka.at("queued.max.messages.kbytes"), "8192");
   EXPECT_EQ(c.kafka.at("fetch.queue.backoff.ms"), "10");
   EXPECT_EQ(c.kafka.at("fetch.max.bytes"), "4194304");
   EXPECT_EQ(c.kafka.at("max.partition.fetch.bytes"), "524288");
@@ -150,7 +150,7 @@ TEST(ConfigTest, PrefetchTuningCanBeOverriddenAndIsChecked) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->kafka.at("queued.min.messages"), "100000");
   EXPECT_EQ(r->kafka.at("fetch.queue.backoff.ms"), "0");
-  EXPECT_EQ(r->kafka.at("queued.max.messages.kbytes"), "1024");
+  EXPECT_EQ(r->kafka.at("queued.max.messages.kbytes"), "8192");
   std::string err = ErrorOf(
       "kafka: {bootstrap.servers: b:9092, queued.max.messages.kbytes: 0}\n" + rest);
   EXPECT_NE(err.find("kafka.queued.max.messages.kbytes"), std::string::npos) << err;

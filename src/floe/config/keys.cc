@@ -103,32 +103,35 @@ std::vector<KeyInfo> MakeKeys() {
            "Consumer group. Positions live in the tables, not in the group; group "
            "offsets are committed after table commits for monitoring only."});
   // Prefetch: each assigned partition has its own librdkafka queue (kafka/consumer.cc,
-  // docs/architecture.md "Fairness"), so these limits hold per partition. librdkafka's
-  // defaults (100,000 messages or 64 MiB, then per consumer queue) held ~115 MB of W1's
-  // small records; these keep ~1-2 MB per partition and refill within milliseconds. The
-  // record count is a floor that only small records reach: at 1,000 a partition of W1's
-  // ~290 B records was refetched with ~290 KB left, a few milliseconds of work, and a
-  // 4-partition drain waited on fetches half the time (~200k records/s wall at ~360k per
-  // CPU-second); at 10,000 the 1 MiB bound governs and the drain is CPU-bound again.
+  // docs/architecture.md "Fairness"), where librdkafka applies these limits per
+  // partition. Floe takes them as totals for the consumer and divides them over the
+  // partitions of its first assignment, or over 8 when fewer are assigned: up to 8
+  // partitions keep 10,000 records and 1 MiB each (at 1,000 records a 4-partition W1
+  // drain waited on fetches half the time), and memory stops growing with the partition
+  // count past that. W1 over 16 partitions, 5M records: undivided (1 MiB each) 236-242
+  // MiB peak RSS; 512 KiB each 232-234 MiB at the same wall rate; 256 KiB each 203-212
+  // MiB, but the drain ran 15-18% slower in wall time (fetch stalls).
   add({.section = "kafka",
        .name = "queued.min.messages",
        .type = T::kInt,
-       .default_text = "10000",
+       .default_text = "80000",
        .min = 1,
        .description =
-           "Records librdkafka keeps prefetched per assigned partition (librdkafka's "
-           "default is 100000 per consumer queue); it fetches a partition again once "
-           "fewer are queued. Each costs its size plus ~450 bytes of bookkeeping, "
-           "outside `memory.budget.bytes`."});
+           "Records librdkafka keeps prefetched, in total: divided evenly over the "
+           "partitions Floe assigns first, or over 8 when fewer are assigned (at least "
+           "500 each); librdkafka fetches a partition again once fewer than its share "
+           "are queued (its own default is 100000). Each costs its size plus ~450 bytes "
+           "of bookkeeping, outside `memory.budget.bytes`."});
   add({.section = "kafka",
        .name = "queued.max.messages.kbytes",
        .type = T::kInt,
-       .default_text = "1024",
+       .default_text = "8192",
        .min = 1,
        .description =
-           "Upper bound on prefetched record bytes per assigned partition, in KiB "
-           "(librdkafka's default is 65536 per consumer queue); one fetch response "
-           "may add up to `max.partition.fetch.bytes` on top."});
+           "Upper bound on prefetched record bytes in total, in KiB: divided like "
+           "`queued.min.messages` (at least 64 KiB per partition; librdkafka's default "
+           "is 65536). One fetch response may add up to `max.partition.fetch.bytes` per "
+           "partition on top."});
   add({.section = "kafka",
        .name = "fetch.max.bytes",
        .type = T::kInt,

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -131,30 +132,49 @@ void Batch::Clear() {
   records_.clear();
 }
 
-Result<std::unique_ptr<Consumer>> Consumer::Make(
-    const std::map<std::string, std::string>& props) {
+namespace {
+
+// librdkafka's prefetch limits, which Floe treats as consumer-wide totals and divides
+// over the assigned partitions (each partition has its own queue, where librdkafka
+// applies them per partition): docs/architecture.md "Fairness".
+constexpr const char* kQueuedMessages = "queued.min.messages";
+constexpr const char* kQueuedKBytes = "queued.max.messages.kbytes";
+// What one partition keeps at least, however many are assigned: a fetch response's
+// share (`max.partition.fetch.bytes`) dominates below these anyway.
+constexpr int64_t kMinQueuedMessages = 500;
+constexpr int64_t kMinQueuedKBytes = 64;
+
+std::optional<int64_t> IntProperty(const std::map<std::string, std::string>& props,
+                                   const char* name) {
+  auto it = props.find(name);
+  if (it == props.end()) return std::nullopt;
+  char* end = nullptr;
+  const long long v = std::strtoll(it->second.c_str(), &end, 10);
+  if (end == it->second.c_str() || *end != '\0' || v <= 0) return std::nullopt;
+  return v;
+}
+
+// One partition's share of a consumer-wide total: the total over the partitions, or over
+// kMinDivisor when fewer are assigned (a partition alone does not need the prefetch of
+// eight), never below `floor` (nor above the total).
+constexpr size_t kMinDivisor = 8;
+
+int64_t ShareOf(int64_t total, size_t partitions, int64_t floor) {
+  const int64_t share = total / static_cast<int64_t>(std::max(kMinDivisor, partitions));
+  return std::min(total, std::max(share, floor));
+}
+
+}  // namespace
+
+Result<Consumer::Handle> Consumer::OpenHandle(
+    const std::map<std::string, std::string>& props, int wake_write) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char err[512];
-  auto set = [&](const std::string& k, const std::string& v) -> Status {
+  for (const auto& [k, v] : props) {
     if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof(err)) !=
         RD_KAFKA_CONF_OK) {
-      return InvalidConfig("kafka." + k + ": " + err);
-    }
-    return Status::OK();
-  };
-  std::map<std::string, std::string> all = props;
-  all.emplace("group.id", "floe");
-  all.emplace("client.id", "floe");
-  all["isolation.level"] = "read_committed";
-  all["enable.auto.commit"] = "false";
-  all["enable.auto.offset.store"] = "false";
-  all["auto.offset.reset"] = "error";
-  all["enable.partition.eof"] = "false";
-  for (const auto& [k, v] : all) {
-    Status st = set(k, v);
-    if (!st.ok()) {
       rd_kafka_conf_destroy(conf);
-      return st;
+      return InvalidConfig("kafka." + k + ": " + err);
     }
   }
   rd_kafka_conf_set_log_cb(conf, LogCallback);
@@ -164,27 +184,83 @@ Result<std::unique_ptr<Consumer>> Consumer::Make(
     return InvalidConfig(std::string("kafka: cannot create consumer: ") + err);
   }
   rd_kafka_poll_set_consumer(rk);
-  FLOE_LOG_INFO("kafka: librdkafka {}", rd_kafka_version_str());
-  int wake[2];
-  if (pipe2(wake, O_NONBLOCK | O_CLOEXEC) != 0) {
-    rd_kafka_destroy(rk);
-    return Status::IOError("kafka: cannot create the consumer's wake-up pipe: ",
-                           std::strerror(errno));
-  }
   rd_kafka_queue_t* queue = rd_kafka_queue_get_consumer(rk);
-  rd_kafka_queue_io_event_enable(queue, wake[1], "1", 1);
-  return std::unique_ptr<Consumer>(new Consumer(rk, queue, wake[0], wake[1]));
+  rd_kafka_queue_io_event_enable(queue, wake_write, "1", 1);
+  return Handle{rk, queue};
 }
 
-Consumer::~Consumer() {
+void Consumer::CloseHandle() {
   rd_kafka_t* rk = Rk(rk_);
   for (auto& pq : partition_queues_) ReleaseQueue(pq.queue);
+  partition_queues_.clear();
   rd_kafka_queue_io_event_enable(static_cast<rd_kafka_queue_t*>(queue_), -1, nullptr, 0);
   rd_kafka_queue_destroy(static_cast<rd_kafka_queue_t*>(queue_));
   // Explicit assignment, no group membership to leave: close is quick.
   rd_kafka_assign(rk, nullptr);
   rd_kafka_consumer_close(rk);
   rd_kafka_destroy(rk);
+  rk_ = nullptr;
+  queue_ = nullptr;
+}
+
+Result<std::unique_ptr<Consumer>> Consumer::Make(
+    const std::map<std::string, std::string>& props) {
+  std::map<std::string, std::string> all = props;
+  all.emplace("group.id", "floe");
+  all.emplace("client.id", "floe");
+  all["isolation.level"] = "read_committed";
+  all["enable.auto.commit"] = "false";
+  all["enable.auto.offset.store"] = "false";
+  all["auto.offset.reset"] = "error";
+  all["enable.partition.eof"] = "false";
+  int wake[2];
+  if (pipe2(wake, O_NONBLOCK | O_CLOEXEC) != 0) {
+    return Status::IOError("kafka: cannot create the consumer's wake-up pipe: ",
+                           std::strerror(errno));
+  }
+  auto handle = OpenHandle(all, wake[1]);
+  if (!handle.ok()) {
+    close(wake[0]);
+    close(wake[1]);
+    return handle.status();
+  }
+  FLOE_LOG_INFO("kafka: librdkafka {}", rd_kafka_version_str());
+  auto consumer = std::unique_ptr<Consumer>(
+      new Consumer(handle->rk, handle->queue, wake[0], wake[1]));
+  consumer->props_ = std::move(all);
+  return consumer;
+}
+
+Status Consumer::DividePrefetch(size_t partitions) {
+  const auto messages = IntProperty(props_, kQueuedMessages);
+  const auto kbytes = IntProperty(props_, kQueuedKBytes);
+  if (!messages && !kbytes) return Status::OK();  // librdkafka's own defaults
+  std::map<std::string, std::string> divided = props_;
+  std::string shares;
+  if (messages) {
+    const int64_t n = ShareOf(*messages, partitions, kMinQueuedMessages);
+    divided[kQueuedMessages] = std::to_string(n);
+    shares += std::to_string(n) + " records";
+  }
+  if (kbytes) {
+    const int64_t n = ShareOf(*kbytes, partitions, kMinQueuedKBytes);
+    divided[kQueuedKBytes] = std::to_string(n);
+    shares += (shares.empty() ? "" : " and ") + std::to_string(n) + " KiB";
+  }
+  if (divided == props_) return Status::OK();
+  // Nothing is assigned yet, so no record of the old handle is held anywhere.
+  FLOE_ASSIGN_OR_RAISE(Handle handle, OpenHandle(divided, wake_write_));
+  CloseHandle();
+  rk_ = handle.rk;
+  queue_ = handle.queue;
+  FLOE_LOG_INFO(
+      "kafka: prefetch divided over {} partitions: up to {} queued per partition",
+      partitions, shares);
+  return Status::OK();
+}
+
+Consumer::~Consumer() {
+  CloseHandle();
   close(wake_read_);
   close(wake_write_);
 }
@@ -232,6 +308,12 @@ std::optional<int64_t> Consumer::CachedHighWatermark(const TopicPartition& tp) {
 }
 
 Status Consumer::Assign(const std::map<TopicPartition, int64_t>& start_offsets) {
+  // The prefetch limits are divided once, over the first assignment (librdkafka reads
+  // them only when a handle is created): partitions assigned later get the same share.
+  if (!prefetch_divided_ && !start_offsets.empty()) {
+    FLOE_RETURN_NOT_OK(DividePrefetch(start_offsets.size()));
+    prefetch_divided_ = true;
+  }
   rd_kafka_topic_partition_list_t* list =
       rd_kafka_topic_partition_list_new(static_cast<int>(start_offsets.size()));
   assigned_.clear();
@@ -441,6 +523,16 @@ Status Consumer::CommitForMonitoring(const std::map<TopicPartition, int64_t>& po
   rd_kafka_topic_partition_list_destroy(list);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError("commit (monitoring)", err);
   return Status::OK();
+}
+
+std::string Consumer::Property(const std::string& name) const {
+  char value[512];
+  size_t size = sizeof(value);
+  if (rd_kafka_conf_get(rd_kafka_conf(Rk(rk_)), name.c_str(), value, &size) !=
+      RD_KAFKA_CONF_OK) {
+    return "";
+  }
+  return value;
 }
 
 }  // namespace floe::kafka

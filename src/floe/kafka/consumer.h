@@ -128,6 +128,11 @@ class Consumer : public RecordSource {
  public:
   // `props` are the user's librdkafka properties; Floe's own (isolation.level,
   // enable.auto.commit, auto.offset.reset, enable.partition.eof) are set on top.
+  // `queued.min.messages` and `queued.max.messages.kbytes` are totals for the consumer,
+  // as librdkafka documents them for one consumer queue: the first Assign divides them
+  // over its partitions, or over 8 when fewer are assigned (each partition has its own
+  // queue, where librdkafka applies them per partition), and creates the client again
+  // with the shares.
   static Result<std::unique_ptr<Consumer>> Make(
       const std::map<std::string, std::string>& props);
   ~Consumer() override;
@@ -142,10 +147,24 @@ class Consumer : public RecordSource {
   Result<std::map<TopicPartition, int64_t>> Positions() override;
   // Commits group offsets for monitoring only (never read back by Floe).
   Status CommitForMonitoring(const std::map<TopicPartition, int64_t>& positions);
+  // A property of the live librdkafka client, as librdkafka reports it ("" when unknown).
+  std::string Property(const std::string& name) const;
 
  private:
   Consumer(void* rk, void* queue, int wake_read, int wake_write)
       : rk_(rk), queue_(queue), wake_read_(wake_read), wake_write_(wake_write) {}
+  struct Handle {
+    void* rk;     // rd_kafka_t*
+    void* queue;  // rd_kafka_queue_t*
+  };
+  // A librdkafka client with `props`, its consumer queue waking `wake_write`.
+  static Result<Handle> OpenHandle(const std::map<std::string, std::string>& props,
+                                   int wake_write);
+  // Destroys the client and its queues (the wake-up pipe stays).
+  void CloseHandle();
+  // Before the first assignment: replaces the client by one whose per-partition prefetch
+  // limits are the totals' shares over `partitions`.
+  Status DividePrefetch(size_t partitions);
   // Takes up to `want` records of one queue into `batch` (non-blocking); how many came.
   size_t TakeFrom(void* queue, size_t want, Batch* batch,
                   std::vector<PartitionError>* errors);
@@ -178,7 +197,9 @@ class Consumer : public RecordSource {
   std::map<std::string, std::unique_ptr<std::string>, std::less<>>
       topic_names_;  // stable
   std::vector<std::pair<const void*, const std::string*>> topic_by_handle_;
-  Status pending_error_;  // returned by the next Poll
+  Status pending_error_;                      // returned by the next Poll
+  std::map<std::string, std::string> props_;  // every property the client was made with
+  bool prefetch_divided_ = false;
 };
 
 }  // namespace floe::kafka

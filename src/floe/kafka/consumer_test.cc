@@ -75,6 +75,44 @@ TEST(Consumer, AssignmentIsReportedByPositions) {
   EXPECT_TRUE((*c)->Positions()->empty());
 }
 
+// The prefetch limits are totals for the consumer: the first assignment divides them over
+// its partitions, at least 8 (librdkafka applies them per partition queue), within the
+// floors.
+TEST(Consumer, ThePrefetchTotalsAreDividedOverTheFirstAssignment) {
+  auto assigned = [](int partitions) {
+    std::map<TopicPartition, int64_t> tps;
+    for (int p = 0; p < partitions; ++p) tps[{"orders", p}] = 0;
+    return tps;
+  };
+  auto props = Unreachable();
+  props["queued.min.messages"] = "80000";
+  props["queued.max.messages.kbytes"] = "8192";
+  struct Case {
+    int partitions;
+    const char* messages;
+    const char* kbytes;
+  };
+  // Fewer than 8 partitions share as if there were 8.
+  for (const Case& k : {Case{1, "10000", "1024"}, Case{8, "10000", "1024"},
+                        Case{16, "5000", "512"}, Case{200, "500", "64"}}) {
+    auto c = Consumer::Make(props);
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE((*c)->Assign(assigned(k.partitions)).ok());
+    EXPECT_EQ((*c)->Property("queued.min.messages"), k.messages) << k.partitions;
+    EXPECT_EQ((*c)->Property("queued.max.messages.kbytes"), k.kbytes) << k.partitions;
+    // Partitions assigned later get the share of the first assignment.
+    ASSERT_TRUE((*c)->Assign(assigned(k.partitions * 2)).ok());
+    EXPECT_EQ((*c)->Property("queued.min.messages"), k.messages) << k.partitions;
+    EXPECT_EQ((*c)->Positions()->size(), static_cast<size_t>(k.partitions * 2));
+  }
+  // A total below the floor is not raised to it.
+  props["queued.min.messages"] = "100";
+  auto c = Consumer::Make(props);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE((*c)->Assign(assigned(8)).ok());
+  EXPECT_EQ((*c)->Property("queued.min.messages"), "100");
+}
+
 // Captures the process logger's lines (librdkafka's logs come through it) while alive.
 class LogCapture {
  public:
