@@ -3,6 +3,12 @@ pyiceberg's RestCatalog, Apache Iceberg's Java RESTCatalog (tools/jvm-reader Res
 DuckDB's iceberg extension, and raw HTTP. Every endpoint is exercised; readers compare values
 (not only counts) with what the other side wrote; errors map to the spec's exception types;
 bearer tokens are enforced on every route.
+
+The pyiceberg, DuckDB and raw-HTTP tests run twice (issue 18): on a local warehouse and on an
+`s3://` warehouse in SeaweedFS, where pyiceberg writes and reads with nothing but the catalog's
+URI (endpoint, region and vended credentials come from the catalog), the server writes every
+metadata file and deletes a purged table's files on S3, and DuckDB reads through httpfs. The
+Java tests stay on the local warehouse: tools/jvm-reader has no S3 FileIO.
 """
 from __future__ import annotations
 
@@ -40,6 +46,7 @@ from pyiceberg.types import (
 
 from harness import jvm
 from harness.rest import http, pyiceberg_rest, start_catalog
+from harness.s3 import start_s3
 
 UTC = dt.timezone.utc
 SEP = "%1F"  # namespace level separator in paths
@@ -143,9 +150,22 @@ def enc(rows) -> list[dict]:
     return by_id([jvm.encode(r) for r in rows])
 
 
-def local(location: str) -> pathlib.Path:
-    return pathlib.Path(urllib.parse.urlparse(location).path if location.startswith("file:")
-                        else location)
+def exists(server, location: str) -> bool:
+    """Whether a file a table references is in the server's warehouse (local or S3)."""
+    if server.s3 is not None:
+        import pyarrow.fs as pafs
+        assert location.startswith("s3://"), location
+        info = server.s3.fs().get_file_info(location[len("s3://"):])
+        return info.type != pafs.FileType.NotFound
+    path = urllib.parse.urlparse(location).path if location.startswith("file:") else location
+    return pathlib.Path(path).exists()
+
+
+def in_warehouse(server, location: str) -> bool:
+    if server.s3 is not None:
+        return location.startswith(server.s3.uri("lake/"))
+    path = urllib.parse.urlparse(location).path if location.startswith("file:") else location
+    return pathlib.Path(path).resolve().is_relative_to(server.warehouse.resolve())
 
 
 def data_files(table) -> list[str]:
@@ -154,14 +174,46 @@ def data_files(table) -> list[str]:
 
 # ---- fixtures ---------------------------------------------------------------------------------
 
-@pytest.fixture
-def server(tmp_path):
-    srv = start_catalog(tmp_path / "rest")
+def s3_catalog_extra(s3) -> dict:
+    """An `s3://` warehouse, with the store's test credentials both for the server and vended
+    to clients that ask (`rest.client.s3.*`)."""
+    return {
+        "warehouse": s3.uri("lake"),
+        "s3": {"endpoint": f"http://{s3.endpoint}", "region": s3.region,
+               "access.key.id": s3.access_key, "secret.access.key": s3.secret_key},
+        "rest": {"client.s3.access.key.id": s3.access_key,
+                 "client.s3.secret.access.key": s3.secret_key},
+    }
+
+
+def _serve(tmp_path, storage: str):
+    store = start_s3(tmp_path / "s3") if storage == "s3" else None
+    try:
+        srv = start_catalog(tmp_path / "rest",
+                            extra=s3_catalog_extra(store) if store else None)
+    except BaseException:
+        if store:
+            store.stop()
+        raise
+    srv.s3 = store
     try:
         yield srv
     finally:
         rc = srv.stop()
+        if store:
+            store.stop()
         assert rc == 0, f"floe catalog serve exited {rc} on SIGTERM:\n{srv.log()}"
+
+
+@pytest.fixture(params=["local", "s3"])
+def server(request, tmp_path):
+    yield from _serve(tmp_path, request.param)
+
+
+@pytest.fixture
+def local_server(tmp_path):
+    """For the Java client, which has no S3 FileIO here."""
+    yield from _serve(tmp_path, "local")
 
 
 @pytest.fixture
@@ -228,7 +280,7 @@ def test_pyiceberg_tables(cat, server):
     assert t.schema().as_struct() == PY_SCHEMA.as_struct()
     assert t.properties["created-by"] == "pyiceberg"
     assert t.current_snapshot() is None
-    assert local(t.location()).resolve().is_relative_to(server.warehouse.resolve()), t.location()
+    assert in_warehouse(server, t.location()), t.location()
     with pytest.raises(TableAlreadyExistsError):
         cat.create_table(ident, PY_SCHEMA)
     with pytest.raises(NoSuchNamespaceError):
@@ -300,7 +352,7 @@ def test_pyiceberg_tables(cat, server):
     # drop without purge keeps every file; purge deletes the table's data and metadata.
     cat.drop_table(("pyt", "registered"))
     assert not cat.table_exists(("pyt", "registered"))
-    assert local(metadata).exists(), "drop_table without purge deleted the metadata file"
+    assert exists(server, metadata), "drop_table without purge deleted the metadata file"
     with pytest.raises(NoSuchTableError):
         cat.drop_table(("pyt", "registered"))
 
@@ -308,11 +360,11 @@ def test_pyiceberg_tables(cat, server):
     purged = cat.load_table(renamed)
     files = data_files(purged)
     purged_metadata = purged.metadata_location
-    assert files and all(local(f).exists() for f in files)
+    assert files and all(exists(server, f) for f in files)
     cat.purge_table(renamed)
     assert not cat.table_exists(renamed)
-    assert [f for f in files if local(f).exists()] == [], "purge_table left data files"
-    assert not local(purged_metadata).exists(), "purge_table left the metadata file"
+    assert [f for f in files if exists(server, f)] == [], "purge_table left data files"
+    assert not exists(server, purged_metadata), "purge_table left the metadata file"
 
     cat.drop_table(staged)
     cat.drop_namespace(ns)
@@ -331,7 +383,8 @@ EXERCISE_STEPS = [
 ]
 
 
-def test_java_rest_exercise(server):
+def test_java_rest_exercise(local_server):
+    server = local_server
     steps = jvm.run_rest(server.uri, "exercise", "jns")
     assert [s["step"] for s in steps] == EXERCISE_STEPS
     by_step = {s["step"]: s for s in steps}
@@ -360,7 +413,8 @@ def test_java_rest_exercise(server):
     assert ("jns",) not in cat.list_namespaces()
 
 
-def test_java_and_pyiceberg_read_each_other(server):
+def test_java_and_pyiceberg_read_each_other(local_server):
+    server = local_server
     cat = pyiceberg_rest(server.uri)
 
     # Java writes; Java's scan and pyiceberg's scan both return the written values.
@@ -404,8 +458,16 @@ def test_duckdb_attach_reads_pyiceberg_table(server):
     t.append(arrow(PY_ROWS_2))
 
     con = duckdb_connect()
-    con.execute(f"ATTACH '' AS floe_cat (TYPE iceberg, ENDPOINT '{server.uri}', "
-                "AUTHORIZATION_TYPE 'none')")
+    if server.s3 is None:
+        con.execute(f"ATTACH '' AS floe_cat (TYPE iceberg, ENDPOINT '{server.uri}', "
+                    "AUTHORIZATION_TYPE 'none')")
+    else:  # httpfs with the store's endpoint and test credentials
+        s3 = server.s3
+        con.execute(f"CREATE SECRET s3 (TYPE S3, KEY_ID '{s3.access_key}', SECRET "
+                    f"'{s3.secret_key}', ENDPOINT '{s3.endpoint}', URL_STYLE 'path', "
+                    f"USE_SSL false, REGION '{s3.region}')")
+        con.execute(f"ATTACH '' AS floe_cat (TYPE iceberg, ENDPOINT '{server.uri}', "
+                    "AUTHORIZATION_TYPE 'none', ACCESS_DELEGATION_MODE 'none')")
     tables = con.execute("SELECT schema_name, table_name FROM duckdb_tables() "
                          "WHERE database_name = 'floe_cat'").fetchall()
     assert ("duck", "rows") in tables, tables

@@ -55,7 +55,8 @@ class RestCatalogProc:
 
 
 def write_config(work_dir: pathlib.Path, tokens: list[str] | None = None,
-                 catalog_db: pathlib.Path | None = None) -> pathlib.Path:
+                 catalog_db: pathlib.Path | None = None,
+                 extra: dict | None = None) -> pathlib.Path:
     work_dir = pathlib.Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     (work_dir / "warehouse").mkdir(exist_ok=True)
@@ -67,6 +68,11 @@ def write_config(work_dir: pathlib.Path, tokens: list[str] | None = None,
         "catalog": {"type": "sqlite", "uri": str(catalog_db), "name": CATALOG_NAME},
         "rest": {"listen": "127.0.0.1:0", "auth.tokens": list(tokens or [])},
     }
+    for key, value in (extra or {}).items():  # sections are merged, other keys replaced
+        if isinstance(value, dict) and isinstance(cfg.get(key), dict):
+            cfg[key] = {**cfg[key], **value}
+        else:
+            cfg[key] = value
     path = work_dir / "floe-rest.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return path
@@ -74,12 +80,14 @@ def write_config(work_dir: pathlib.Path, tokens: list[str] | None = None,
 
 def start_catalog(work_dir, tokens: list[str] | None = None,
                   timeout: float = START_TIMEOUT_S,
-                  catalog_db: pathlib.Path | None = None) -> RestCatalogProc:
+                  catalog_db: pathlib.Path | None = None,
+                  extra: dict | None = None) -> RestCatalogProc:
     """Starts `floe catalog serve` on a free port; raises RuntimeError (with the log tail) if it
     exits or does not log its listening line within `timeout` seconds. `catalog_db`: where the
-    SQLite catalog file goes (default `work_dir/catalog.db`)."""
+    SQLite catalog file goes (default `work_dir/catalog.db`). `extra`: config sections merged
+    over the defaults (e.g. an `s3://` warehouse with its `s3` and `rest.client.s3.*` keys)."""
     work_dir = pathlib.Path(work_dir)
-    config = write_config(work_dir, tokens, catalog_db)
+    config = write_config(work_dir, tokens, catalog_db, extra)
     log_path = work_dir / "floe-rest.log"
     offset = log_path.stat().st_size if log_path.exists() else 0
     proc = procs.spawn([str(floe_binary()), "catalog", "serve", "--config", str(config)],
