@@ -22,7 +22,9 @@ apt_pkgs=(build-essential cmake ninja-build pkg-config git curl ca-certificates
   libbenchmark-dev openjdk-17-jdk-headless maven python3-venv sqlite3
   clang-14 libclang-rt-14-dev  # clang + libFuzzer runtime: make fuzz
   valgrind  # bench/instructions.py: instruction counts that do not move with machine speed
-  libcurl4-openssl-dev)  # S3 conditional PUT (If-None-Match) with curl's SigV4 signing
+  libcurl4-openssl-dev  # S3 conditional PUT (If-None-Match) with curl's SigV4 signing
+  prometheus-cpp-dev  # GET /metrics: prometheus-cpp's registry and text exposition
+  prometheus)  # tests: a real Prometheus scrapes Floe; promtool checks the exposition
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

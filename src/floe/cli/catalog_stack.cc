@@ -134,6 +134,7 @@ Result<CatalogStack> OpenCatalogStack(const config::Config& config,
   routes.push_back(
       server::MakeIcebergRoutes(stack.catalog.get(), ClientStorageOf(config)));
   if (options.admin != nullptr) routes.push_back(server::MakeAdminRoutes(options.admin));
+  routes.push_back(server::MakeOpsRoutes(options.ops));
   FLOE_ASSIGN_OR_RAISE(stack.rest, server::RestServer::Start(std::move(routes), opts));
   bool v6 = config.rest.listen_host.find(':') != std::string::npos;
   FLOE_LOG_INFO("REST catalog listening on http://{}{}{}:{}{}", v6 ? "[" : "",

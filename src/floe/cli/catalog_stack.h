@@ -8,6 +8,7 @@
 #include "floe/catalog/catalog.h"
 #include "floe/common/status.h"
 #include "floe/config/config.h"
+#include "floe/server/ops_routes.h"
 #include "floe/server/rest_server.h"
 #include "floe/storage/file_io.h"
 
@@ -31,6 +32,8 @@ struct StackOptions {
   // Check at start that the store keeps create-if-absent (S3: a conditional PUT that a
   // store may ignore) and refuse Delta tables if it does not (floe run).
   bool probe_storage = false;
+  // GET /metrics, /health and /ready (ops_routes.h); empty checks: always OK, no metrics.
+  server::OpsChecks ops = {};
 };
 
 // kInvalidConfig when the configuration cannot work (a store that ignores conditional

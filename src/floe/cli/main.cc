@@ -25,14 +25,17 @@
 #include "floe/catalog/catalog.h"
 #include "floe/cli/admin_client.h"
 #include "floe/cli/catalog_stack.h"
+#include "floe/cli/probes.h"
 #include "floe/cli/topic_admin.h"
 #include "floe/common/log.h"
 #include "floe/config/config.h"
 #include "floe/config/keys.h"
 #include "floe/kafka/consumer.h"
+#include "floe/metrics/metrics.h"
 #include "floe/pipeline/admin_bridge.h"
 #include "floe/pipeline/pipeline.h"
 #include "floe/pipeline/positions.h"
+#include "floe/pipeline/status_metrics.h"
 #include "floe/registry/client.h"
 #include "floe/server/admin_routes.h"
 #include "floe/server/iceberg_routes.h"
@@ -74,13 +77,30 @@ int RunCommand(const std::string& config_path, const std::string& log_level_over
   // server (declared first, destroyed last).
   floe::pipeline::AdminBridge bridge;
   auto topic_admin = floe::cli::MakeTopicAdmin(&bridge);
+  // GET /metrics: the pipeline's commits, and its status snapshot read at each scrape.
+  floe::metrics::Metrics metrics;
+  metrics.AddCollectable(std::make_shared<floe::pipeline::StatusMetrics>(&bridge));
+  floe::cli::Probes probes(*config, &bridge);
   floe::cli::StackOptions stack_options;
   stack_options.admin = topic_admin.get();
   stack_options.probe_storage = true;
+  stack_options.ops.metrics = [&metrics] { return metrics.Render(); };
+  stack_options.ops.not_alive = [&probes] { return probes.NotAlive(); };
+  stack_options.ops.not_ready = [&probes] { return probes.NotReady(); };
   auto stack = floe::cli::OpenCatalogStack(*config, stack_options);
   if (!stack.ok()) {
     FLOE_LOG_ERROR("{}", stack.status().message());
     return ExitCodeFor(stack.status());
+  }
+  // The probes borrow the catalog and the storage: they stop before the stack goes.
+  struct StopProbes {
+    floe::cli::Probes* probes;
+    ~StopProbes() { probes->Stop(); }
+  } stop_probes{&probes};
+  if (floe::Status started = probes.Start(stack->catalog.get(), stack->io.get());
+      !started.ok()) {
+    FLOE_LOG_ERROR("{}", started.message());
+    return ExitCodeFor(started);
   }
   auto consumer = floe::kafka::Consumer::Make(config->kafka);
   if (!consumer.ok()) {
@@ -102,6 +122,7 @@ int RunCommand(const std::string& config_path, const std::string& log_level_over
   with.catalog = stack->catalog.get();
   with.io = stack->io.get();
   with.admin = &bridge;
+  with.metrics = &metrics;
   auto pipeline = floe::pipeline::Pipeline::Make(*config, std::move(with));
   if (!pipeline.ok()) {
     FLOE_LOG_ERROR("{}", pipeline.status().message());
@@ -127,7 +148,11 @@ int CatalogServeCommand(const std::string& config_path,
   }
   FLOE_LOG_INFO("floe {} catalog starting: warehouse {}, catalog {} ({})", FLOE_VERSION,
                 config->warehouse, config->catalog.uri, config->catalog.name);
-  auto stack = floe::cli::OpenCatalogStack(*config, {});
+  // GET /metrics: the process's own (no pipeline runs here).
+  floe::metrics::Metrics metrics;
+  floe::cli::StackOptions stack_options;
+  stack_options.ops.metrics = [&metrics] { return metrics.Render(); };
+  auto stack = floe::cli::OpenCatalogStack(*config, stack_options);
   if (!stack.ok()) {
     FLOE_LOG_ERROR("{}", stack.status().message());
     return ExitCodeFor(stack.status());

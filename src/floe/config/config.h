@@ -111,6 +111,13 @@ struct RestSettings {
   std::string client_s3_session_token;      // secret
 };
 
+// The `health` section: what GET /health and GET /ready answer (docs/operations.md).
+struct HealthSettings {
+  bool ready_when_suspended = false;  // /ready stays 200 while a topic is suspended
+  int64_t stall_ms = 0;  // /health fails once the pipeline loop has not turned this long
+  int64_t probe_interval_ms = 0;  // how often /ready's checks run
+};
+
 // The `s3` section: how Floe reaches an s3:// warehouse.
 struct S3Config {
   std::string endpoint;  // "host:port" of an S3-compatible store; "" for Amazon S3
@@ -136,6 +143,7 @@ struct Config {
   S3Config s3;
   CatalogSettings catalog;
   RestSettings rest;
+  HealthSettings health;
   int64_t memory_budget_bytes = 0;
   std::string log_level;  // trace|debug|info|warn|error
   TopicSettings defaults;

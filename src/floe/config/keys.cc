@@ -57,6 +57,11 @@ std::vector<KeyInfo> MakeKeys() {
        .type = T::kSection,
        .description = "Floe's built-in Iceberg REST catalog server."});
   add({.section = "",
+       .name = "health",
+       .type = T::kSection,
+       .description = "What the probes `GET /health` and `GET /ready` answer "
+                      "(docs/operations.md)."});
+  add({.section = "",
        .name = "memory.budget.bytes",
        .type = T::kInt,
        .default_text = "134217728",
@@ -160,6 +165,35 @@ std::vector<KeyInfo> MakeKeys() {
            "How soon librdkafka fetches again once the prefetch queue is full "
            "(librdkafka's default is 1000, which caps a fast drain at one refill "
            "per second)."});
+
+  // --- health
+  // ------------------------------------------------------------------------------
+  add({.section = "health",
+       .name = "ready.when.suspended",
+       .type = T::kEnum,
+       .default_text = "false",
+       .choices = {{"true", true}, {"false", true}},
+       .description =
+           "Whether `GET /ready` answers 200 while a topic is suspended (an operator's "
+           "decision is waiting). The other topics go on either way."});
+  add({.section = "health",
+       .name = "stall.ms",
+       .type = T::kInt,
+       .default_text = "300000",
+       .min = 10000,
+       .description =
+           "`GET /health` answers 503 once the pipeline's loop has not turned for this "
+           "long. Long enough for a commit retried through a store's outage (S3 retries "
+           "up to `s3.retry.max.attempts` with backoff up to 20 s)."});
+  add({.section = "health",
+       .name = "probe.interval.ms",
+       .type = T::kInt,
+       .default_text = "1000",
+       .min = 100,
+       .description =
+           "How often the checks behind `GET /ready` run (Kafka through a client of "
+           "their own, the catalog, the warehouse's storage), each within 2 s: "
+           "`/ready` turns 503 within about this plus 2 s of one going away."});
 
   // --- registry
   // ----------------------------------------------------------------------------

@@ -232,7 +232,7 @@ std::string ConfigDocsMarkdown() {
   }
   out += "\n";
   AppendTable(&out, SectionKeys("kafka"), "kafka.");
-  for (std::string_view section : {"registry", "catalog", "rest", "s3"}) {
+  for (std::string_view section : {"registry", "catalog", "rest", "health", "s3"}) {
     out += fmt::format("\n### `{}`\n\n", section);
     AppendTable(&out, SectionKeys(section), fmt::format("{}.", section));
   }

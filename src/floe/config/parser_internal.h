@@ -168,6 +168,7 @@ class Parser {
   Status ParseRegistry(const Located* node, Config* config) const;
   Status ParseCatalog(const Located* node, Config* config) const;
   Status ParseRest(const Located* node, Config* config) const;
+  Status ParseHealth(const Located* node, Config* config) const;
   // s3_config.cc: an s3:// warehouse URI checked and normalized, and the `s3` section.
   Result<std::string> ResolveS3Warehouse(const Scalar& value) const;
   Status ParseS3(const Located* node, Config* config) const;

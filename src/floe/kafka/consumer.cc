@@ -525,6 +525,16 @@ Status Consumer::CommitForMonitoring(const std::map<TopicPartition, int64_t>& po
   return Status::OK();
 }
 
+Status Consumer::Ping(int timeout_ms) {
+  const rd_kafka_metadata_t* md = nullptr;
+  auto err = rd_kafka_metadata(Rk(rk_), 0, nullptr, &md, timeout_ms);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaError("kafka metadata", err);
+  const int brokers = md->broker_cnt;
+  rd_kafka_metadata_destroy(md);
+  if (brokers == 0) return Retriable("kafka metadata: no broker in the answer");
+  return Status::OK();
+}
+
 std::string Consumer::Property(const std::string& name) const {
   char value[512];
   size_t size = sizeof(value);

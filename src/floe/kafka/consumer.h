@@ -147,6 +147,9 @@ class Consumer : public RecordSource {
   Result<std::map<TopicPartition, int64_t>> Positions() override;
   // Commits group offsets for monitoring only (never read back by Floe).
   Status CommitForMonitoring(const std::map<TopicPartition, int64_t>& positions);
+  // A metadata round trip to any broker of the cluster (no topics): OK when one answers
+  // within timeout_ms. For readiness probes, on a client of their own.
+  Status Ping(int timeout_ms);
   // A property of the live librdkafka client, as librdkafka reports it ("" when unknown).
   std::string Property(const std::string& name) const;
 

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "floe/common/util.h"
+
 namespace floe::pipeline {
 
 std::vector<TopicStatus> AdminBridge::Snapshot(bool* published) const {
@@ -38,6 +40,7 @@ Status AdminBridge::Resume(const std::string& topic, bool skip_incompatible,
 }
 
 void AdminBridge::Publish(std::vector<TopicStatus> topics) {
+  last_publish_ms_.store(MonotonicMs());
   std::lock_guard<std::mutex> lock(mu_);
   snapshot_ = std::move(topics);
   published_ = true;

@@ -47,6 +47,9 @@ class AdminBridge {
   // --- the pipeline thread
 
   void Publish(std::vector<TopicStatus> topics);
+  // --- any thread
+  // When the pipeline last published (MonotonicMs(); -1: never), for /health.
+  int64_t LastPublishMs() const { return last_publish_ms_.load(); }
   // The queued commands (cheap when there are none).
   std::vector<Command> TakeCommands();
   // The pipeline stops: queued and later commands are answered with `why`.
@@ -59,6 +62,7 @@ class AdminBridge {
   std::vector<Command> queue_;
   Status closed_;  // not OK once closed
   std::atomic<bool> pending_{false};
+  std::atomic<int64_t> last_publish_ms_{-1};
 };
 
 }  // namespace floe::pipeline

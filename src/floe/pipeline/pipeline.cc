@@ -9,10 +9,12 @@
 #include "floe/common/log.h"
 #include "floe/common/util.h"
 #include "floe/kafka/consumer.h"
+#include "floe/metrics/metrics.h"
 #include "floe/pipeline/admin_bridge.h"
 #include "floe/pipeline/committer.h"
 #include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/schema_resolver.h"
+#include "floe/pipeline/status_metrics.h"
 #include "floe/pipeline/table_faults.h"
 #include "floe/pipeline/table_setup.h"
 #include "floe/pipeline/topic_state.h"
@@ -61,7 +63,11 @@ class PipelineImpl : public Pipeline {
         delta_(c.catalog, c.io, clock_.wall_ms),
         tables_(&committer_, c.io),
         resolver_(c.schemas, &tables_, clock_.monotonic_ms),
-        admin_(c.admin) {}
+        admin_(c.admin),
+        owned_metrics_(c.metrics ? nullptr : std::make_unique<metrics::Metrics>()),
+        metrics_(c.metrics ? c.metrics : owned_metrics_.get()) {
+    metrics_->memory_budget().Set(static_cast<double>(config_.memory_budget_bytes));
+  }
 
   Status Start(std::atomic<bool>& stop) override {
     Status writable = committer_.CheckWritable();
@@ -163,6 +169,7 @@ class PipelineImpl : public Pipeline {
         TopicState ts;
         ts.settings = *settings;
         ts.ident = catalog::TableIdent{settings->NamespaceLevels(), settings->table};
+        ts.instruments = metrics_->Table(name, settings->QualifiedTable());
         it = topics_.emplace(name, std::move(ts)).first;
         FLOE_LOG_INFO("topic {} → table {}", name, settings->QualifiedTable());
       }
@@ -305,7 +312,8 @@ class PipelineImpl : public Pipeline {
   }
 
   // Once per Step: the operators' commands, the high watermarks (every kWatermarksMs)
-  // and the status snapshot (every kPublishMs, and after a command).
+  // and the status snapshot (every kPublishMs, and after a command or a commit, so the
+  // freshness metrics see a commit at once).
   Status AdminStep() {
     const int64_t now = clock_.monotonic_ms();
     if (now - last_watermarks_ >= kWatermarksMs) {
@@ -317,9 +325,11 @@ class PipelineImpl : public Pipeline {
     std::vector<Status> answers;
     for (const auto& c : commands)
       answers.push_back(ResumeTopic(c.topic, c.skip_incompatible));
-    if (!commands.empty() || now - last_publish_ >= kPublishMs) {
+    if (!commands.empty() || committed_since_publish_ ||
+        now - last_publish_ >= kPublishMs) {
       admin_->Publish(Topics());
       last_publish_ = now;
+      committed_since_publish_ = false;
     }
     for (size_t i = 0; i < commands.size(); ++i) commands[i].done->set_value(answers[i]);
     return Status::OK();
@@ -442,6 +452,8 @@ class PipelineImpl : public Pipeline {
     int64_t expected = ps.ReadPosition();
     if (r.offset < expected)
       return Status::OK();  // already covered (stale fetch after reassign)
+    ts.read_records++;
+    ts.read_bytes += static_cast<int64_t>(r.key_len + r.value_len);
     if (r.value == nullptr && ts.settings.value_format != config::ValueFormat::kBinary) {
       // A tombstone (compacted topics carry them routinely): counted, never a row.
       ts.tombstones++;
@@ -633,6 +645,8 @@ class PipelineImpl : public Pipeline {
     CommitRequest req;
     req.ident = ts.ident;
     req.cluster_id = cluster_id_;
+    const int64_t commit_started_ms = clock_.monotonic_ms();
+    const int64_t newest_ms = ts.writer ? ts.writer->newest_timestamp_ms() : -1;
     if (ts.writer) {
       auto files = ts.writer->TakeFiles();
       if (!files.ok()) {
@@ -651,6 +665,7 @@ class PipelineImpl : public Pipeline {
     }
     Status st = committer_.Commit(req);
     if (!st.ok()) {
+      RecordCommitFailure(ts.instruments, st);
       // Not committed (or, kStateUnknown, perhaps committed: then the files stay). Either
       // way the topic reads again from the positions the table records.
       if (KindOf(st) != ErrorKind::kStateUnknown) {
@@ -675,7 +690,12 @@ class PipelineImpl : public Pipeline {
       ps.next = -1;
     }
     ts.committed_records += records;
+    ts.newest_committed_timestamp_ms =
+        std::max(ts.newest_committed_timestamp_ms, newest_ms);
+    RecordCommit(ts.instruments, req.files,
+                 static_cast<double>(clock_.monotonic_ms() - commit_started_ms) / 1000);
     ts.last_commit_wall_ms = clock_.wall_ms();
+    committed_since_publish_ = true;
     ts.backoff_ms = 0;
     ts.table_seen = true;
     if (WantsDelta(ts.settings)) SyncDelta(ts);
@@ -730,6 +750,7 @@ class PipelineImpl : public Pipeline {
         largest_topic = &topic;
       }
     }
+    metrics_->memory_in_use().Set(static_cast<double>(total));
     if (total > config_.memory_budget_bytes && largest != nullptr) {
       FLOE_LOG_DEBUG("memory {} > budget {}: committing {} early", total,
                      config_.memory_budget_bytes, *largest_topic);
@@ -739,21 +760,7 @@ class PipelineImpl : public Pipeline {
   }
 
   void LogProgress() {
-    for (const auto& [topic, ts] : topics_) {
-      if (ts.suspended) {
-        FLOE_LOG_WARN("topic {}: SUSPENDED: {}", topic, ts.suspend_reason);
-        continue;
-      }
-      if (ts.paused_until_ms >= 0) {
-        FLOE_LOG_WARN("topic {}: PAUSED: {}", topic, ts.pause_reason);
-        continue;
-      }
-      FLOE_LOG_INFO(
-          "topic {} → {}: {} records committed this run, {} buffered, {} skipped{}",
-          topic, ts.ident.ToString(), ts.committed_records,
-          ts.writer ? ts.writer->buffered_rows() : 0, ts.skipped,
-          ts.tombstones > 0 ? ", " + std::to_string(ts.tombstones) + " tombstones" : "");
-    }
+    for (const auto& [topic, ts] : topics_) LogTopicProgress(topic, ts);
   }
 
   const config::Config& config_;
@@ -776,6 +783,9 @@ class PipelineImpl : public Pipeline {
   int in_place_evolutions_ = 0;  // Evolve calls Process again for the record
   int64_t reassignments_ = 0;
   int64_t last_publish_ = 0;
+  bool committed_since_publish_ = false;
+  std::unique_ptr<metrics::Metrics> owned_metrics_;  // when the caller gave none
+  metrics::Metrics* metrics_;
 };
 
 }  // namespace

@@ -28,6 +28,10 @@ namespace floe::storage {
 class FileIO;
 }
 
+namespace floe::metrics {
+class Metrics;
+}  // namespace floe::metrics
+
 namespace floe::pipeline {
 
 class AdminBridge;
@@ -50,6 +54,9 @@ struct Collaborators {
   // Optional: where the pipeline publishes its topics' status and takes operator
   // commands (the admin routes of the REST server), once per Step.
   AdminBridge* admin = nullptr;
+  // Optional: where commits are counted and timed (the server's GET /metrics); the
+  // pipeline keeps a private registry without one.
+  metrics::Metrics* metrics = nullptr;
 };
 
 // One partition of a topic as an operator sees it.
@@ -80,7 +87,11 @@ struct TopicStatus {
   int64_t committed_records = 0;                          // this run
   int64_t buffered_records = 0;
   int64_t skipped_records = 0;
-  int64_t tombstones = 0;  // null values skipped (not rows)
+  int64_t tombstones = 0;    // null values skipped (not rows)
+  int64_t read_records = 0;  // taken from Kafka this run
+  int64_t read_bytes = 0;    // their keys and values
+  // The newest Kafka timestamp among the records committed this run (-1: none).
+  int64_t newest_committed_timestamp_ms = -1;
 };
 
 class Pipeline {

@@ -282,6 +282,7 @@ Status Harness::Restart() {
   c.catalog = catalog.get();
   c.io = &io;
   c.admin = admin;
+  c.metrics = metrics;
   c.clock.monotonic_ms = [this] { return now_ms; };
   c.clock.wall_ms = [this] { return wall_ms; };
   c.clock.sleep_ms = [this](int64_t ms) {

@@ -241,7 +241,8 @@ class Harness {
   int64_t slept_ms = 0;
   std::atomic<bool> stop{false};
   config::Config config;
-  AdminBridge* admin = nullptr;  // handed to the pipeline by the next Restart()
+  AdminBridge* admin = nullptr;         // handed to the pipeline by the next Restart()
+  metrics::Metrics* metrics = nullptr;  // likewise
 
  private:
   std::unique_ptr<Pipeline> pipeline_;

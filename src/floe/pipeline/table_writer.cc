@@ -200,6 +200,7 @@ Status TableWriter::AppendKafka(const kafka::Record& r) {
   FLOE_RETURN_NOT_OK(partition->Append(r.partition));
   FLOE_RETURN_NOT_OK(offset->Append(r.offset));
   if (r.timestamp_ms >= 0) {
+    newest_timestamp_ms_ = std::max(newest_timestamp_ms_, r.timestamp_ms);
     FLOE_RETURN_NOT_OK(timestamp->Append(r.timestamp_ms * 1000));
   } else {
     FLOE_RETURN_NOT_OK(timestamp->AppendNull());

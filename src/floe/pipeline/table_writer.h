@@ -105,6 +105,8 @@ class TableWriter {
   // What this writer learned, for the table's next writer (TableWriterOptions::hints).
   WriterHints hints() const;
   int64_t buffered_rows() const { return rows_in_builders_ + rows_in_file_; }
+  // The newest Kafka timestamp of any row appended so far (-1: none had one).
+  int64_t newest_timestamp_ms() const { return newest_timestamp_ms_; }
   // Approximate memory held: builder contents plus the open file's buffered row group.
   int64_t MemoryBytes() const;
 
@@ -142,6 +144,7 @@ class TableWriter {
   std::string attempt_ = "";
   int file_counter_ = 0;
   int64_t rows_in_builders_ = 0;
+  int64_t newest_timestamp_ms_ = -1;
   int64_t rows_in_file_ = 0;
   int64_t max_row_group_bytes_ = 0;
   // Compressed / in-memory ratio of the previous file, so the next file's size estimate

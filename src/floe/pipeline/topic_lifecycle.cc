@@ -239,7 +239,26 @@ TopicStatus StatusOf(const std::string& topic, const TopicState& ts) {
   s.buffered_records = ts.writer ? ts.writer->buffered_rows() : 0;
   s.skipped_records = ts.skipped;
   s.tombstones = ts.tombstones;
+  s.read_records = ts.read_records;
+  s.read_bytes = ts.read_bytes;
+  s.newest_committed_timestamp_ms = ts.newest_committed_timestamp_ms;
   return s;
+}
+
+void LogTopicProgress(const std::string& topic, const TopicState& ts) {
+  if (ts.suspended) {
+    FLOE_LOG_WARN("topic {}: SUSPENDED: {}", topic, ts.suspend_reason);
+    return;
+  }
+  if (ts.paused_until_ms >= 0) {
+    FLOE_LOG_WARN("topic {}: PAUSED: {}", topic, ts.pause_reason);
+    return;
+  }
+  FLOE_LOG_INFO(
+      "topic {} → {}: {} records committed this run, {} buffered, {} skipped{}", topic,
+      ts.ident.ToString(), ts.committed_records,
+      ts.writer ? ts.writer->buffered_rows() : 0, ts.skipped,
+      ts.tombstones > 0 ? ", " + std::to_string(ts.tombstones) + " tombstones" : "");
 }
 
 void RefreshWatermarks(kafka::RecordSource* source, const std::string& topic,

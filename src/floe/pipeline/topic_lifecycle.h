@@ -101,6 +101,9 @@ Status SaveTopicState(Committer& committer, const std::string& topic,
 // The topic as an operator sees it (Pipeline::Topics, the admin routes).
 TopicStatus StatusOf(const std::string& topic, const TopicState& ts);
 
+// One line on the topic's state and counts (the periodic progress line, and at shutdown).
+void LogTopicProgress(const std::string& topic, const TopicState& ts);
+
 // The high watermark of each of the topic's partitions: for partitions being read, the
 // one the consumer last saw in a fetch response (no round trip); for the others, or when
 // it has none yet, a broker round trip per partition (called every few seconds, never

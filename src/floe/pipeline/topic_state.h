@@ -24,6 +24,10 @@
 #include "floe/pipeline/topic_lifecycle.h"
 #include "floe/schema/evolution.h"
 
+namespace floe::metrics {
+struct TableInstruments;
+}  // namespace floe::metrics
+
 namespace floe::pipeline {
 
 // One partition's batch: the half-open range [start, next) of ARCHITECTURE.md §2.
@@ -93,6 +97,11 @@ struct TopicState {
   int64_t skipped = 0;
   int64_t tombstones = 0;
   int64_t committed_records = 0;
+  int64_t read_records = 0;  // taken from Kafka this run (re-reads after a fault too)
+  int64_t read_bytes = 0;    // their keys and values
+  // The newest Kafka timestamp among the committed records (-1: none yet): freshness.
+  int64_t newest_committed_timestamp_ms = -1;
+  metrics::TableInstruments* instruments = nullptr;  // this table's commit metrics
 
   // Read, decoded and committed: neither suspended nor paused.
   bool Active() const { return !suspended && paused_until_ms < 0; }

@@ -31,6 +31,7 @@
 
 #include "floe/common/log.h"
 #include "floe/server/iceberg_routes.h"
+#include "floe/server/ops_routes.h"
 #include "floe/server/request_scan_internal.h"
 #include "floe/server/router_internal.h"
 #include "floe/server/worker_pool_internal.h"
@@ -641,7 +642,11 @@ Result<std::unique_ptr<RestServer>> RestServer::Start(
   const size_t max_body = options.max_body_bytes;
   http.set_pre_routing_handler(
       [p, max_body](const httplib::Request& req, httplib::Response& res) {
-        Access access = Authorized(p->token_digests, p->read_digests, req);
+        // The probes answer without a token (ops_routes.h); nothing else does.
+        Access access =
+            (req.method == "GET" || req.method == "HEAD") && IsProbePath(req.target)
+                ? Access::kRead
+                : Authorized(p->token_digests, p->read_digests, req);
         if (access == Access::kNone) {
           res.set_header("WWW-Authenticate", "Bearer");
           SendError(res, {401, kNotAuthorized, "missing or invalid bearer token"});

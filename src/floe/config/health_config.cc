@@ -1,0 +1,21 @@
+// The `health` section: what the probes GET /health and GET /ready answer.
+#include "floe/config/parser_internal.h"
+
+namespace floe::config::internal {
+
+Status Parser::ParseHealth(const Located* node, Config* config) const {
+  Located empty;
+  FLOE_ASSIGN_OR_RAISE(Fields f, ReadMapping(node ? *node : empty, "health", "health",
+                                             "a mapping such as {stall.ms: 300000}"));
+  HealthSettings& h = config->health;
+  FLOE_ASSIGN_OR_RAISE(auto suspended,
+                       GetEnum(f, *FindKey("health", "ready.when.suspended")));
+  h.ready_when_suspended = *suspended == "true";
+  FLOE_ASSIGN_OR_RAISE(auto stall, GetInt(f, *FindKey("health", "stall.ms")));
+  h.stall_ms = *stall;
+  FLOE_ASSIGN_OR_RAISE(auto interval, GetInt(f, *FindKey("health", "probe.interval.ms")));
+  h.probe_interval_ms = *interval;
+  return Status::OK();
+}
+
+}  // namespace floe::config::internal

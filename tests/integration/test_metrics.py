@@ -1,0 +1,148 @@
+"""Issue 19: what an operator sees. A real Prometheus scrapes Floe's GET /metrics during a
+steady load and the test asks Prometheus (not Floe's text) for lag, freshness and the
+counts; `promtool check metrics` validates the exposition; GET /ready follows Kafka and the
+warehouse's storage going away and coming back, and GET /health stays up meanwhile.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from harness.floe import FloeRun, default_table_name
+from harness.prometheus import promtool_check_metrics, start_prometheus
+from harness.s3 import start_s3
+from harness.s3_proxy import S3FaultProxy
+from test_core import produce_orders
+
+COMMIT_MS = 1000
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def test_prometheus_scrapes_lag_freshness_and_counts(kafka_broker, registry, tmp_path):
+    topic = "metrics-orders"
+    partitions = 4
+    kafka_broker.create_topic(topic, partitions=partitions)
+    table = default_table_name(topic)
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}],
+                  defaults={"commit.interval.ms": COMMIT_MS})
+    run.start()
+    rest = run.rest_uri()
+    prom = start_prometheus(tmp_path / "prometheus", {"floe": rest.split("//", 1)[1]})
+    try:
+        status, text = get(rest + "/metrics")
+        assert status == 200, text
+        assert promtool_check_metrics(text) == "", promtool_check_metrics(text)
+        prom.wait(prom.targets_up, what="Floe's target up")
+
+        # A steady load: 400 records every 0.25 s for 12 s.
+        produced = 0
+        load_started = time.monotonic()
+        while time.monotonic() - load_started < 12:
+            produce_orders(kafka_broker, registry, topic, 400, partitions)
+            produced += 400
+            time.sleep(0.25)
+        # Freshness during the load, once the first commit was seen (the first seconds
+        # include Floe's start): the newest committed record is never older than two
+        # commit intervals.
+        worst = prom.query(f'max_over_time(floe_table_freshness_seconds{{topic="{topic}"}}[8s])')
+        print(f"worst freshness during the load: {worst} s")
+        assert worst is not None and worst < 2 * COMMIT_MS / 1000, worst
+
+        committed = f'sum(floe_records_committed_total{{topic="{topic}"}})'
+        prom.wait(lambda: prom.query(committed) == produced, timeout=60,
+                  what=f"{produced} records committed")
+        lag = f'sum(floe_partition_lag_records{{topic="{topic}"}})'
+        prom.wait(lambda: prom.query(lag) == 0, timeout=60, what="lag 0")
+        assert len(prom.series(f'floe_partition_lag_records{{topic="{topic}"}}')) == partitions
+        assert prom.query(f'sum(floe_records_read_total{{topic="{topic}"}})') == produced
+        assert prom.query(f'floe_topic_state{{topic="{topic}",state="running"}}') == 1
+        assert prom.query(f'floe_topic_state{{topic="{topic}",state="suspended"}}') == 0
+        commits = prom.query(f'floe_commits_total{{topic="{topic}"}}')
+        assert commits is not None and commits >= 5, commits
+        assert prom.query(f'floe_commit_duration_seconds_count{{topic="{topic}"}}') == commits
+        files = prom.query(f'floe_data_files_total{{topic="{topic}"}}')
+        assert files == prom.query(f'floe_data_file_size_bytes_count{{topic="{topic}"}}')
+        # The bytes Prometheus saw written are the data files the table holds.
+        snaps = run.metadata(table)["snapshots"]
+        total_size = int(snaps[-1]["summary"]["total-files-size"])
+        assert prom.query(f'floe_data_written_bytes_total{{topic="{topic}"}}') == total_size
+        assert prom.query("process_resident_memory_bytes") > 10 << 20
+        assert prom.query("floe_memory_budget_bytes") == 128 << 20
+
+        status, text = get(rest + "/metrics")
+        assert promtool_check_metrics(text) == "", promtool_check_metrics(text)
+    finally:
+        prom.stop()
+        assert run.stop() == 0, run.log()
+
+
+def wait_probe(url: str, want: int, reason: str | None = None, timeout: float = 30.0) -> float:
+    """Seconds until `url` answers `want` (and, for 503, names `reason`)."""
+    started = time.monotonic()
+    last = None
+    while time.monotonic() - started < timeout:
+        status, body = get(url)
+        last = (status, body)
+        if status == want and (reason is None or reason in body):
+            return time.monotonic() - started
+        time.sleep(0.1)
+    raise AssertionError(f"{url} did not answer {want} ({reason}) within {timeout} s: {last}")
+
+
+def test_ready_follows_kafka_and_storage(kafka_broker, registry, tmp_path):
+    topic = "ready-orders"
+    kafka_broker.create_topic(topic, partitions=2)
+    with start_s3(tmp_path / "s3") as s3, S3FaultProxy(s3.endpoint) as proxy:
+        extra = {
+            "warehouse": s3.uri("lake"),
+            "s3": {"endpoint": f"http://{proxy.endpoint}", "region": s3.region,
+                   "access.key.id": s3.access_key, "secret.access.key": s3.secret_key},
+            "rest": {"listen": "127.0.0.1:0"},
+            "health": {"probe.interval.ms": 500},
+        }
+        run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}],
+                      extra=extra, s3=s3)
+        run.start()
+        rest = run.rest_uri()
+        try:
+            wait_probe(rest + "/ready", 200)
+            produce_orders(kafka_broker, registry, topic, 100, 2)
+            assert get(rest + "/health")[0] == 200
+
+            # Kafka goes away: not ready within 5 s, still alive; ready again once back.
+            kafka_broker.stop()
+            try:
+                took = wait_probe(rest + "/ready", 503, "kafka", timeout=15)
+                print(f"not ready {took:.1f} s after Kafka stopped")
+                assert took < 5, took
+                status, body = get(rest + "/ready")
+                assert json.loads(body)["status"] == "unavailable", body
+                assert get(rest + "/health")[0] == 200
+            finally:
+                kafka_broker.start()
+            wait_probe(rest + "/ready", 200, timeout=60)
+
+            # The store goes away (every request 503): the same.
+            proxy.down(True)
+            try:
+                took = wait_probe(rest + "/ready", 503, "storage", timeout=15)
+                print(f"not ready {took:.1f} s after the store went down")
+                assert took < 5, took
+                assert get(rest + "/health")[0] == 200
+            finally:
+                proxy.down(False)
+            wait_probe(rest + "/ready", 200, timeout=60)
+        finally:
+            assert run.stop() == 0, run.log()
