@@ -45,6 +45,7 @@ def test_prometheus_scrapes_lag_freshness_and_counts(kafka_broker, registry, tmp
         assert status == 200, text
         assert promtool_check_metrics(text) == "", promtool_check_metrics(text)
         prom.wait(prom.targets_up, what="Floe's target up")
+        wait_probe(rest + "/ready", 200)  # a local warehouse, Kafka and SQLite answer
 
         # A steady load: 400 records every 0.25 s for 12 s.
         produced = 0
@@ -78,6 +79,12 @@ def test_prometheus_scrapes_lag_freshness_and_counts(kafka_broker, registry, tmp
         snaps = run.metadata(table)["snapshots"]
         total_size = int(snaps[-1]["summary"]["total-files-size"])
         assert prom.query(f'floe_data_written_bytes_total{{topic="{topic}"}}') == total_size
+        # The registry was asked for the schema once; the storage wrote every commit.
+        assert prom.query("floe_registry_requests_total") >= 1
+        assert prom.query("floe_registry_errors_total") == 0
+        assert prom.query('floe_storage_requests_total{op="open_output"}') >= files
+        assert prom.query('floe_storage_requests_total{op="write_new"}') >= commits
+        assert prom.query("sum(floe_storage_errors_total)") == 0
         assert prom.query("process_resident_memory_bytes") > 10 << 20
         assert prom.query("floe_memory_budget_bytes") == 128 << 20
 

@@ -111,6 +111,9 @@ Result<CatalogStack> OpenCatalogStack(const config::Config& config,
   CatalogStack stack;
   std::string warehouse_uri;
   FLOE_RETURN_NOT_OK(OpenWarehouse(config, options, &stack, &warehouse_uri));
+  if (options.storage_counters != nullptr) {
+    stack.io = storage::CountRequests(std::move(stack.io), options.storage_counters);
+  }
   std::error_code ec;
   std::filesystem::create_directories(
       std::filesystem::path(config.catalog.uri).parent_path(), ec);

@@ -10,6 +10,7 @@
 #include "floe/config/config.h"
 #include "floe/server/ops_routes.h"
 #include "floe/server/rest_server.h"
+#include "floe/storage/counting_file_io.h"
 #include "floe/storage/file_io.h"
 
 namespace floe::server {
@@ -34,6 +35,8 @@ struct StackOptions {
   bool probe_storage = false;
   // GET /metrics, /health and /ready (ops_routes.h); empty checks: always OK, no metrics.
   server::OpsChecks ops = {};
+  // Optional: counts the storage requests of the stack's FileIO (GET /metrics).
+  storage::StorageCounters* storage_counters = nullptr;
 };
 
 // kInvalidConfig when the configuration cannot work (a store that ignores conditional

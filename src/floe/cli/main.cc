@@ -25,6 +25,7 @@
 #include "floe/catalog/catalog.h"
 #include "floe/cli/admin_client.h"
 #include "floe/cli/catalog_stack.h"
+#include "floe/cli/dependency_metrics.h"
 #include "floe/cli/probes.h"
 #include "floe/cli/topic_admin.h"
 #include "floe/common/log.h"
@@ -80,11 +81,16 @@ int RunCommand(const std::string& config_path, const std::string& log_level_over
   // GET /metrics: the pipeline's commits, and its status snapshot read at each scrape.
   floe::metrics::Metrics metrics;
   metrics.AddCollectable(std::make_shared<floe::pipeline::StatusMetrics>(&bridge));
+  floe::registry::RegistryCounters registry_counters;
+  floe::storage::StorageCounters storage_counters;
+  metrics.AddCollectable(std::make_shared<floe::cli::DependencyMetrics>(
+      &registry_counters, &storage_counters));
   floe::cli::Probes probes(*config, &bridge);
   floe::cli::StackOptions stack_options;
   stack_options.admin = topic_admin.get();
   stack_options.probe_storage = true;
   stack_options.ops.metrics = [&metrics] { return metrics.Render(); };
+  stack_options.storage_counters = &storage_counters;
   stack_options.ops.not_alive = [&probes] { return probes.NotAlive(); };
   stack_options.ops.not_ready = [&probes] { return probes.NotReady(); };
   auto stack = floe::cli::OpenCatalogStack(*config, stack_options);
@@ -111,6 +117,7 @@ int RunCommand(const std::string& config_path, const std::string& log_level_over
   ro.url = config->registry.url;
   ro.basic_auth_user_info = config->registry.basic_auth_user_info.value_or("");
   ro.timeout_ms = static_cast<int>(config->registry.request_timeout_ms);
+  ro.counters = &registry_counters;
   auto registry = floe::registry::MakeRegistryClient(ro);
   if (!registry.ok()) {
     FLOE_LOG_ERROR("{}", registry.status().message());

@@ -39,6 +39,8 @@ Status Probes::Start(catalog::Catalog* catalog, storage::FileIO* io) {
   FLOE_ASSIGN_OR_RAISE(kafka_, kafka::Consumer::Make(props));
   catalog_ = catalog;
   io_ = io;
+  warehouse_uri_ = config_.WarehouseOnS3() ? config_.warehouse
+                                           : storage::PathToFileUri(config_.warehouse);
   thread_ = std::thread([this] { Loop(); });
   return Status::OK();
 }
@@ -59,7 +61,7 @@ std::vector<std::string> Probes::CheckDependencies() {
   if (!namespaces.ok()) down.push_back("catalog: " + namespaces.status().message());
   // A lookup of a name nobody writes: only whether the store answers matters.
   Running("storage");
-  auto exists = io_->Exists(config_.warehouse + "/.floe-ready-probe");
+  auto exists = io_->Exists(warehouse_uri_ + "/.floe-ready-probe");
   if (!exists.ok()) down.push_back("storage: " + exists.status().message());
   Running("");
   return down;

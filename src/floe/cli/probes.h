@@ -65,6 +65,7 @@ class Probes {
   const pipeline::AdminBridge* bridge_;
   catalog::Catalog* catalog_ = nullptr;
   storage::FileIO* io_ = nullptr;
+  std::string warehouse_uri_;
   std::unique_ptr<kafka::Consumer> kafka_;
 
   mutable std::mutex mu_;

@@ -1,5 +1,7 @@
 #include "floe/pipeline/pipeline.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -73,7 +75,7 @@ class PipelineImpl : public Pipeline {
     Status writable = committer_.CheckWritable();
     if (!writable.ok()) FLOE_LOG_ERROR("{}", writable.message());
     FLOE_RETURN_NOT_OK(WithRetry(stop, "discover topics", [&] { return Discover(); }));
-    last_discover_ = last_progress_ = clock_.monotonic_ms();
+    last_discover_ = last_progress_ = started_ms_ = clock_.monotonic_ms();
     return Status::OK();
   }
 
@@ -100,10 +102,7 @@ class PipelineImpl : public Pipeline {
       RefreshJsonSubjects();
       last_discover_ = clock_.monotonic_ms();
     }
-    if (clock_.monotonic_ms() - last_progress_ > kProgressMs) {
-      LogProgress();
-      last_progress_ = clock_.monotonic_ms();
-    }
+    if (clock_.monotonic_ms() - last_progress_ > kProgressMs) LogProgress();
     return Status::OK();
   }
 
@@ -116,6 +115,20 @@ class PipelineImpl : public Pipeline {
       if (ts.delta_retry_at_ms >= 0) SyncDelta(ts);
     }
     LogProgress();
+    // The run in one line.
+    int64_t committed = 0;
+    int64_t suspended = 0;
+    for (const auto& [topic, ts] : topics_) {
+      committed += ts.committed_records;
+      suspended += ts.suspended ? 1 : 0;
+    }
+    const double seconds =
+        static_cast<double>(std::max<int64_t>(1, clock_.monotonic_ms() - started_ms_)) /
+        1000;
+    FLOE_LOG_INFO(
+        "this run: {} records committed to {} tables in {:.0f} s ({:.0f} records/s){}",
+        committed, topics_.size(), seconds, committed / seconds,
+        suspended > 0 ? fmt::format(", {} topics suspended", suspended) : "");
     return Status::OK();
   }
 
@@ -760,7 +773,9 @@ class PipelineImpl : public Pipeline {
   }
 
   void LogProgress() {
-    for (const auto& [topic, ts] : topics_) LogTopicProgress(topic, ts);
+    const int64_t now = clock_.monotonic_ms();
+    for (auto& [topic, ts] : topics_) LogTopicProgress(topic, ts, now - last_progress_);
+    last_progress_ = now;
   }
 
   const config::Config& config_;
@@ -775,6 +790,7 @@ class PipelineImpl : public Pipeline {
   std::vector<kafka::PartitionError> errors_;
   int64_t last_discover_ = 0;
   int64_t last_progress_ = 0;
+  int64_t started_ms_ = 0;
   std::string cluster_id_;
   std::map<std::string, TopicState> topics_;
   std::map<std::string, int64_t> missing_warned_ms_;  // configured topics not found

@@ -1,5 +1,7 @@
 #include "floe/pipeline/topic_lifecycle.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -245,7 +247,18 @@ TopicStatus StatusOf(const std::string& topic, const TopicState& ts) {
   return s;
 }
 
-void LogTopicProgress(const std::string& topic, const TopicState& ts) {
+namespace {
+
+// "42 s", "7 min", "3.2 h": an ETA an operator reads at a glance.
+std::string RoughDuration(double seconds) {
+  if (seconds < 90) return fmt::format("{:.0f} s", seconds);
+  if (seconds < 90 * 60) return fmt::format("{:.0f} min", seconds / 60);
+  return fmt::format("{:.1f} h", seconds / 3600);
+}
+
+}  // namespace
+
+void LogTopicProgress(const std::string& topic, TopicState& ts, int64_t elapsed_ms) {
   if (ts.suspended) {
     FLOE_LOG_WARN("topic {}: SUSPENDED: {}", topic, ts.suspend_reason);
     return;
@@ -254,9 +267,21 @@ void LogTopicProgress(const std::string& topic, const TopicState& ts) {
     FLOE_LOG_WARN("topic {}: PAUSED: {}", topic, ts.pause_reason);
     return;
   }
+  const int64_t done = ts.committed_records - ts.progress_mark;
+  ts.progress_mark = ts.committed_records;
+  const double rate = elapsed_ms > 0 ? static_cast<double>(done) * 1000 / elapsed_ms : 0;
+  // The topic's lag: the sum over its partitions, unknown while any partition's is.
+  int64_t lag = 0;
+  for (const auto& p : StatusOf(topic, ts).partitions) {
+    lag = (lag < 0 || p.lag < 0) ? -1 : lag + p.lag;
+  }
+  std::string pace = fmt::format("{:.0f} records/s, lag {}", rate,
+                                 lag >= 0 ? std::to_string(lag) : "unknown");
+  if (lag > 0 && rate > 0)
+    pace += ", ETA " + RoughDuration(static_cast<double>(lag) / rate);
   FLOE_LOG_INFO(
-      "topic {} → {}: {} records committed this run, {} buffered, {} skipped{}", topic,
-      ts.ident.ToString(), ts.committed_records,
+      "topic {} → {}: {}; {} records committed this run, {} buffered, {} skipped{}",
+      topic, ts.ident.ToString(), pace, ts.committed_records,
       ts.writer ? ts.writer->buffered_rows() : 0, ts.skipped,
       ts.tombstones > 0 ? ", " + std::to_string(ts.tombstones) + " tombstones" : "");
 }

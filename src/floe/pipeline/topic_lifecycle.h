@@ -101,8 +101,10 @@ Status SaveTopicState(Committer& committer, const std::string& topic,
 // The topic as an operator sees it (Pipeline::Topics, the admin routes).
 TopicStatus StatusOf(const std::string& topic, const TopicState& ts);
 
-// One line on the topic's state and counts (the periodic progress line, and at shutdown).
-void LogTopicProgress(const std::string& topic, const TopicState& ts);
+// One line on the topic's state and counts, every 10 s and at shutdown: the records per
+// second committed over the last `elapsed_ms`, the lag and, while a backlog drains, the
+// time left at that pace.
+void LogTopicProgress(const std::string& topic, TopicState& ts, int64_t elapsed_ms);
 
 // The high watermark of each of the topic's partitions: for partitions being read, the
 // one the consumer last saw in a fetch response (no round trip); for the others, or when

@@ -97,8 +97,9 @@ struct TopicState {
   int64_t skipped = 0;
   int64_t tombstones = 0;
   int64_t committed_records = 0;
-  int64_t read_records = 0;  // taken from Kafka this run (re-reads after a fault too)
-  int64_t read_bytes = 0;    // their keys and values
+  int64_t progress_mark = 0;  // committed_records at the last progress line
+  int64_t read_records = 0;   // taken from Kafka this run (re-reads after a fault too)
+  int64_t read_bytes = 0;     // their keys and values
   // The newest Kafka timestamp among the committed records (-1: none yet): freshness.
   int64_t newest_committed_timestamp_ms = -1;
   metrics::TableInstruments* instruments = nullptr;  // this table's commit metrics

@@ -19,7 +19,7 @@ class HttpRegistryClient : public SchemaSource {
     {
       std::lock_guard lock(mu_);
       auto it = by_id_.find(id);
-      if (it != by_id_.end()) return it->second;
+      if (it != by_id_.end()) return CacheHit(it->second);
     }
     FLOE_ASSIGN_OR_RAISE(auto s, Fetch("/schemas/ids/" + std::to_string(id),
                                        "schema id " + std::to_string(id)));
@@ -34,7 +34,7 @@ class HttpRegistryClient : public SchemaSource {
     {
       std::lock_guard lock(mu_);
       auto it = by_guid_.find(guid);
-      if (it != by_guid_.end()) return it->second;
+      if (it != by_guid_.end()) return CacheHit(it->second);
     }
     FLOE_ASSIGN_OR_RAISE(auto s, Fetch("/schemas/guids/" + guid, "schema guid " + guid));
     std::lock_guard lock(mu_);
@@ -48,7 +48,7 @@ class HttpRegistryClient : public SchemaSource {
     if (!latest) {
       std::lock_guard lock(mu_);
       auto it = by_subject_.find({subject, version});
-      if (it != by_subject_.end()) return it->second;
+      if (it != by_subject_.end()) return CacheHit(it->second);
     }
     const std::string v = latest ? "latest" : std::to_string(version);
     FLOE_ASSIGN_OR_RAISE(
@@ -80,8 +80,28 @@ class HttpRegistryClient : public SchemaSource {
   }
 
  private:
-  // GET `path`: the JSON object answered, or the error as the pipeline classifies it.
+  std::shared_ptr<const RegisteredSchema> CacheHit(
+      std::shared_ptr<const RegisteredSchema> s) {
+    if (options_.counters)
+      options_.counters->cache_hits.fetch_add(1, std::memory_order_relaxed);
+    return s;
+  }
+
+  // GET `path`, counted.
   Result<nlohmann::json> GetJson(const std::string& path, const std::string& what) {
+    auto r = GetJsonUncounted(path, what);
+    if (options_.counters) {
+      options_.counters->requests.fetch_add(1, std::memory_order_relaxed);
+      if (!r.ok() && KindOf(r.status()) != ErrorKind::kNotFound) {
+        options_.counters->errors.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+    return r;
+  }
+
+  // GET `path`: the JSON object answered, or the error as the pipeline classifies it.
+  Result<nlohmann::json> GetJsonUncounted(const std::string& path,
+                                          const std::string& what) {
     std::unique_lock lock(http_mu_);
     httplib::Result res =
         http_->Get(path.c_str(), {{"Accept", "application/vnd.schemaregistry.v1+json"}});

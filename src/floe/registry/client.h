@@ -4,6 +4,8 @@
 // Threading: thread-safe; lookups of different ids may run concurrently.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,10 +55,20 @@ class SchemaSource {
   virtual Result<std::string> Compatibility(const std::string& subject) = 0;
 };
 
+// What a client did, for GET /metrics (floe_registry_*). A request that failed is one the
+// registry could not answer (unreachable, 5xx, refused credentials); its "not found" is
+// an answer.
+struct RegistryCounters {
+  std::atomic<int64_t> requests{0};
+  std::atomic<int64_t> errors{0};
+  std::atomic<int64_t> cache_hits{0};  // lookups answered from the client's cache
+};
+
 struct ClientOptions {
   std::string url;                   // e.g. http://127.0.0.1:8081
   std::string basic_auth_user_info;  // "user:password" or empty
   int timeout_ms = 10000;
+  RegistryCounters* counters = nullptr;  // optional; must outlive the client
 };
 
 Result<std::unique_ptr<SchemaSource>> MakeRegistryClient(const ClientOptions& options);

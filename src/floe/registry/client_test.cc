@@ -211,6 +211,24 @@ TEST_F(RegistryClientTest, AnOutageIsRetriableAndPasses) {
   EXPECT_TRUE(client->ById(id).ok());  // a failure is not cached
 }
 
+// GET /metrics' floe_registry_*: requests sent, the ones without an answer, cache hits.
+TEST_F(RegistryClientTest, CountsRequestsErrorsAndCacheHits) {
+  auto [id, guid] = registry_->Register("counted-value", {{"schema", Avro("counted")}});
+  RegistryCounters counters;
+  ClientOptions o;
+  o.url = registry_->url();
+  o.timeout_ms = 3000;
+  o.counters = &counters;
+  auto client = *MakeRegistryClient(o);
+  registry_->Outage(503, 1);
+  EXPECT_FALSE(client->ById(id).ok());                             // a request, an error
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(client->ById(id).ok());  // one request, 2 hits
+  EXPECT_EQ(KindOf(client->ById(987655).status()), ErrorKind::kNotFound);  // an answer
+  EXPECT_EQ(counters.requests.load(), 3);
+  EXPECT_EQ(counters.errors.load(), 1);
+  EXPECT_EQ(counters.cache_hits.load(), 2);
+}
+
 TEST_F(RegistryClientTest, CompatibilityIsTheSubjectsLevelElseTheGlobalOne) {
   registry_->Register("compat-value", {{"schema", Avro("compat")}});
   auto client = Client(registry_->url());

@@ -15,6 +15,8 @@
 #include <fstream>
 #include <thread>
 
+#include "floe/storage/counting_file_io.h"
+
 namespace floe::storage {
 namespace {
 
@@ -282,4 +284,27 @@ TEST(LocalFileIO, HidesInFlightTemporariesFromListings) {
 }
 
 }  // namespace
+// GET /metrics' floe_storage_*: every request counted by operation; only what the store
+// could not do is an error (an absent object and a lost race are answers).
+TEST(CountingFileIO, CountsRequestsAndFailuresByOperation) {
+  StorageCounters c;
+  auto io = CountRequests(MakeMemoryFileIO(), &c);
+  ASSERT_TRUE(io->WriteNew("memory://wh/a", "x").ok());
+  EXPECT_EQ(KindOf(io->WriteNew("memory://wh/a", "y")), ErrorKind::kConflict);
+  EXPECT_EQ(KindOf(io->Read("memory://wh/absent").status()), ErrorKind::kNotFound);
+  ASSERT_TRUE(io->Read("memory://wh/a").ok());
+  ASSERT_TRUE(io->Exists("memory://wh/a").ok());
+  ASSERT_TRUE(io->List("memory://wh/").ok());
+  ASSERT_TRUE(io->Delete("memory://wh/a").ok());
+  EXPECT_FALSE(io->WriteNew("other://elsewhere", "z").ok());  // refused: an error
+  EXPECT_EQ(c.requests[StorageCounters::kWriteNew].load(), 3);
+  EXPECT_EQ(c.errors[StorageCounters::kWriteNew].load(), 1);
+  EXPECT_EQ(c.requests[StorageCounters::kRead].load(), 2);
+  EXPECT_EQ(c.errors[StorageCounters::kRead].load(), 0);
+  EXPECT_EQ(c.requests[StorageCounters::kExists].load(), 1);
+  EXPECT_EQ(c.requests[StorageCounters::kList].load(), 1);
+  EXPECT_EQ(c.requests[StorageCounters::kDelete].load(), 1);
+  EXPECT_STREQ(StorageCounters::Name(StorageCounters::kWriteNew), "write_new");
+}
+
 }  // namespace floe::storage
