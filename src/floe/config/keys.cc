@@ -125,8 +125,10 @@ std::vector<KeyInfo> MakeKeys() {
            "Records librdkafka keeps prefetched, in total: divided evenly over the "
            "partitions Floe assigns first, or over 8 when fewer are assigned (at least "
            "500 each); librdkafka fetches a partition again once fewer than its share "
-           "are queued (its own default is 100000). Each costs its size plus ~450 bytes "
-           "of bookkeeping, outside `memory.budget.bytes`."});
+           "are queued (its own default is 100000). Partitions assigned later (a topic "
+           "created or resumed after the start) get the same share, so the total grows "
+           "with them until a restart. Each record costs its size plus ~450 bytes of "
+           "bookkeeping, outside `memory.budget.bytes`."});
   add({.section = "kafka",
        .name = "queued.max.messages.kbytes",
        .type = T::kInt,
@@ -179,12 +181,15 @@ std::vector<KeyInfo> MakeKeys() {
   add({.section = "health",
        .name = "stall.ms",
        .type = T::kInt,
-       .default_text = "300000",
+       .default_text = "900000",
        .min = 10000,
        .description =
            "`GET /health` answers 503 once the pipeline's loop has not turned for this "
-           "long. Long enough for a commit retried through a store's outage (S3 retries "
-           "up to `s3.retry.max.attempts` with backoff up to 20 s)."});
+           "long. A commit blocks one turn while its store retries: on S3 one call may "
+           "take `s3.retry.max.attempts` × `s3.request.timeout.ms` plus backoff (6 × 60 "
+           "s "
+           "at the defaults), so keep it above that, or an outage restarts Floe for "
+           "nothing."});
   add({.section = "health",
        .name = "probe.interval.ms",
        .type = T::kInt,

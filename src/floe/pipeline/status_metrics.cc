@@ -32,7 +32,8 @@ struct Families {
                          MetricType::Counter,
                          {}};
   MetricFamily skipped{"floe_records_skipped_total",
-                       "Records skipped by an operator's resume with skip-incompatible.",
+                       "Records skipped: invalid ones under on.invalid.record: skip, and "
+                       "those an operator's resume with skip-incompatible skips.",
                        MetricType::Counter,
                        {}};
   MetricFamily tombstones{"floe_tombstones_total",
