@@ -61,8 +61,9 @@ floe::Result<floe::config::Config> LoadAndInit(const std::string& config_path,
                                                const std::string& log_level_override) {
   auto config = floe::config::LoadConfig(config_path);
   if (!config.ok()) return config.status();
-  floe::InitLogging(log_level_override.empty() ? config->log_level.c_str()
-                                               : log_level_override.c_str());
+  floe::InitLogging(
+      log_level_override.empty() ? config->log_level.c_str() : log_level_override.c_str(),
+      config->log_format == "json" ? floe::LogFormat::kJson : floe::LogFormat::kText);
   return config;
 }
 

@@ -7,14 +7,52 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 
 namespace floe {
 
-// Sets the global level from a name ("debug", "info", "warn", "error").
-void InitLogging(const char* level);
+enum class LogFormat { kText, kJson };
+
+// Sets the global level from a name ("debug", "info", "warn", "error") and the line
+// format: kText is "<time> <level> <message>"; kJson is one JSON object per line with
+// "time", "level", "message" and, on a line logged inside a LogScope, "topic",
+// "partition" (null when the line is about the whole topic) and "table".
+void InitLogging(const char* level, LogFormat format = LogFormat::kText);
+
+// The kJson line formatter (InitLogging installs it; tests put it on their own sink).
+std::unique_ptr<::spdlog::formatter> MakeJsonLineFormatter();
+
+// Changes the level of the running process (a reloaded config's log.level).
+void SetLogLevel(const char* level);
+
+// What a log line is about, for the structured (JSON) format: set by the pipeline around
+// the work of one topic, read when a line of this thread is formatted. The strings are
+// borrowed and must outlive the scope. Cheap enough for the per-record path: a scope is
+// two pointer stores into a thread_local.
+struct LogContext {
+  const std::string* topic = nullptr;  // null: the line is not about one topic
+  const std::string* table = nullptr;  // "namespace.table"; null: not known
+  int32_t partition = -1;              // -1: the whole topic
+};
+
+// The calling thread's current context (empty outside every LogScope).
+const LogContext& CurrentLogContext();
+
+// Sets the thread's context for its lifetime and restores the previous one after, so
+// scopes nest (a record's scope inside its topic's).
+class LogScope {
+ public:
+  LogScope(const std::string* topic, const std::string* table, int32_t partition = -1);
+  ~LogScope();
+  LogScope(const LogScope&) = delete;
+  LogScope& operator=(const LogScope&) = delete;
+
+ private:
+  LogContext previous_;
+};
 
 // What a rate-limited line adds: how many lines of its key were not logged since the
 // previous one, over how long. Formats as "" when none were, else as

@@ -4,6 +4,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 
 #include <atomic>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -133,6 +134,52 @@ TEST(LogRateLimiter, MacroAppendsTheCountToTheLine) {
   EXPECT_EQ(fmt::format("{}", LogRepeats{5, 12400}),
             " (5 more suppressed in the last 12 s)");
   EXPECT_EQ(fmt::format("{}", LogRepeats{}), "");
+}
+
+TEST(JsonLog, OneObjectPerLineWithTheTopicPartitionAndTableOfItsScope) {
+  std::ostringstream out;
+  auto sink = std::make_shared<::spdlog::sinks::ostream_sink_mt>(out);
+  sink->set_formatter(MakeJsonLineFormatter());
+  auto logger = std::make_shared<::spdlog::logger>("test", sink);
+  auto previous = ::spdlog::default_logger();
+  ::spdlog::set_default_logger(logger);
+  const std::string topic = "orders";
+  const std::string table = "kafka.orders";
+  FLOE_LOG_INFO("starting \"quoted\"\n\x01 and invalid UTF-8 \xff");
+  {
+    LogScope whole(&topic, &table);
+    FLOE_LOG_WARN("topic {}: paused", topic);
+    {
+      LogScope record(&topic, &table, 3);
+      FLOE_LOG_ERROR("bad record");
+    }
+    FLOE_LOG_INFO("back to the topic");
+  }
+  FLOE_LOG_INFO("done");
+  ::spdlog::set_default_logger(previous);
+
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(out.str());
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(nlohmann::json::parse(line));  // throws on a line that is not JSON
+  }
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[0]["level"], "info");
+  EXPECT_EQ(lines[0]["message"],
+            "starting \"quoted\"\n\x01 and invalid UTF-8 \xef\xbf\xbd");
+  EXPECT_FALSE(lines[0].contains("topic"));
+  EXPECT_EQ(lines[1]["level"], "warning");
+  EXPECT_EQ(lines[1]["topic"], "orders");
+  EXPECT_TRUE(lines[1]["partition"].is_null());
+  EXPECT_EQ(lines[1]["table"], "kafka.orders");
+  EXPECT_EQ(lines[2]["partition"], 3);
+  EXPECT_EQ(lines[2]["level"], "error");
+  EXPECT_TRUE(lines[3]["partition"].is_null());
+  EXPECT_FALSE(lines[4].contains("topic"));
+  // "2026-12-05T05:00:43.123Z"
+  const std::string time = lines[4]["time"];
+  EXPECT_EQ(time.size(), 24u) << time;
+  EXPECT_EQ(time.back(), 'Z');
 }
 
 }  // namespace

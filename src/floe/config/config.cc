@@ -739,6 +739,8 @@ Result<Config> Parser::Parse(const std::string& text) {
   config.memory_budget_bytes = *budget;
   FLOE_ASSIGN_OR_RAISE(auto level, GetEnum(root, *FindKey("", "log.level")));
   config.log_level = *level;
+  FLOE_ASSIGN_OR_RAISE(auto log_format, GetEnum(root, *FindKey("", "log.format")));
+  config.log_format = *log_format;
 
   // defaults: every key filled from the registry where the file does not set it.
   Located empty;

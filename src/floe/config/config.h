@@ -145,7 +145,8 @@ struct Config {
   RestSettings rest;
   HealthSettings health;
   int64_t memory_budget_bytes = 0;
-  std::string log_level;  // trace|debug|info|warn|error
+  std::string log_level;   // trace|debug|info|warn|error
+  std::string log_format;  // text|json
   TopicSettings defaults;
   std::vector<TopicEntry> topics;  // in file order: the first match wins
   std::string base_dir;  // absolute directory relative paths were resolved against

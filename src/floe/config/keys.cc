@@ -79,7 +79,17 @@ std::vector<KeyInfo> MakeKeys() {
                    {"info", true},
                    {"warn", true},
                    {"error", true}},
-       .description = "Log verbosity (logs go to stderr)."});
+       .description = "Log verbosity (logs go to stderr). A reload applies it."});
+  add({.section = "",
+       .name = "log.format",
+       .type = T::kEnum,
+       .default_text = "text",
+       .choices = {{"text", true}, {"json", true}},
+       .description =
+           "`text`: one line per event, `<time> <level> <message>`. `json`: one JSON "
+           "object per line with `time` (UTC), `level`, `message` and, on every line "
+           "about one topic, `topic`, `partition` (null when the line is about the whole "
+           "topic) and `table`, for log shippers (docs/operations.md)."});
   add({.section = "",
        .name = "defaults",
        .type = T::kSection,

@@ -80,6 +80,7 @@ rest:
   auth.tokens: []
 memory.budget.bytes: 134217728
 log.level: info
+log.format: text
 defaults:
   namespace: kafka
   formats: [iceberg]

@@ -160,6 +160,7 @@ class PipelineImpl : public Pipeline {
   void RefreshJsonSubjects() {
     for (auto& [topic, ts] : topics_) {
       if (ts.settings.value_format == config::ValueFormat::kJson) {
+        LogScope log = ts.LogAbout();
         (void)resolver_.CheckJsonSubject(ts, /*rate_limited=*/false);
       }
     }
@@ -182,10 +183,13 @@ class PipelineImpl : public Pipeline {
         TopicState ts;
         ts.settings = *settings;
         ts.ident = catalog::TableIdent{settings->NamespaceLevels(), settings->table};
+        ts.table_name = settings->QualifiedTable();
         ts.instruments = metrics_->Table(name, settings->QualifiedTable());
         it = topics_.emplace(name, std::move(ts)).first;
+        LogScope log = it->second.LogAbout();
         FLOE_LOG_INFO("topic {} → table {}", name, settings->QualifiedTable());
       }
+      LogScope log = it->second.LogAbout();
       // The count is kept only once every partition has its position: a topic whose
       // partitions could not all be loaded (a new topic's partition without a leader yet)
       // is tried again by the next discovery instead of being taken as done. The
@@ -217,6 +221,7 @@ class PipelineImpl : public Pipeline {
       if (it != missing_warned_ms_.end() && now - it->second < kMissingTopicWarnMs)
         continue;
       missing_warned_ms_[entry.name] = now;
+      LogScope log(&entry.name, nullptr);
       FLOE_LOG_WARN(
           "topic {} is configured but does not exist in the Kafka cluster; Floe "
           "starts reading it when it is created",
@@ -229,6 +234,7 @@ class PipelineImpl : public Pipeline {
   // daemon; errors returned are Kafka's.
   Status LoadPositions(const std::string& topic, TopicState& ts) {
     if (!ts.Active()) return Status::OK();
+    LogScope log = ts.LogAbout();
     auto loaded = committer_.Load(ts.ident);
     if (!loaded.ok()) return TableFault(topic, ts, loaded.status());
     ts.table = std::move(*loaded);
@@ -311,6 +317,7 @@ class PipelineImpl : public Pipeline {
   // is the cause.
   Status SuspendTopic(const std::string& topic, TopicState& ts, const std::string& reason,
                       const kafka::Record* r = nullptr, int schema_id = -1) {
+    LogScope log = ts.LogAbout(r != nullptr ? r->partition : -1);
     ts.suspended = true;
     ts.resuming = false;
     ts.suspend_reason = reason;
@@ -330,8 +337,10 @@ class PipelineImpl : public Pipeline {
   Status AdminStep() {
     const int64_t now = clock_.monotonic_ms();
     if (now - last_watermarks_ >= kWatermarksMs) {
-      for (auto& [topic, ts] : topics_)
+      for (auto& [topic, ts] : topics_) {
+        LogScope log = ts.LogAbout();
         RefreshWatermarks(source_, topic, ts, kWatermarkTimeoutMs);
+      }
       last_watermarks_ = now;
     }
     auto commands = admin_->TakeCommands();
@@ -357,6 +366,7 @@ class PipelineImpl : public Pipeline {
                       " is not ingested by this Floe (see floe status)");
     }
     TopicState& ts = it->second;
+    LogScope log = ts.LogAbout();
     if (!ts.suspended) {
       return Conflict("topic " + topic + " is " + StateName(ts) +
                       ", not suspended: there is nothing to resume");
@@ -394,6 +404,7 @@ class PipelineImpl : public Pipeline {
   // One table's storage or catalog failed (TableFaults): its uncommitted files go, and
   // the topic pauses (a fault time can fix) or suspends; every other topic goes on.
   Status TableFault(const std::string& topic, TopicState& ts, const Status& fault) {
+    LogScope log = ts.LogAbout();
     DiscardUncommitted(ts, io_);
     if (PausesTopic(fault)) {
       const int64_t pause = NextPauseMs(ts);
@@ -422,6 +433,7 @@ class PipelineImpl : public Pipeline {
     for (auto& [topic, ts] : topics_) {
       if (ts.suspended || ts.paused_until_ms < 0 || now < ts.paused_until_ms) continue;
       ts.paused_until_ms = -1;
+      LogScope log = ts.LogAbout();
       FLOE_RETURN_NOT_OK(LoadPositions(topic, ts));
       if (ts.Active()) {
         FLOE_LOG_INFO("topic {} resumed after: {}", topic, ts.pause_reason);
@@ -439,6 +451,7 @@ class PipelineImpl : public Pipeline {
       return;
     }
     if (!it->second.Active()) return;
+    LogScope log = it->second.LogAbout(e.tp.partition);
     if (e.out_of_range) {
       auto wm = source_->QueryWatermarks(e.tp, kMetadataTimeoutMs);
       std::string range =
@@ -459,6 +472,7 @@ class PipelineImpl : public Pipeline {
     auto it = topics_.find(*r.topic);
     if (it == topics_.end() || !it->second.Active()) return Status::OK();
     TopicState& ts = it->second;
+    LogScope log = ts.LogAbout(r.partition);
     auto pit = ts.partitions.find(r.partition);
     if (pit == ts.partitions.end()) return Status::OK();
     PartitionState& ps = pit->second;
@@ -624,6 +638,7 @@ class PipelineImpl : public Pipeline {
       if (!force && now - ts.last_commit_ms < ts.settings.commit_interval_ms) continue;
       FLOE_RETURN_NOT_OK(CommitTopic(topic, ts, /*batch_done=*/true));
       if (ts.resuming && ts.Active()) {  // a whole interval read without a suspension
+        LogScope log = ts.LogAbout();
         ts.resuming = false;
         FLOE_LOG_INFO("topic {} is running again", topic);
       }
@@ -637,6 +652,7 @@ class PipelineImpl : public Pipeline {
   // A failed commit pauses or suspends the topic (TableFault); the error returned is
   // Kafka's.
   Status CommitTopic(const std::string& topic, TopicState& ts, bool batch_done) {
+    LogScope log = ts.LogAbout();
     ts.last_commit_ms = clock_.monotonic_ms();
     if (!ts.Active()) return Status::OK();
     if (batch_done) {
@@ -721,6 +737,7 @@ class PipelineImpl : public Pipeline {
   // backoff, even when no more records come; at every commit; at the next start), never
   // by re-committing Iceberg.
   void SyncDelta(TopicState& ts) {
+    LogScope log = ts.LogAbout();
     auto version = delta_.Sync(ts.ident);
     if (version.ok()) {
       if (ts.delta_retry_at_ms >= 0) {
@@ -765,6 +782,7 @@ class PipelineImpl : public Pipeline {
     }
     metrics_->memory_in_use().Set(static_cast<double>(total));
     if (total > config_.memory_budget_bytes && largest != nullptr) {
+      LogScope log = largest->LogAbout();
       FLOE_LOG_DEBUG("memory {} > budget {}: committing {} early", total,
                      config_.memory_budget_bytes, *largest_topic);
       Status st = CommitTopic(*largest_topic, *largest, true);
@@ -774,7 +792,10 @@ class PipelineImpl : public Pipeline {
 
   void LogProgress() {
     const int64_t now = clock_.monotonic_ms();
-    for (auto& [topic, ts] : topics_) LogTopicProgress(topic, ts, now - last_progress_);
+    for (auto& [topic, ts] : topics_) {
+      LogScope log = ts.LogAbout();
+      LogTopicProgress(topic, ts, now - last_progress_);
+    }
     last_progress_ = now;
   }
 

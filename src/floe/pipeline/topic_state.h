@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "floe/catalog/pointer_store.h"
+#include "floe/common/log.h"
 #include "floe/config/config.h"
 #include "floe/decode/raw_decoder.h"
 #include "floe/iceberg/schema.h"
@@ -43,6 +44,12 @@ struct PartitionState {
 struct TopicState {
   config::TopicSettings settings;
   catalog::TableIdent ident;
+  std::string table_name;  // "namespace.table", for log lines
+
+  // The structured log's context for work on this topic (`partition` -1: all of it).
+  LogScope LogAbout(int32_t partition = -1) const {
+    return LogScope(&settings.topic, &table_name, partition);
+  }
 
   // The table (TableSetup): as loaded or created, and the writer that buffers its rows.
   TableState table;
