@@ -51,6 +51,8 @@ class BridgeAdmin : public server::TopicAdmin {
     return bridge_->Resume(topic, skip_incompatible);
   }
 
+  Status Reload() override { return bridge_->Reload(); }
+
  private:
   pipeline::AdminBridge* bridge_;
 };

@@ -60,6 +60,7 @@ struct TopicSettings {
   std::vector<std::string> NamespaceLevels() const;
   // "kafka.orders"
   std::string QualifiedTable() const { return table_namespace + "." + table; }
+  bool operator==(const TopicSettings&) const = default;
 };
 
 // What a `topics` entry overrides; unset fields come from `defaults`.
@@ -90,12 +91,14 @@ struct RegistrySettings {
   std::string url;  // "" only when no topic needs the registry; no trailing '/'
   std::optional<std::string> basic_auth_user_info;  // "user:pass" (secret)
   int64_t request_timeout_ms = 0;
+  bool operator==(const RegistrySettings&) const = default;
 };
 
 struct CatalogSettings {
   CatalogType type = CatalogType::kSqlite;
   std::string uri;  // absolute path of the SQLite file
   std::string name;
+  bool operator==(const CatalogSettings&) const = default;
 };
 
 struct RestSettings {
@@ -109,6 +112,7 @@ struct RestSettings {
   std::string client_s3_access_key_id;      // vended on request; "" = none
   std::string client_s3_secret_access_key;  // secret
   std::string client_s3_session_token;      // secret
+  bool operator==(const RestSettings&) const = default;
 };
 
 // The `health` section: what GET /health and GET /ready answer (docs/operations.md).
@@ -116,6 +120,7 @@ struct HealthSettings {
   bool ready_when_suspended = false;  // /ready stays 200 while a topic is suspended
   int64_t stall_ms = 0;  // /health fails once the pipeline loop has not turned this long
   int64_t probe_interval_ms = 0;  // how often /ready's checks run
+  bool operator==(const HealthSettings&) const = default;
 };
 
 // The `s3` section: how Floe reaches an s3:// warehouse.
@@ -130,6 +135,7 @@ struct S3Config {
   int64_t connect_timeout_ms = 0;
   int64_t request_timeout_ms = 0;
   int64_t retry_max_attempts = 0;
+  bool operator==(const S3Config&) const = default;
 };
 
 struct Config {
@@ -161,6 +167,13 @@ Result<Config> LoadConfig(const std::string& path);
 // Parses YAML text; relative paths resolve against `base_dir` (made absolute against the
 // working directory if relative). Messages start with "line <n>: " where a line is known.
 Result<Config> ParseConfig(const std::string& yaml_text, const std::string& base_dir);
+
+// A reload (SIGHUP, POST /floe/v1/reload) applies `topics`, `defaults`,
+// `memory.budget.bytes` and `log.level` of a new file to the running process; the other
+// sections are read once at start. These are the names of those sections (and top-level
+// keys) that differ between `running` and `next`, in file order, for the warning that
+// they take effect at the next restart.
+std::vector<std::string> RestartOnlyChanges(const Config& running, const Config& next);
 
 // The settings for `topic`: the first `topics` entry whose name equals it or whose
 // pattern fully matches it (patterns never match internal topics), merged over

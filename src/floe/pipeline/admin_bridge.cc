@@ -12,18 +12,39 @@ std::vector<TopicStatus> AdminBridge::Snapshot(bool* published) const {
   return snapshot_;
 }
 
-std::future<Status> AdminBridge::QueueResume(const std::string& topic,
-                                             bool skip_incompatible) {
-  auto done = std::make_shared<std::promise<Status>>();
-  std::future<Status> answer = done->get_future();
+std::future<Status> AdminBridge::Queue(Command c) {
+  c.done = std::make_shared<std::promise<Status>>();
+  std::future<Status> answer = c.done->get_future();
   std::lock_guard<std::mutex> lock(mu_);
   if (!closed_.ok()) {
-    done->set_value(closed_);
+    c.done->set_value(closed_);
   } else {
-    queue_.push_back(Command{topic, skip_incompatible, std::move(done)});
+    queue_.push_back(std::move(c));
     pending_.store(true, std::memory_order_release);
   }
   return answer;
+}
+
+std::future<Status> AdminBridge::QueueResume(const std::string& topic,
+                                             bool skip_incompatible) {
+  return Queue(Command{topic, skip_incompatible, nullptr});
+}
+
+Status AdminBridge::Reload(int64_t timeout_ms) {
+  std::future<Status> answer = Queue(Command{{}, false, nullptr, /*reload=*/true});
+  if (answer.wait_for(std::chrono::milliseconds(timeout_ms)) !=
+      std::future_status::ready) {
+    return Retriable("the pipeline did not answer within " +
+                     std::to_string(timeout_ms / 1000) +
+                     " s (it may be waiting on Kafka or the catalog); the reload stays "
+                     "queued and is applied at its next step");
+  }
+  return answer.get();
+}
+
+void AdminBridge::RequestReload() noexcept {
+  reload_requested_.store(true, std::memory_order_relaxed);
+  pending_.store(true, std::memory_order_release);
 }
 
 Status AdminBridge::Resume(const std::string& topic, bool skip_incompatible,
@@ -52,6 +73,10 @@ std::vector<AdminBridge::Command> AdminBridge::TakeCommands() {
   pending_.store(false, std::memory_order_relaxed);
   std::vector<Command> out;
   out.swap(queue_);
+  if (reload_requested_.exchange(false, std::memory_order_relaxed)) {
+    Command c{{}, false, std::make_shared<std::promise<Status>>(), /*reload=*/true};
+    out.push_back(std::move(c));
+  }
   return out;
 }
 

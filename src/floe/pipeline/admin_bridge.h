@@ -27,6 +27,7 @@ class AdminBridge {
     std::string topic;
     bool skip_incompatible = false;
     std::shared_ptr<std::promise<Status>> done;
+    bool reload = false;  // re-read the config file (topic unused)
   };
 
   // --- any thread (the admin routes)
@@ -44,6 +45,14 @@ class AdminBridge {
   // by Close()).
   std::future<Status> QueueResume(const std::string& topic, bool skip_incompatible);
 
+  // Queues a re-read of the config file and waits up to `timeout_ms` for the pipeline's
+  // answer: OK when applied, the file's error (kInvalidConfig, naming the key) when it
+  // was refused and the running config stays, kRetriable when no answer came in time.
+  Status Reload(int64_t timeout_ms = 30000);
+  // The same without waiting, from a signal handler (SIGHUP): async-signal-safe (two
+  // lock-free atomic stores); the pipeline's next Step reloads.
+  void RequestReload() noexcept;
+
   // --- the pipeline thread
 
   void Publish(std::vector<TopicStatus> topics);
@@ -56,12 +65,16 @@ class AdminBridge {
   void Close(const Status& why);
 
  private:
+  std::future<Status> Queue(Command c);
+
   mutable std::mutex mu_;
   std::vector<TopicStatus> snapshot_;
   bool published_ = false;
   std::vector<Command> queue_;
   Status closed_;  // not OK once closed
   std::atomic<bool> pending_{false};
+  std::atomic<bool> reload_requested_{false};  // by a signal: no promise to answer
+  static_assert(std::atomic<bool>::is_always_lock_free);
   std::atomic<int64_t> last_publish_ms_{-1};
 };
 

@@ -15,6 +15,7 @@
 #include "floe/pipeline/admin_bridge.h"
 #include "floe/pipeline/committer.h"
 #include "floe/pipeline/delta_mirror.h"
+#include "floe/pipeline/reload.h"
 #include "floe/pipeline/schema_resolver.h"
 #include "floe/pipeline/status_metrics.h"
 #include "floe/pipeline/table_faults.h"
@@ -66,6 +67,7 @@ class PipelineImpl : public Pipeline {
         tables_(&committer_, c.io),
         resolver_(c.schemas, &tables_, clock_.monotonic_ms),
         admin_(c.admin),
+        load_config_(std::move(c.load_config)),
         owned_metrics_(c.metrics ? nullptr : std::make_unique<metrics::Metrics>()),
         metrics_(c.metrics ? c.metrics : owned_metrics_.get()) {
     metrics_->memory_budget().Set(static_cast<double>(config_.memory_budget_bytes));
@@ -345,8 +347,9 @@ class PipelineImpl : public Pipeline {
     }
     auto commands = admin_->TakeCommands();
     std::vector<Status> answers;
-    for (const auto& c : commands)
-      answers.push_back(ResumeTopic(c.topic, c.skip_incompatible));
+    for (const auto& c : commands) {
+      answers.push_back(c.reload ? Reload() : ResumeTopic(c.topic, c.skip_incompatible));
+    }
     if (!commands.empty() || committed_since_publish_ ||
         now - last_publish_ >= kPublishMs) {
       admin_->Publish(Topics());
@@ -354,6 +357,70 @@ class PipelineImpl : public Pipeline {
       committed_since_publish_ = false;
     }
     for (size_t i = 0; i < commands.size(); ++i) commands[i].done->set_value(answers[i]);
+    return Status::OK();
+  }
+
+  // SIGHUP or POST /floe/v1/reload: the config file read again and applied; a file with
+  // an error is refused with the message a start would give, and the running config
+  // stays.
+  Status Reload() {
+    if (!load_config_) return Status::Invalid("this Floe has no config file to reload");
+    auto next = load_config_();
+    if (!next.ok()) {
+      FLOE_LOG_ERROR("reload refused, the running configuration stays: {}",
+                     next.status().message());
+      return next.status();
+    }
+    Status st = Reconfigure(std::move(*next));
+    if (!st.ok()) {
+      FLOE_LOG_ERROR("reload refused, the running configuration stays: {}", st.message());
+    }
+    return st;
+  }
+
+  Status Reconfigure(config::Config next) override {
+    // Two topics writing one table is refused before anything changes.
+    FLOE_ASSIGN_OR_RAISE(auto cluster, source_->ListTopics(kMetadataTimeoutMs));
+    std::vector<std::string> names;
+    for (const auto& [name, count] : cluster) names.push_back(name);
+    FLOE_RETURN_NOT_OK(config::CheckTableCollisions(next, names));
+    ReloadPlan plan = PlanReload(config_, std::move(next), topics_);
+    for (const auto& section : plan.restart_only_changes) {
+      FLOE_LOG_WARN("reload: {} changed; it takes effect at the next restart", section);
+    }
+    if (plan.config.log_level != config_.log_level)
+      SetLogLevel(plan.config.log_level.c_str());
+    config_ = std::move(plan.config);
+    metrics_->memory_budget().Set(static_cast<double>(config_.memory_budget_bytes));
+    auto stop = [&](const std::string& topic, const char* why) -> Status {
+      TopicState& ts = topics_.at(topic);
+      LogScope log = ts.LogAbout();
+      FLOE_RETURN_NOT_OK(CommitTopic(topic, ts, /*batch_done=*/true));
+      FLOE_LOG_INFO("topic {}: {}; {}", topic, why,
+                    ts.Active() ? "committed and stopped"
+                                : "stopped (what it had not committed is read again by "
+                                  "its next run)");
+      DiscardUncommitted(ts, io_);
+      topics_.erase(topic);
+      return Status::OK();
+    };
+    for (const auto& t : plan.stop) {
+      FLOE_RETURN_NOT_OK(stop(t, "no longer in the configuration"));
+    }
+    for (const auto& t : plan.restart) {
+      FLOE_RETURN_NOT_OK(stop(
+          t, "settings changed by a reload, starting again from its table's positions"));
+    }
+    FLOE_RETURN_NOT_OK(Reassign());
+    Status discovered = Discover();
+    last_discover_ = clock_.monotonic_ms();
+    if (!discovered.ok()) {
+      FLOE_LOG_WARN("reload: topic discovery failed: {}; retried in {} s",
+                    discovered.message(), kRediscoverMs / 1000);
+    }
+    FLOE_LOG_INFO(
+        "reload: configuration applied ({} topics stopped, {} restarted; {} running)",
+        plan.stop.size(), plan.restart.size(), topics_.size());
     return Status::OK();
   }
 
@@ -799,7 +866,7 @@ class PipelineImpl : public Pipeline {
     last_progress_ = now;
   }
 
-  const config::Config& config_;
+  config::Config config_;  // replaced by a reload
   kafka::RecordSource* source_;
   storage::FileIO* io_;
   Clock clock_;
@@ -814,8 +881,9 @@ class PipelineImpl : public Pipeline {
   int64_t started_ms_ = 0;
   std::string cluster_id_;
   std::map<std::string, TopicState> topics_;
-  std::map<std::string, int64_t> missing_warned_ms_;  // configured topics not found
-  AdminBridge* admin_;                                // optional
+  std::map<std::string, int64_t> missing_warned_ms_;     // configured topics not found
+  AdminBridge* admin_;                                   // optional
+  std::function<Result<config::Config>()> load_config_;  // optional
   int64_t last_watermarks_ = 0;
   int in_place_evolutions_ = 0;  // Evolve calls Process again for the record
   int64_t reassignments_ = 0;

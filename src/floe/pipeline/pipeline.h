@@ -57,6 +57,9 @@ struct Collaborators {
   // Optional: where commits are counted and timed (the server's GET /metrics); the
   // pipeline keeps a private registry without one.
   metrics::Metrics* metrics = nullptr;
+  // Optional: reads the config file again, for a reload (SIGHUP or the admin surface's
+  // POST /floe/v1/reload through `admin`); without it a reload is refused.
+  std::function<Result<config::Config>()> load_config;
 };
 
 // One partition of a topic as an operator sees it.
@@ -114,6 +117,12 @@ class Pipeline {
   virtual Status Finish() = 0;
 
   virtual std::vector<TopicStatus> Topics() const = 0;
+
+  // Applies a new config to the running pipeline (pipeline/reload.h): removed topics are
+  // committed and stopped, changed ones committed and started again with their new
+  // settings, new ones discovered. Refused (the running config stays) when two topics
+  // would write one table. Errors returned are Kafka's or that refusal.
+  virtual Status Reconfigure(config::Config next) = 0;
 };
 
 }  // namespace floe::pipeline

@@ -249,6 +249,15 @@ std::string FramedAvroWithExtra(int schema_id, int64_t id, const std::string& na
 // --- Harness
 // -----------------------------------------------------------------------------
 
+Result<config::Config> Harness::ParseConfig(const std::string& topics_yaml) {
+  return config::ParseConfig(
+      "kafka: {bootstrap.servers: 127.0.0.1:9092}\n"
+      "registry: {url: http://127.0.0.1:8081}\n"
+      "warehouse: /unused\n" +
+          topics_yaml,
+      "/tmp");
+}
+
 Harness::Harness(const std::string& topics_yaml)
     : memory_io(storage::MakeMemoryFileIO()),
       io(memory_io.get()),
@@ -256,12 +265,7 @@ Harness::Harness(const std::string& topics_yaml)
       store(memory_store.get()) {
   catalog = std::make_unique<catalog::Catalog>(&store, &io, "memory://wh",
                                                [this] { return wall_ms; });
-  auto parsed = config::ParseConfig(
-      "kafka: {bootstrap.servers: 127.0.0.1:9092}\n"
-      "registry: {url: http://127.0.0.1:8081}\n"
-      "warehouse: /unused\n" +
-          topics_yaml,
-      "/tmp");
+  auto parsed = ParseConfig(topics_yaml);
   if (!parsed.ok()) throw std::runtime_error(parsed.status().ToString());
   config = *parsed;
   kafka.on_poll = [this](int timeout_ms) {
@@ -283,6 +287,7 @@ Status Harness::Restart() {
   c.io = &io;
   c.admin = admin;
   c.metrics = metrics;
+  c.load_config = load_config;
   c.clock.monotonic_ms = [this] { return now_ms; };
   c.clock.wall_ms = [this] { return wall_ms; };
   c.clock.sleep_ms = [this](int64_t ms) {

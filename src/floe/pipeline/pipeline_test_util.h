@@ -210,6 +210,8 @@ class Harness {
   // "topics: [{name: orders}]\ndefaults: {commit.interval.ms: 1000}\n".
   explicit Harness(const std::string& topics_yaml);
   ~Harness();
+  // The config the Harness would run `topics_yaml` with.
+  static Result<config::Config> ParseConfig(const std::string& topics_yaml);
 
   // A new Pipeline over the same Kafka, registry, catalog and storage (a restart).
   Status Restart();
@@ -243,6 +245,7 @@ class Harness {
   config::Config config;
   AdminBridge* admin = nullptr;         // handed to the pipeline by the next Restart()
   metrics::Metrics* metrics = nullptr;  // likewise
+  std::function<Result<config::Config>()> load_config;  // likewise
 
  private:
   std::unique_ptr<Pipeline> pipeline_;

@@ -71,6 +71,8 @@ class AdminRoutes : public RouteSet {
          }},
         {"POST", topics + "/{topic}/resume",
          [this](const HttpRequest& req, HttpResponse* res) { return Resume(req, res); }},
+        {"POST", std::string(kAdminPrefix) + "/reload",
+         [this](const HttpRequest&, HttpResponse* res) { return Reload(res); }},
     };
   }
 
@@ -123,6 +125,14 @@ class AdminRoutes : public RouteSet {
     }
     FLOE_ASSIGN_OR_RAISE(Json j, FindTopic(topic));
     res->SendJson(200, json::Dump(j));
+    return Status::OK();
+  }
+
+  Status Reload(HttpResponse* res) {
+    Status st = admin_->Reload();
+    if (KindOf(st) == ErrorKind::kInvalidConfig) return BadRequest(st.message());
+    FLOE_RETURN_NOT_OK(st);
+    res->SendNoContent();
     return Status::OK();
   }
 

@@ -5,6 +5,8 @@
 //   GET  /floe/v1/topics/{topic}            one topic
 //   POST /floe/v1/topics/{topic}/resume     retry from the table's positions
 //        ?skip-incompatible=true            ... skipping the records that caused it
+//   POST /floe/v1/reload                    read the config file again (as SIGHUP):
+//                                           204, or 400 naming the key the file breaks
 //
 // The server knows nothing of the pipeline: `floe run` hands it a TopicAdmin (cli wires
 // the pipeline's AdminBridge to it). Bearer tokens as everywhere: read tokens may GET,
@@ -67,6 +69,9 @@ class TopicAdmin {
   // kNotFound (unknown topic), kConflict (not suspended), kInvalidInput (nothing to
   // skip), kRetriable (no answer in time).
   virtual Status Resume(const std::string& topic, bool skip_incompatible) = 0;
+  // Reads the config file again and applies it: kInvalidConfig (the file's error; the
+  // running config stays), kRetriable (no answer in time).
+  virtual Status Reload() = 0;
 };
 
 // Borrows `admin`, which must outlive the route set. `now_ms` (wall clock; empty: the

@@ -33,11 +33,18 @@ class FakeAdmin : public TopicAdmin {
     }
     return resume_status;
   }
+  Status Reload() override {
+    std::lock_guard<std::mutex> lock(mu);
+    ++reloads;
+    return reload_status;
+  }
 
   std::mutex mu;
   std::vector<TopicInfo> topics;
   Status list_status;
   Status resume_status;
+  Status reload_status;
+  int reloads = 0;
   std::vector<std::pair<std::string, bool>> calls;
 };
 
@@ -189,6 +196,21 @@ TEST_F(AdminRoutesTest, ResumeErrorsAreClearJson) {
   ExpectError(Post("/floe/v1/topics/orders/resume"), 503, kServiceUnavailable);
   admin_.list_status = Retriable("starting");
   ExpectError(Get("/floe/v1/topics"), 503, kServiceUnavailable);
+}
+
+TEST_F(AdminRoutesTest, ReloadAnswers204OrTheConfigErrorAs400) {
+  auto r = Post("/floe/v1/reload");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 204) << r->body;
+  admin_.reload_status =
+      InvalidConfig("floe.yaml:7: topics[1].comit.interval.ms: unknown key");
+  r = Post("/floe/v1/reload");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("topics[1].comit.interval.ms"), std::string::npos) << r->body;
+  admin_.reload_status = Retriable("the pipeline did not answer");
+  ExpectError(Post("/floe/v1/reload"), 503, kServiceUnavailable);
+  EXPECT_EQ(admin_.reloads, 3);
 }
 
 TEST_F(AdminRoutesTest, ReadTokensMayListButNotResume) {
