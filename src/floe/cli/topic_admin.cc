@@ -25,6 +25,7 @@ server::TopicInfo InfoOf(const pipeline::TopicStatus& s) {
   t.committed_records = s.committed_records;
   t.buffered_records = s.buffered_records;
   t.skipped_records = s.skipped_records;
+  t.dead_lettered_records = s.dead_lettered_records;
   t.tombstones = s.tombstones;
   return t;
 }

@@ -4,7 +4,9 @@
 // after-metadata-write, before-pointer-swap, after-pointer-swap, before-delta-commit;
 // for a schema change: before-schema-commit (the rows before it are committed, the new
 // schema is not) and after-schema-commit (the Iceberg schema is committed, the Delta
-// metaData not yet). Unset in production: the check is one branch.
+// metaData not yet); for a topic under on.invalid.record: dlq: after-dead-letter-commit
+// (the batch's dead letters are committed, its good records not yet). Unset in
+// production: the check is one branch.
 #pragma once
 
 namespace floe {

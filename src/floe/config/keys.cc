@@ -459,11 +459,14 @@ std::vector<KeyInfo> MakeKeys() {
        .name = "on.invalid.record",
        .type = T::kEnum,
        .default_text = "suspend",
-       .choices = {{"suspend", true}, {"skip", true}, {"dlq", false}},
+       .choices = {{"suspend", true}, {"skip", true}, {"dlq", true}},
        .description =
            "A record that cannot be decoded: `suspend` stops the topic with the "
            "reason (other topics go on); `skip` counts and logs it with "
-           "topic/partition/offset. Not bad records, whatever the policy: a tombstone "
+           "topic/partition/offset; `dlq` keeps it, raw, with the error in the "
+           "dead-letter table `<table>__dlq` beside the topic's table, exactly once "
+           "(docs/operations.md, \"Dead letters\"). Not bad records, whatever the "
+           "policy: a tombstone "
            "(null value) is counted and skipped; a record whose registered schema the "
            "table cannot take (a type change, a schema of another subject) suspends the "
            "topic; a schema id the registry does not know is asked for again for 30 s "

@@ -53,7 +53,7 @@ TEST(KeysTest, RegistryIsConsistent) {
   EXPECT_EQ(FindKey("", "memory.budget.bytes")->RangeText(), ">= 16777216 (16 MiB)");
   EXPECT_EQ(FindKey("defaults", "formats")->ChoicesText(), "iceberg, delta");
   EXPECT_EQ(FindKey("defaults", "on.invalid.record")->ChoicesText(),
-            "suspend, skip, dlq (not supported yet)");
+            "suspend, skip, dlq");
   EXPECT_EQ(FindKey("nope", "x"), nullptr);
 }
 

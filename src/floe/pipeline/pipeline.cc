@@ -14,6 +14,7 @@
 #include "floe/metrics/metrics.h"
 #include "floe/pipeline/admin_bridge.h"
 #include "floe/pipeline/committer.h"
+#include "floe/pipeline/dead_letters.h"
 #include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/reload.h"
 #include "floe/pipeline/schema_resolver.h"
@@ -65,6 +66,7 @@ class PipelineImpl : public Pipeline {
         committer_(c.catalog, c.io, clock_.wall_ms),
         delta_(c.catalog, c.io, clock_.wall_ms),
         tables_(&committer_, c.io),
+        dead_letters_(&committer_, c.io, &delta_),
         resolver_(c.schemas, &tables_, clock_.monotonic_ms),
         admin_(c.admin),
         load_config_(std::move(c.load_config)),
@@ -269,6 +271,10 @@ class PipelineImpl : public Pipeline {
                           "offsets lost: table " + ts.ident.ToString() +
                               " holds data but no floe.kafka.offsets; Floe will not "
                               "restart it from the beginning on its own");
+    }
+    if (ts.settings.on_invalid_record == config::InvalidRecordPolicy::kDlq) {
+      Status dl = dead_letters_.Load(ts);
+      if (!dl.ok()) return TableFault(topic, ts, dl);
     }
     const std::map<int32_t, int64_t>* recorded = nullptr;
     if (ts.table.positions) {
@@ -572,7 +578,7 @@ class PipelineImpl : public Pipeline {
       if (!st.ok()) {
         if (ts.evolution) return Evolve(r, ts);
         ErrorKind kind = KindOf(st);
-        if (kind == ErrorKind::kInvalidRecord) return Invalid(ts, r, st);
+        if (kind == ErrorKind::kInvalidRecord) return Invalid(ts, r, st, "decode");
         if (kind == ErrorKind::kNotFound) return UnknownSchema(ts, r, st);
         if (kind == ErrorKind::kSuspend) {
           FLOE_RETURN_NOT_OK(CommitTopic(*r.topic, ts, /*batch_done=*/false));
@@ -602,7 +608,7 @@ class PipelineImpl : public Pipeline {
             resolver_.CheckJsonSubject(ts, /*rate_limited=*/true)) {
           continue;
         }
-        return Invalid(ts, r, st);
+        return Invalid(ts, r, st, "decode");
       }
       ps.next = r.offset + 1;
       ts.unknown_schema_since_ms = -1;
@@ -680,11 +686,21 @@ class PipelineImpl : public Pipeline {
                          " s before the record counts as invalid)");
     }
     ts.unknown_schema_since_ms = -1;
-    return Invalid(ts, r, why);
+    return Invalid(ts, r, why, "schema");
   }
 
-  Status Invalid(TopicState& ts, const kafka::Record& r, const Status& why) {
+  // `stage` names where it failed, for the dead-letter table: "decode" or "schema".
+  Status Invalid(TopicState& ts, const kafka::Record& r, const Status& why,
+                 std::string_view stage) {
     std::string msg = Where(r) + ": " + why.message();
+    if (ts.settings.on_invalid_record == config::InvalidRecordPolicy::kDlq) {
+      Status st =
+          dead_letters_.Add(ts, r, stage, msg, ValueSchemaId(ts, r), clock_.wall_ms());
+      if (!st.ok()) return TableFault(*r.topic, ts, st);
+      FLOE_LOG_DEBUG("dead-lettered {}", msg);
+      ts.partitions[r.partition].next = r.offset + 1;
+      return Status::OK();
+    }
     if (ts.settings.on_invalid_record == config::InvalidRecordPolicy::kSkip) {
       ts.skipped++;
       FLOE_LOG_WARN("skipped invalid record ({} skipped so far): {}", ts.skipped, msg);
@@ -736,6 +752,19 @@ class PipelineImpl : public Pipeline {
     bool any = false;
     for (auto& [p, ps] : ts.partitions) any |= ps.next >= 0;
     if (!any) return Status::OK();
+    // Dead letters first (dead_letters.h), even when no good record made a table yet.
+    if (ts.dead_letters.buffered > 0) {
+      Positions batch_end;
+      for (auto& [p, ps] : ts.partitions) {
+        if (ps.next >= 0) batch_end[topic][p] = ps.next;
+      }
+      Status dl = dead_letters_.Commit(ts, batch_end, cluster_id_);
+      if (!dl.ok()) {
+        RecordCommitFailure(ts.instruments, dl);
+        if (KindOf(dl) == ErrorKind::kConflict) return Refence(topic, ts, dl);
+        return TableFault(topic, ts, dl);
+      }
+    }
     if (!ts.writer && !ts.table.exists)
       return Status::OK();  // nothing to record positions in
     CommitRequest req;
@@ -769,14 +798,7 @@ class PipelineImpl : public Pipeline {
         for (const auto& f : req.files) paths.push_back(f.file_path);
         DeleteFiles(paths, io_);
       }
-      if (KindOf(st) == ErrorKind::kConflict) {
-        // Fenced: another writer advanced this table's positions. Re-read at once.
-        FLOE_LOG_WARN("table {}: {}; re-reading from the table's positions",
-                      ts.ident.ToString(), st.message());
-        DiscardUncommitted(ts, io_);
-        FLOE_RETURN_NOT_OK(LoadPositions(topic, ts));
-        return Reassign();
-      }
+      if (KindOf(st) == ErrorKind::kConflict) return Refence(topic, ts, st);
       return TableFault(topic, ts, st);
     }
     for (auto& [p, ps] : ts.partitions) {
@@ -798,6 +820,16 @@ class PipelineImpl : public Pipeline {
     FLOE_LOG_DEBUG("table {}: committed {} records in {} files", ts.ident.ToString(),
                    records, req.files.size());
     return Status::OK();
+  }
+
+  // Fenced: another writer advanced this table's (or its dead-letter table's) positions.
+  // The batch goes; the topic reads again at once from the tables' positions.
+  Status Refence(const std::string& topic, TopicState& ts, const Status& why) {
+    FLOE_LOG_WARN("table {}: {}; re-reading from the table's positions",
+                  ts.ident.ToString(), why.message());
+    DiscardUncommitted(ts, io_);
+    FLOE_RETURN_NOT_OK(LoadPositions(topic, ts));
+    return Reassign();
   }
 
   // Delta follows Iceberg; a failure here is logged and repaired by a later sync (with
@@ -873,6 +905,7 @@ class PipelineImpl : public Pipeline {
   Committer committer_;
   DeltaMirror delta_;
   TableSetup tables_;
+  DeadLetters dead_letters_;
   SchemaResolver resolver_;
   kafka::Batch batch_;
   std::vector<kafka::PartitionError> errors_;

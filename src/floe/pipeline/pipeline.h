@@ -90,9 +90,10 @@ struct TopicStatus {
   int64_t committed_records = 0;                          // this run
   int64_t buffered_records = 0;
   int64_t skipped_records = 0;
-  int64_t tombstones = 0;    // null values skipped (not rows)
-  int64_t read_records = 0;  // taken from Kafka this run
-  int64_t read_bytes = 0;    // their keys and values
+  int64_t dead_lettered_records = 0;  // committed to the dead-letter table this run
+  int64_t tombstones = 0;             // null values skipped (not rows)
+  int64_t read_records = 0;           // taken from Kafka this run
+  int64_t read_bytes = 0;             // their keys and values
   // The newest Kafka timestamp among the records committed this run (-1: none).
   int64_t newest_committed_timestamp_ms = -1;
 };

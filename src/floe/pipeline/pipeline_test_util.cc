@@ -203,7 +203,7 @@ Result<std::shared_ptr<const registry::RegisteredSchema>> FakeRegistry::BySubjec
 
 Status FaultyStore::Swap(const catalog::TableIdent& ident, const std::string& expected,
                          const std::string& desired) {
-  if (fail_swaps_ > 0) {
+  if (fail_swaps_ > 0 && (only_table.empty() || ident.name == only_table)) {
     fail_swaps_--;
     if (applied_) FLOE_RETURN_NOT_OK(inner_->Swap(ident, expected, desired));
     return swap_status_;

@@ -137,6 +137,8 @@ class FaultyStore : public catalog::PointerStore {
     applied_ = applied;
   }
   int swap_failures_left() const { return fail_swaps_; }
+  // Only swaps of this table fail (empty: any table's).
+  std::string only_table;
   Result<std::string> Get(const catalog::TableIdent& i) override {
     return inner_->Get(i);
   }

@@ -36,6 +36,11 @@ struct Families {
                        "those an operator's resume with skip-incompatible skips.",
                        MetricType::Counter,
                        {}};
+  MetricFamily dead_lettered{"floe_records_dead_lettered_total",
+                             "Invalid records committed to the topic's dead-letter table "
+                             "(on.invalid.record: dlq) this run.",
+                             MetricType::Counter,
+                             {}};
   MetricFamily tombstones{"floe_tombstones_total",
                           "Records with a null value (tombstones), counted, never rows.",
                           MetricType::Counter,
@@ -91,6 +96,8 @@ std::vector<MetricFamily> StatusMetrics::FromSnapshot(
     f.read_bytes.metric.push_back(metrics::CounterSample(t.read_bytes, labels));
     f.committed.metric.push_back(metrics::CounterSample(t.committed_records, labels));
     f.skipped.metric.push_back(metrics::CounterSample(t.skipped_records, labels));
+    f.dead_lettered.metric.push_back(
+        metrics::CounterSample(t.dead_lettered_records, labels));
     f.tombstones.metric.push_back(metrics::CounterSample(t.tombstones, labels));
     f.buffered.metric.push_back(metrics::GaugeSample(t.buffered_records, labels));
     for (const char* state : kStates) {
@@ -117,11 +124,19 @@ std::vector<MetricFamily> StatusMetrics::FromSnapshot(
         f.high_watermark.metric.push_back(metrics::GaugeSample(p.high_watermark, pl));
     }
   }
-  return {
-      std::move(f.read),    std::move(f.read_bytes),       std::move(f.committed),
-      std::move(f.skipped), std::move(f.tombstones),       std::move(f.buffered),
-      std::move(f.state),   std::move(f.freshness),        std::move(f.commit_age),
-      std::move(f.lag),     std::move(f.committed_offset), std::move(f.high_watermark)};
+  return {std::move(f.read),
+          std::move(f.read_bytes),
+          std::move(f.committed),
+          std::move(f.skipped),
+          std::move(f.tombstones),
+          std::move(f.buffered),
+          std::move(f.state),
+          std::move(f.freshness),
+          std::move(f.commit_age),
+          std::move(f.lag),
+          std::move(f.committed_offset),
+          std::move(f.high_watermark),
+          std::move(f.dead_lettered)};
 }
 
 void RecordCommit(metrics::TableInstruments* instruments,

@@ -36,6 +36,10 @@ void DeleteFiles(const std::vector<std::string>& paths, storage::FileIO* io) {
 
 void DiscardUncommitted(TopicState& ts, storage::FileIO* io) {
   if (ts.writer) DeleteFiles(ts.writer->Abort(), io);
+  if (ts.dead_letters.writer) DeleteFiles(ts.dead_letters.writer->Abort(), io);
+  ts.dead_letters.writer.reset();
+  ts.dead_letters.buffered = 0;
+  ts.dead_letters.loaded = false;
   ts.ResetForReread();
 }
 

@@ -106,20 +106,26 @@ Status TableSetup::AddKeyField(const TopicState& ts,
 }
 
 // Creates the table (first schema seen) and the table writer; then the key appender.
+TableWriterOptions WriterOptionsFor(const config::TopicSettings& settings,
+                                    const TableState& table, storage::FileIO* io) {
+  TableWriterOptions wo;
+  wo.table_location = table.location;
+  wo.io = io;
+  wo.target_file_size_bytes = settings.target_file_size_bytes;
+  wo.zstd_level = static_cast<int>(settings.zstd_level);
+  wo.dictionary_page_bytes = settings.dictionary_page_size_bytes;
+  wo.column_names = table.column_names;
+  return wo;
+}
+
 Status TableSetup::OpenWriter(TopicState& ts, const iceberg::Schema& table_schema) {
   if (!ts.writer) {
-    TableWriterOptions wo;
     if (!ts.table.exists) {
       FLOE_ASSIGN_OR_RAISE(ts.table,
                            committer_->CreateIfAbsent(ts.ident, table_schema,
                                                       FormatsProperty(ts.settings)));
     }
-    wo.table_location = ts.table.location;
-    wo.io = io_;
-    wo.target_file_size_bytes = ts.settings.target_file_size_bytes;
-    wo.zstd_level = static_cast<int>(ts.settings.zstd_level);
-    wo.dictionary_page_bytes = ts.settings.dictionary_page_size_bytes;
-    wo.column_names = ts.table.column_names;
+    TableWriterOptions wo = WriterOptionsFor(ts.settings, ts.table, io_);
     wo.hints = std::move(ts.writer_hints);
     ts.writer_hints = WriterHints{};
     iceberg::Schema current = ts.table.schema ? *ts.table.schema : table_schema;

@@ -16,7 +16,10 @@
 #include <vector>
 
 #include "floe/common/status.h"
+#include "floe/config/config.h"
 #include "floe/iceberg/schema.h"
+#include "floe/pipeline/committer.h"
+#include "floe/pipeline/table_writer.h"
 
 namespace floe::storage {
 class FileIO;
@@ -26,6 +29,11 @@ namespace floe::pipeline {
 
 class Committer;
 struct TopicState;
+
+// A writer's options for a topic's table: its location and column names, the topic's
+// file size and Parquet settings.
+TableWriterOptions WriterOptionsFor(const config::TopicSettings& settings,
+                                    const TableState& table, storage::FileIO* io);
 
 class TableSetup {
  public:

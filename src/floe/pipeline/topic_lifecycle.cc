@@ -240,6 +240,7 @@ TopicStatus StatusOf(const std::string& topic, const TopicState& ts) {
   s.committed_records = ts.committed_records;
   s.buffered_records = ts.writer ? ts.writer->buffered_rows() : 0;
   s.skipped_records = ts.skipped;
+  s.dead_lettered_records = ts.dead_letters.committed;
   s.tombstones = ts.tombstones;
   s.read_records = ts.read_records;
   s.read_bytes = ts.read_bytes;
@@ -280,9 +281,12 @@ void LogTopicProgress(const std::string& topic, TopicState& ts, int64_t elapsed_
   if (lag > 0 && rate > 0)
     pace += ", ETA " + RoughDuration(static_cast<double>(lag) / rate);
   FLOE_LOG_INFO(
-      "topic {} → {}: {}; {} records committed this run, {} buffered, {} skipped{}",
+      "topic {} → {}: {}; {} records committed this run, {} buffered, {} skipped{}{}",
       topic, ts.ident.ToString(), pace, ts.committed_records,
       ts.writer ? ts.writer->buffered_rows() : 0, ts.skipped,
+      ts.dead_letters.committed > 0
+          ? ", " + std::to_string(ts.dead_letters.committed) + " dead-lettered"
+          : "",
       ts.tombstones > 0 ? ", " + std::to_string(ts.tombstones) + " tombstones" : "");
 }
 

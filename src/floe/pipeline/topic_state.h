@@ -41,6 +41,18 @@ struct PartitionState {
   int64_t ReadPosition() const { return next >= 0 ? next : start; }
 };
 
+// The dead-letter table of a topic under on.invalid.record: dlq (dead_letters.h).
+struct DeadLetterState {
+  catalog::TableIdent ident;
+  bool loaded = false;  // `table` and `recorded` are current
+  TableState table;
+  std::unique_ptr<TableWriter> writer;
+  std::map<int32_t, int64_t> recorded;  // the table's positions for this topic
+  int64_t buffered = 0;                 // dead letters not committed yet
+  int64_t committed = 0;                // this run
+  int64_t already_there = 0;  // read again after a crash or fence, found committed
+};
+
 struct TopicState {
   config::TopicSettings settings;
   catalog::TableIdent ident;
@@ -110,6 +122,7 @@ struct TopicState {
   // The newest Kafka timestamp among the committed records (-1: none yet): freshness.
   int64_t newest_committed_timestamp_ms = -1;
   metrics::TableInstruments* instruments = nullptr;  // this table's commit metrics
+  DeadLetterState dead_letters;                      // on.invalid.record: dlq
 
   // Read, decoded and committed: neither suspended nor paused.
   bool Active() const { return !suspended && paused_until_ms < 0; }

@@ -42,6 +42,7 @@ Json TopicJson(const TopicInfo& t, int64_t now_ms) {
   j["records-committed"] = t.committed_records;
   j["records-buffered"] = t.buffered_records;
   j["records-skipped"] = t.skipped_records;
+  j["records-dead-lettered"] = t.dead_lettered_records;
   j["tombstones"] = t.tombstones;
   Json skip_records = Json::array();
   for (const auto& [p, o] : t.skip_records) {

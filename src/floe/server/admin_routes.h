@@ -57,6 +57,7 @@ struct TopicInfo {
   int64_t committed_records = 0;
   int64_t buffered_records = 0;
   int64_t skipped_records = 0;
+  int64_t dead_lettered_records = 0;
   int64_t tombstones = 0;
 };
 

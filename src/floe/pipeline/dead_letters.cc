@@ -1,0 +1,195 @@
+#include "floe/pipeline/dead_letters.h"
+
+#include <arrow/builder.h>
+#include <fmt/format.h>
+
+#include "floe/common/crash.h"
+#include "floe/common/log.h"
+#include "floe/config/config.h"
+#include "floe/kafka/consumer.h"
+#include "floe/pipeline/committer.h"
+#include "floe/pipeline/delta_mirror.h"
+#include "floe/pipeline/table_faults.h"
+#include "floe/pipeline/table_setup.h"
+#include "floe/pipeline/topic_state.h"
+#include "floe/schema/table_schema.h"
+
+namespace floe::pipeline {
+namespace {
+
+using iceberg::NestedField;
+using iceberg::Type;
+using iceberg::TypeId;
+
+constexpr size_t kMaxTableName = 128;
+
+// value, error, _kafka: what Fill appends to (an existing table must still have them).
+Status CheckLayout(const iceberg::Schema& schema, const catalog::TableIdent& ident) {
+  std::vector<std::string> names;
+  for (const auto& f : schema.fields) names.push_back(f.name);
+  const std::vector<std::string> want = {"value", "error", schema::kKafkaColumn};
+  if (names != want) {
+    return Suspend("dead-letter table " + ident.ToString() + " has the columns " +
+                   fmt::format("{}", fmt::join(names, ", ")) +
+                   "; Floe writes value, error, _kafka: rename or drop that table");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+std::string DeadLetterTableName(const std::string& table) {
+  const std::string suffix = kDeadLetterSuffix;
+  if (table.size() + suffix.size() <= kMaxTableName) return table + suffix;
+  const std::string hash = fmt::format("_{:08x}", config::Fnv1a64(table) >> 32);
+  return table.substr(0, kMaxTableName - suffix.size() - hash.size()) + hash + suffix;
+}
+
+std::vector<NestedField> DeadLetterFields() {
+  auto error = Type::Struct({
+      NestedField{0, "stage", true, Type::Primitive(TypeId::kString),
+                  "where the record failed: decode (framing, payload, key) or schema (an "
+                  "id the registry does not know)"},
+      NestedField{0, "reason", true, Type::Primitive(TypeId::kString),
+                  "the error, naming topic, partition and offset"},
+      NestedField{0, "schema_id", false, Type::Primitive(TypeId::kInt),
+                  "the value's registry schema id, if it was framed"},
+      NestedField{0, "time", true, Type::Primitive(TypeId::kTimestampTz),
+                  "when Floe dead-lettered the record"},
+  });
+  return {
+      NestedField{0, "value", false, Type::Primitive(TypeId::kBinary),
+                  "the raw Kafka value (null for a null value)"},
+      NestedField{0, "error", true, std::move(error), "why the record was dead-lettered"},
+  };
+}
+
+Status DeadLetters::Load(TopicState& ts) {
+  DeadLetterState& d = ts.dead_letters;
+  Discard(ts);
+  d.ident = catalog::TableIdent{ts.ident.ns, DeadLetterTableName(ts.ident.name)};
+  FLOE_ASSIGN_OR_RAISE(d.table, committer_->Load(d.ident));
+  d.recorded.clear();
+  if (d.table.positions) {
+    auto it = d.table.positions->find(ts.settings.topic);
+    if (it != d.table.positions->end()) d.recorded = it->second;
+  }
+  if (d.table.exists) {
+    if (d.table.schema) FLOE_RETURN_NOT_OK(CheckLayout(*d.table.schema, d.ident));
+    FLOE_RETURN_NOT_OK(committer_->EnsureFormats(d.ident, FormatsProperty(ts.settings)));
+    // A crash between its Iceberg commit and its Delta version: caught up here.
+    if (WantsDelta(ts.settings)) (void)delta_->Sync(d.ident);
+  }
+  d.loaded = true;
+  return Status::OK();
+}
+
+Status DeadLetters::OpenWriter(TopicState& ts) {
+  DeadLetterState& d = ts.dead_letters;
+  if (d.writer) return Status::OK();
+  if (!d.table.exists) {
+    int last_id = 0;
+    FLOE_ASSIGN_OR_RAISE(auto schema,
+                         schema::BuildTableSchema(DeadLetterFields(), nullptr, &last_id));
+    FLOE_ASSIGN_OR_RAISE(d.table, committer_->CreateIfAbsent(
+                                      d.ident, schema, FormatsProperty(ts.settings)));
+    FLOE_LOG_INFO("topic {}: dead letters go to table {}", ts.settings.topic,
+                  d.ident.ToString());
+  }
+  if (!d.table.schema)
+    return Internal("dead-letter table " + d.ident.ToString() + " has no schema");
+  FLOE_RETURN_NOT_OK(CheckLayout(*d.table.schema, d.ident));
+  FLOE_ASSIGN_OR_RAISE(
+      d.writer,
+      TableWriter::Make(WriterOptionsFor(ts.settings, d.table, io_), *d.table.schema));
+  return Status::OK();
+}
+
+Status DeadLetters::Add(TopicState& ts, const kafka::Record& r, std::string_view stage,
+                        const std::string& reason, int schema_id, int64_t now_ms) {
+  DeadLetterState& d = ts.dead_letters;
+  if (!d.loaded) FLOE_RETURN_NOT_OK(Load(ts));
+  auto it = d.recorded.find(r.partition);
+  if (it != d.recorded.end() && r.offset < it->second) {
+    ++d.already_there;  // committed before a crash or a fence: not again
+    return Status::OK();
+  }
+  FLOE_RETURN_NOT_OK(OpenWriter(ts));
+  auto fill = [&](::arrow::ArrayBuilder* const* columns) -> Status {
+    auto* value = static_cast<::arrow::BinaryBuilder*>(columns[0]);
+    auto* error = static_cast<::arrow::StructBuilder*>(columns[1]);
+    auto* stage_b = static_cast<::arrow::StringBuilder*>(error->field_builder(0));
+    auto* reason_b = static_cast<::arrow::StringBuilder*>(error->field_builder(1));
+    auto* schema_b = static_cast<::arrow::Int32Builder*>(error->field_builder(2));
+    auto* time_b = static_cast<::arrow::TimestampBuilder*>(error->field_builder(3));
+    ARROW_RETURN_NOT_OK(r.value == nullptr
+                            ? value->AppendNull()
+                            : value->Append(r.value, static_cast<int64_t>(r.value_len)));
+    ARROW_RETURN_NOT_OK(error->Append());
+    ARROW_RETURN_NOT_OK(
+        stage_b->Append(stage.data(), static_cast<int32_t>(stage.size())));
+    ARROW_RETURN_NOT_OK(reason_b->Append(reason));
+    ARROW_RETURN_NOT_OK(schema_id >= 0 ? schema_b->Append(schema_id)
+                                       : schema_b->AppendNull());
+    ARROW_RETURN_NOT_OK(time_b->Append(now_ms * 1000));
+    return Status::OK();
+  };
+  FLOE_RETURN_NOT_OK(d.writer->AppendRow(fill, r));
+  ++d.buffered;
+  return Status::OK();
+}
+
+Status DeadLetters::Commit(TopicState& ts, const Positions& batch_end,
+                           const std::string& cluster_id) {
+  DeadLetterState& d = ts.dead_letters;
+  if (!d.writer || d.buffered == 0) return Status::OK();
+  CommitRequest req;
+  req.ident = d.ident;
+  req.cluster_id = cluster_id;
+  FLOE_ASSIGN_OR_RAISE(req.files, d.writer->TakeFiles());
+  const std::string& topic = ts.settings.topic;
+  auto end = batch_end.find(topic);
+  if (end != batch_end.end()) {
+    for (const auto& [p, position] : end->second) {
+      auto rec = d.recorded.find(p);
+      const bool has = rec != d.recorded.end();
+      req.expected[topic][p] = has ? std::optional<int64_t>(rec->second) : std::nullopt;
+      // Never backwards (a batch after a crash may end below the recorded position).
+      req.new_positions[topic][p] = has ? std::max(rec->second, position) : position;
+    }
+  }
+  Status st = committer_->Commit(req);
+  if (!st.ok()) {
+    if (KindOf(st) != ErrorKind::kStateUnknown) {
+      std::vector<std::string> paths;
+      for (const auto& f : req.files) paths.push_back(f.file_path);
+      DeleteFiles(paths, io_);
+    }
+    Discard(ts);
+    d.loaded = false;  // loaded again (positions included) before the next dead letter
+    return WithContext(st, "dead-letter table " + d.ident.ToString());
+  }
+  for (const auto& [p, position] : req.new_positions[topic]) d.recorded[p] = position;
+  d.committed += d.buffered;
+  d.buffered = 0;
+  d.table.exists = true;
+  CrashPoint("after-dead-letter-commit");
+  if (WantsDelta(ts.settings)) {
+    auto version = delta_->Sync(d.ident);
+    if (!version.ok()) {
+      // Repaired by the next dead-letter commit or the next start (Load).
+      FLOE_LOG_WARN("table {}: Delta log not updated yet ({})", d.ident.ToString(),
+                    version.status().message());
+    }
+  }
+  return Status::OK();
+}
+
+void DeadLetters::Discard(TopicState& ts) {
+  DeadLetterState& d = ts.dead_letters;
+  if (d.writer) DeleteFiles(d.writer->Abort(), io_);
+  d.writer.reset();
+  d.buffered = 0;
+}
+
+}  // namespace floe::pipeline

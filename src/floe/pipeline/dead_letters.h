@@ -1,0 +1,85 @@
+// DeadLetters: the dead-letter table of a topic under `on.invalid.record: dlq`
+// (docs/operations.md, "Dead letters"). A record that cannot be decoded, or does not fit
+// its table, is kept with its raw value (its key, headers, partition, offset and
+// timestamp are in `_kafka`, as in every Floe table) and the error (stage, reason,
+// schema id, time) in `<namespace>.<table>__dlq`, in the topic's formats.
+//
+// Exactly once without a multi-table transaction: the dead-letter table records its own
+// Kafka positions (floe.kafka.offsets, the same property and fence as the main table),
+// and a batch's dead letters are committed before the main table's batch, with the
+// batch's end positions. After a crash between the two commits the topic reads again
+// from the main table's positions; a dead letter whose offset is below the dead-letter
+// table's position for its partition is already there and is not added again. Dead
+// letters are committed only when a batch has some, so the positions of the dead-letter
+// table lag the main table's otherwise; that never drops one: every dead letter at or
+// past the main table's position is past the dead-letter table's too, or in it.
+//
+// Records that fail for systemic reasons (registry, catalog or storage down) never come
+// here: the topic pauses and retries them (pipeline.cc).
+//
+// Threading: the pipeline thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "floe/common/status.h"
+#include "floe/iceberg/schema.h"
+#include "floe/pipeline/positions.h"
+
+namespace floe::kafka {
+struct Record;
+}
+namespace floe::storage {
+class FileIO;
+}
+
+namespace floe::pipeline {
+
+class Committer;
+class DeltaMirror;
+struct TopicState;
+
+inline constexpr char kDeadLetterSuffix[] = "__dlq";
+
+// The dead-letter table's name for a table name ([a-z0-9_]{1,128}): `<table>__dlq`,
+// shortened with a hash of the full name when that would pass 128 characters.
+std::string DeadLetterTableName(const std::string& table);
+
+// The dead-letter table's columns before `_kafka`: `value` (optional binary, the raw
+// value) and `error` (required struct<stage: string, reason: string, schema_id: optional
+// int, time: timestamptz>).
+std::vector<iceberg::NestedField> DeadLetterFields();
+
+class DeadLetters {
+ public:
+  DeadLetters(Committer* committer, storage::FileIO* io, DeltaMirror* delta)
+      : committer_(committer), io_(io), delta_(delta) {}
+
+  // Loads the topic's dead-letter table (if it exists yet) and its positions; called
+  // whenever the topic loads its own (a start, a resume, a fence). Catalog and storage
+  // errors as the Committer reports them.
+  Status Load(TopicState& ts);
+  // Buffers `r` as a dead letter (`stage`: "decode", "schema"; `schema_id` -1: none)
+  // unless the table already holds it (its offset is below the table's position).
+  // Creates the table at the first dead letter. Storage and catalog errors only.
+  Status Add(TopicState& ts, const kafka::Record& r, std::string_view stage,
+             const std::string& reason, int schema_id, int64_t now_ms);
+  // Commits what Add buffered, recording `batch_end` (the main table's positions after
+  // the batch) as the dead-letter table's positions. Nothing to do when nothing is
+  // buffered. kConflict when another writer moved the dead-letter table's positions.
+  Status Commit(TopicState& ts, const Positions& batch_end,
+                const std::string& cluster_id);
+  // Drops what is buffered (its files deleted), for a batch that is discarded.
+  void Discard(TopicState& ts);
+
+ private:
+  Status OpenWriter(TopicState& ts);
+
+  Committer* committer_;
+  storage::FileIO* io_;
+  DeltaMirror* delta_;
+};
+
+}  // namespace floe::pipeline
