@@ -18,6 +18,8 @@ from harness.prometheus import promtool_check_metrics, start_prometheus
 from harness.s3 import start_s3
 from harness.s3_proxy import S3FaultProxy
 from test_core import produce_orders
+from test_dead_letters import iceberg_rows, produce_mixed
+from test_exactly_once import serializer
 
 COMMIT_MS = 1000
 
@@ -35,7 +37,13 @@ def test_prometheus_scrapes_lag_freshness_and_counts(kafka_broker, registry, tmp
     partitions = 4
     kafka_broker.create_topic(topic, partitions=partitions)
     table = default_table_name(topic)
-    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}],
+    # Beside it, a topic with 5% malformed records under on.invalid.record: dlq.
+    dlq_topic = "metrics-dead-letters"
+    kafka_broker.create_topic(dlq_topic, partitions=2)
+    produce_mixed(kafka_broker.bootstrap, serializer(registry), dlq_topic, 0, 400, 2,
+                  ["unframed", "truncated"])
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
+                  [{"name": topic}, {"name": dlq_topic, "on.invalid.record": "dlq"}],
                   defaults={"commit.interval.ms": COMMIT_MS})
     run.start()
     rest = run.rest_uri()
@@ -87,6 +95,11 @@ def test_prometheus_scrapes_lag_freshness_and_counts(kafka_broker, registry, tmp
         assert prom.query("sum(floe_storage_errors_total)") == 0
         assert prom.query("process_resident_memory_bytes") > 10 << 20
         assert prom.query("floe_memory_budget_bytes") == 128 << 20
+        # The dead-letter counter is the dead-letter table's row count.
+        dead = f'floe_records_dead_lettered_total{{topic="{dlq_topic}"}}'
+        prom.wait(lambda: prom.query(dead) == 20, timeout=60, what="20 dead letters")
+        dlq_rows = iceberg_rows(run, default_table_name(dlq_topic) + "__dlq", ("_kafka",))
+        assert len(dlq_rows) == 20
 
         status, text = get(rest + "/metrics")
         assert promtool_check_metrics(text) == "", promtool_check_metrics(text)

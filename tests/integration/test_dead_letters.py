@@ -1,0 +1,228 @@
+"""Issue 19, dead letters: under `on.invalid.record: dlq` a topic with malformed records
+(unframed, an unknown schema id, truncated, a payload of the wrong type) keeps running; the
+table holds exactly the good records and `<table>__dlq` exactly the bad ones with their raw
+value and the reason, in Iceberg and Delta, read by pyiceberg, DuckDB and delta-rs; crashes
+at every commit step (the dead letters' commit included) and random kill -9 leave both
+tables exactly once against a read_committed consumer."""
+from __future__ import annotations
+
+import collections
+import random
+import time
+
+import deltalake
+import pyarrow as pa
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from harness.floe import FloeRun, default_table_name
+from harness.rest import http
+from test_core import duckdb_connect
+from test_delta import table_root
+from test_exactly_once import CRASH_POINTS, serializer
+
+DLQ = {"on.invalid.record": "dlq", "formats": ["iceberg", "delta"]}
+UNKNOWN_ID = b"\x00\x00\x06\x7a\xa2" + b"\x02"  # schema id 424610: not registered
+
+
+def bad_value(kind: str, good: bytes) -> bytes:
+    if kind == "unframed":
+        return b'{"seq": 1, "not": "framed"}'
+    if kind == "truncated":
+        return good[:-3]
+    if kind == "wrong-type":
+        # Framed with the topic's schema id, but the payload is JSON text, not Avro: the
+        # string length it implies runs past the end.
+        return good[:5] + b'{"seq": "not a number", "payload": 7}'
+    assert kind == "unknown-id"
+    return UNKNOWN_ID
+
+
+def produce_mixed(bootstrap, ser, topic: str, start: int, n: int, partitions: int,
+                  kinds: list[str], every: int = 20) -> None:
+    """`n` records from seq `start`, one in `every` (5%) bad, of `kinds` in turn. Good
+    records are keyed by their seq, bad ones `bad-<kind>-<seq>`."""
+    p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20})
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    for i in range(start, start + n):
+        good = ser({"seq": i, "payload": f"event-{i}", "amount": 1.5}, ctx)
+        if i % every == every - 1:
+            kind = kinds[(i // every) % len(kinds)]
+            p.produce(topic, key=f"bad-{kind}-{i}".encode(), value=bad_value(kind, good),
+                      partition=i % partitions)
+        else:
+            p.produce(topic, key=str(i).encode(), value=good, partition=i % partitions)
+        if i % 5000 == 0:
+            p.poll(0)
+    assert p.flush(60) == 0
+
+
+def reference(bootstrap: str, topic: str) -> dict[tuple[int, int], tuple[str, bytes]]:
+    """(partition, offset) → (key, value) of every committed record (read_committed)."""
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"ref-{time.time()}",
+                  "isolation.level": "read_committed", "enable.auto.commit": False,
+                  "auto.offset.reset": "earliest"})
+    parts = c.list_topics(topic, timeout=10).topics[topic].partitions
+    hwm = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts}
+    c.assign([TopicPartition(topic, p, 0) for p in parts])
+    out = {}
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        for m in c.consume(10000, timeout=0.5):
+            if not m.error():
+                out[(m.partition(), m.offset())] = (m.key().decode(), m.value())
+        if all(c.position([TopicPartition(topic, p)])[0].offset >= hwm[p] for p in parts):
+            break
+    c.close()
+    return out
+
+
+def iceberg_rows(run: FloeRun, table: str, fields=None) -> list[dict]:
+    from pyiceberg.catalog.sql import SqlCatalog
+    cat = SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}", warehouse=f"file://{run.warehouse}")
+    t = cat.load_table(f"kafka.{table}")
+    scan = t.scan(selected_fields=fields) if fields else t.scan()
+    return scan.to_arrow().to_pylist()
+
+
+def delta_po(root) -> collections.Counter:
+    dt = deltalake.DeltaTable(str(root))
+    return collections.Counter((r["_kafka"]["partition"], r["_kafka"]["offset"])
+                               for r in pa.table(dt.scan(columns=["_kafka"])).to_pylist())
+
+
+def po(rows) -> collections.Counter:
+    return collections.Counter((r["_kafka"]["partition"], r["_kafka"]["offset"]) for r in rows)
+
+
+def test_dead_letters_hold_exactly_the_bad_records_with_reasons(kafka_broker, registry, tmp_path):
+    topic = "dlq-readers"
+    partitions = 2
+    kafka_broker.create_topic(topic, partitions=partitions)
+    ser = serializer(registry)
+    table = default_table_name(topic)
+    dlq_table = table + "__dlq"
+    # 2000 records, 100 bad: the unknown id once (it is asked for again for 30 s first).
+    produce_mixed(kafka_broker.bootstrap, ser, topic, 0, 1000, partitions,
+                  ["unframed", "truncated", "wrong-type"])
+    produce_mixed(kafka_broker.bootstrap, ser, topic, 1000, 20, partitions, ["unknown-id"])
+    produce_mixed(kafka_broker.bootstrap, ser, topic, 1020, 980, partitions,
+                  ["unframed", "truncated", "wrong-type"])
+    ref = reference(kafka_broker.bootstrap, topic)
+    assert len(ref) == 2000
+    good = {k: v for k, v in ref.items() if not v[0].startswith("bad-")}
+    bad = {k: v for k, v in ref.items() if v[0].startswith("bad-")}
+    assert len(bad) == 100
+
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **DLQ}])
+    run.start()
+    rest = run.rest_uri()
+    hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+    run.wait_for_positions(table, topic, hwm, timeout=180)
+    metrics = http("GET", rest + "/metrics").body.decode()
+    status = http("GET", rest + f"/floe/v1/topics/{topic}").json()
+
+    # The main table: exactly the good records.
+    main = iceberg_rows(run, table, ("seq", "payload", "_kafka"))
+    assert po(main) == collections.Counter(good.keys())
+    for r in main:
+        key = (r["_kafka"]["partition"], r["_kafka"]["offset"])
+        assert str(r["seq"]) == good[key][0] and r["payload"] == f"event-{r['seq']}"
+
+    # The dead-letter table: exactly the bad ones, raw, with the reason.
+    dead = iceberg_rows(run, dlq_table)
+    assert po(dead) == collections.Counter(bad.keys())
+    reasons = {"unframed": "not registry framed", "truncated": "", "wrong-type": "",
+               "unknown-id": "has no schema id 424610"}
+    stages = collections.Counter()
+    for r in dead:
+        p, o = r["_kafka"]["partition"], r["_kafka"]["offset"]
+        key, value = bad[(p, o)]
+        kind = key.split("-", 1)[1].rsplit("-", 1)[0]
+        assert r["value"] == value, (kind, r)
+        assert r["_kafka"]["key"] == key.encode()
+        e = r["error"]
+        assert f"topic {topic} partition {p} offset {o}:" in e["reason"], e
+        assert reasons[kind] in e["reason"], (kind, e)
+        assert e["stage"] == ("schema" if kind == "unknown-id" else "decode"), (kind, e)
+        if kind in ("truncated", "wrong-type"):
+            assert e["schema_id"] is not None and e["schema_id"] > 0, e
+        elif kind == "unframed":
+            assert e["schema_id"] is None, e
+        assert e["time"] is not None
+        stages[kind] += 1
+    assert stages["unknown-id"] == 1 and len(stages) == 4, stages
+
+    # The counter and the admin status say the same number.
+    line = next(l for l in metrics.splitlines()
+                if l.startswith("floe_records_dead_lettered_total{") and topic in l)
+    assert float(line.rsplit(" ", 1)[1]) == 100, line
+    assert status["records-dead-lettered"] == 100, status
+    assert run.stop() == 0, run.log()
+
+    # DuckDB (iceberg and delta) and delta-rs read the same (partition, offset) sets.
+    con = duckdb_connect()
+    con.execute("LOAD iceberg")
+    con.execute("LOAD delta")
+    for t, want in ((table, good), (dlq_table, bad)):
+        rows = con.execute(f"SELECT _kafka.partition, _kafka.offset FROM "
+                           f"iceberg_scan('{run.metadata_location(t)}')").fetchall()
+        assert collections.Counter(map(tuple, rows)) == collections.Counter(want.keys()), t
+        root = table_root(run, t)
+        rows = con.execute(f"SELECT _kafka.partition, _kafka.offset FROM delta_scan('{root}')").fetchall()
+        assert collections.Counter(map(tuple, rows)) == collections.Counter(want.keys()), t
+        assert delta_po(root) == collections.Counter(want.keys()), t
+    reasons_duck = con.execute(
+        f"SELECT count(*) FROM delta_scan('{table_root(run, dlq_table)}') "
+        f"WHERE error.reason LIKE '%not registry framed%'").fetchone()[0]
+    assert reasons_duck == stages["unframed"]
+
+
+def test_dead_letters_exactly_once_through_crashes_and_kills(kafka_broker, registry, tmp_path):
+    topic = "dlq-crash"
+    partitions = 4
+    kafka_broker.create_topic(topic, partitions=partitions)
+    ser = serializer(registry)
+    table = default_table_name(topic)
+    dlq_table = table + "__dlq"
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **DLQ}],
+                  defaults={"commit.interval.ms": 1000, "target.file.size.bytes": 1 << 20})
+    kinds = ["unframed", "truncated", "wrong-type"]
+    points = ["after-dead-letter-commit"] + CRASH_POINTS + ["before-delta-commit"]
+    rnd = random.Random(19)
+    chunk = 6000
+    produced = 0
+    for point in points:
+        produce_mixed(kafka_broker.bootstrap, ser, topic, produced, chunk, partitions, kinds)
+        produced += chunk
+        run.start(env={"FLOE_CRASH_AT": point})
+        rc = run.wait_exit(timeout=120)
+        assert rc == 86, f"floe did not crash at {point} (exit {rc}):\n{run.log()}"
+    for _ in range(5):
+        produce_mixed(kafka_broker.bootstrap, ser, topic, produced, chunk, partitions, kinds)
+        produced += chunk
+        run.start()
+        time.sleep(rnd.uniform(0.3, 2.5))
+        run.kill()
+    hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+    run.start()
+    run.wait_for_positions(table, topic, hwm, timeout=300)
+    # The Delta logs catch up with their Iceberg snapshots.
+    deadline = time.monotonic() + 60
+    ref = reference(kafka_broker.bootstrap, topic)
+    assert len(ref) == produced
+    good = collections.Counter(k for k, v in ref.items() if not v[0].startswith("bad-"))
+    bad = collections.Counter(k for k, v in ref.items() if v[0].startswith("bad-"))
+    while delta_po(table_root(run, table)) != good or \
+            delta_po(table_root(run, dlq_table)) != bad:
+        assert time.monotonic() < deadline, f"Delta logs lag:\n{run.log()}"
+        time.sleep(0.5)
+    assert run.stop() == 0, run.log()
+    main = po(iceberg_rows(run, table, ("_kafka",)))
+    dead = po(iceberg_rows(run, dlq_table, ("_kafka",)))
+    assert not [k for k, v in main.items() if v > 1], "duplicated good records"
+    assert not [k for k, v in dead.items() if v > 1], "duplicated dead letters"
+    assert main == good
+    assert dead == bad
+    assert delta_po(table_root(run, table)) == good
+    assert delta_po(table_root(run, dlq_table)) == bad
