@@ -12,14 +12,14 @@ import time
 
 import deltalake
 import pyarrow as pa
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from harness.floe import FloeRun, default_table_name
 from harness.rest import http
 from test_core import duckdb_connect
 from test_delta import table_root
-from test_exactly_once import CRASH_POINTS, serializer
+from test_exactly_once import CRASH_POINTS, committed_messages, crash_and_kill, serializer
 
 DLQ = {"on.invalid.record": "dlq", "formats": ["iceberg", "delta"]}
 UNKNOWN_ID = b"\x00\x00\x06\x7a\xa2" + b"\x02"  # schema id 424610: not registered
@@ -59,22 +59,8 @@ def produce_mixed(bootstrap, ser, topic: str, start: int, n: int, partitions: in
 
 def reference(bootstrap: str, topic: str) -> dict[tuple[int, int], tuple[str, bytes]]:
     """(partition, offset) → (key, value) of every committed record (read_committed)."""
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"ref-{time.time()}",
-                  "isolation.level": "read_committed", "enable.auto.commit": False,
-                  "auto.offset.reset": "earliest"})
-    parts = c.list_topics(topic, timeout=10).topics[topic].partitions
-    hwm = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts}
-    c.assign([TopicPartition(topic, p, 0) for p in parts])
-    out = {}
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        for m in c.consume(10000, timeout=0.5):
-            if not m.error():
-                out[(m.partition(), m.offset())] = (m.key().decode(), m.value())
-        if all(c.position([TopicPartition(topic, p)])[0].offset >= hwm[p] for p in parts):
-            break
-    c.close()
-    return out
+    return {(m.partition(), m.offset()): (m.key().decode(), m.value())
+            for m in committed_messages(bootstrap, topic)}
 
 
 def iceberg_rows(run: FloeRun, table: str, fields=None) -> list[dict]:
@@ -189,21 +175,11 @@ def test_dead_letters_exactly_once_through_crashes_and_kills(kafka_broker, regis
                   defaults={"commit.interval.ms": 1000, "target.file.size.bytes": 1 << 20})
     kinds = ["unframed", "truncated", "wrong-type"]
     points = ["after-dead-letter-commit"] + CRASH_POINTS + ["before-delta-commit"]
-    rnd = random.Random(19)
-    chunk = 6000
-    produced = 0
-    for point in points:
-        produce_mixed(kafka_broker.bootstrap, ser, topic, produced, chunk, partitions, kinds)
-        produced += chunk
-        run.start(env={"FLOE_CRASH_AT": point})
-        rc = run.wait_exit(timeout=120)
-        assert rc == 86, f"floe did not crash at {point} (exit {rc}):\n{run.log()}"
-    for _ in range(5):
-        produce_mixed(kafka_broker.bootstrap, ser, topic, produced, chunk, partitions, kinds)
-        produced += chunk
-        run.start()
-        time.sleep(rnd.uniform(0.3, 2.5))
-        run.kill()
+    produced = crash_and_kill(
+        run, kafka_broker.bootstrap, ser, topic, partitions, 6000, points, 5,
+        random.Random(19),
+        produce=lambda start, n: produce_mixed(kafka_broker.bootstrap, ser, topic, start, n,
+                                               partitions, kinds))
     hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
     run.start()
     run.wait_for_positions(table, topic, hwm, timeout=300)

@@ -73,20 +73,22 @@ def produce_events(bootstrap, ser, topic, start, n, partitions, transactional_id
 
 def crash_and_kill(run: FloeRun, bootstrap: str, ser, topic: str, partitions: int, chunk: int,
                    points: list[str], kills: int, rnd: random.Random,
-                   pause_s: tuple[float, float] = (0.3, 2.5)) -> int:
+                   pause_s: tuple[float, float] = (0.3, 2.5), produce=None) -> int:
     """Before each disruption, `chunk` more records: a run that crashes at each of `points`
     (FLOE_CRASH_AT, exit 86), then `kills` runs SIGKILLed after a random pause. Returns the
-    records produced."""
+    records produced. `produce(start, n)` replaces produce_events."""
+    if produce is None:
+        produce = lambda start, n: produce_events(bootstrap, ser, topic, start, n, partitions)
     produced = 0
     for point in points:
-        produce_events(bootstrap, ser, topic, produced, chunk, partitions)
+        produce(produced, chunk)
         produced += chunk
         run.start(env={"FLOE_CRASH_AT": point})
         rc = run.wait_exit(timeout=120)
         assert rc == 86, f"floe did not crash at {point} (exit {rc}):\n{run.log()}"
         assert f"FLOE_CRASH_AT={point}" in run.log(5)
     for _ in range(kills):
-        produce_events(bootstrap, ser, topic, produced, chunk, partitions)
+        produce(produced, chunk)
         produced += chunk
         run.start()
         time.sleep(rnd.uniform(*pause_s))
@@ -96,22 +98,27 @@ def crash_and_kill(run: FloeRun, bootstrap: str, ser, topic: str, partitions: in
 
 def committed_records(bootstrap, topic) -> collections.Counter:
     """(partition, offset, seq) of every committed record, read with read_committed."""
-    from confluent_kafka.schema_registry.avro import AvroDeserializer  # noqa: F401
+    out = collections.Counter()
+    for m in committed_messages(bootstrap, topic):
+        out[(m.partition(), m.offset(), int(m.key()))] += 1
+    return out
+
+
+def committed_messages(bootstrap, topic):
+    """Every committed record of the topic (confluent_kafka Messages), read_committed."""
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"ref-{time.time()}",
                   "isolation.level": "read_committed", "enable.auto.commit": False,
                   "auto.offset.reset": "earliest"})
     parts = c.list_topics(topic, timeout=10).topics[topic].partitions
     hwm = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts}
     c.assign([TopicPartition(topic, p, 0) for p in parts])
-    out = collections.Counter()
+    out = []
     done = set()
     deadline = time.monotonic() + 120
     while len(done) < len(parts) and time.monotonic() < deadline:
         for m in c.consume(10000, timeout=1.0):
-            if m.error():
-                continue
-            seq = int(m.key())
-            out[(m.partition(), m.offset(), seq)] += 1
+            if not m.error():
+                out.append(m)
         for p in parts:
             pos = c.position([TopicPartition(topic, p)])[0].offset
             if pos >= hwm[p] or pos >= 0 and hwm[p] == 0:
