@@ -470,7 +470,8 @@ std::vector<KeyInfo> MakeKeys() {
            "(null value) is counted and skipped; a record whose registered schema the "
            "table cannot take (a type change, a schema of another subject) suspends the "
            "topic; a schema id the registry does not know is asked for again for 30 s "
-           "before the record counts as invalid.",
+           "before the record counts as invalid (later records with that id count as "
+           "invalid at once for the next 5 minutes).",
        .per_topic = true});
   add({.section = "defaults",
        .name = "evolution.dropped.fields",

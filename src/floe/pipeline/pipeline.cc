@@ -41,6 +41,9 @@ constexpr int kWatermarkTimeoutMs = 2000;
 // records count as invalid: a registry restarting from its _schemas topic, or a replica
 // that has not caught up yet, knows the id a few seconds later.
 constexpr int64_t kUnknownSchemaWindowMs = 30000;
+// An id found unknown after that window counts as unknown at once for this long, then is
+// asked for again (it may have been registered meanwhile).
+constexpr int64_t kUnknownSchemaMemoryMs = 300000;
 // Schema changes a record may bring in a row (each a lost race against another writer's
 // change) before the pipeline reads it again through a reassignment instead.
 constexpr int kMaxInPlaceEvolutions = 4;
@@ -677,6 +680,15 @@ class PipelineImpl : public Pipeline {
   // again; after it, the record is invalid.
   Status UnknownSchema(TopicState& ts, const kafka::Record& r, const Status& why) {
     const int64_t now = clock_.monotonic_ms();
+    // An id that already went unknown for a whole window is not waited for again for a
+    // while: a burst of records with an id nobody registered costs one window, not one
+    // per record.
+    const int id = ValueSchemaId(ts, r);
+    auto gone = ts.unknown_schema_ids.find(id);
+    if (gone != ts.unknown_schema_ids.end() &&
+        now - gone->second < kUnknownSchemaMemoryMs) {
+      return Invalid(ts, r, why, "schema");
+    }
     if (ts.unknown_schema_since_ms < 0) ts.unknown_schema_since_ms = now;
     if (now - ts.unknown_schema_since_ms < kUnknownSchemaWindowMs) {
       return PauseAt(r, ts,
@@ -686,6 +698,7 @@ class PipelineImpl : public Pipeline {
                          " s before the record counts as invalid)");
     }
     ts.unknown_schema_since_ms = -1;
+    if (id >= 0) ts.unknown_schema_ids[id] = now;
     return Invalid(ts, r, why, "schema");
   }
 

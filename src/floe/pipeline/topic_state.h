@@ -112,6 +112,8 @@ struct TopicState {
   int64_t delta_backoff_ms = 0;
   bool table_seen = false;  // the table existed during this run (a drop is noticed)
   int64_t unknown_schema_since_ms = -1;  // a schema id the registry did not know, since
+  // Ids the registry did not know for a whole window, and when that was decided.
+  std::map<int, int64_t> unknown_schema_ids;
   int64_t last_commit_ms = 0;
   int64_t skipped = 0;
   int64_t tombstones = 0;
