@@ -252,6 +252,12 @@ Status Committer::Commit(const CommitRequest& req) {
         {kOffsetsKey, offsets_json},
         {kClusterIdKey, req.cluster_id},
         {kWriterKey, "floe/" FLOE_VERSION_STRING}};
+    std::map<std::string, std::string> properties = floe_keys;
+    if (req.properties) {
+      auto extra = req.properties(base);
+      if (!extra.ok()) return fail(extra.status());
+      properties.insert(extra->begin(), extra->end());
+    }
     std::vector<iceberg::TableUpdate> updates;
     std::vector<iceberg::TableRequirement> requirements;
     int64_t now = clock_();
@@ -261,7 +267,7 @@ Status Committer::Commit(const CommitRequest& req) {
       std::optional<int64_t> main_id;
       if (const auto* ref = base.Ref("main")) main_id = ref->snapshot_id;
       requirements.push_back(iceberg::requirement::AssertRefSnapshotId{"main", main_id});
-      updates.push_back(iceberg::update::SetProperties{floe_keys});
+      updates.push_back(iceberg::update::SetProperties{properties});
     } else {
       if (!append) {
         iceberg::FastAppendOptions opts;
@@ -283,7 +289,7 @@ Status Committer::Commit(const CommitRequest& req) {
       if (add != nullptr) {
         for (const auto& [k, v] : floe_keys) add->snapshot.summary[k] = v;
       }
-      updates.push_back(iceberg::update::SetProperties{floe_keys});
+      updates.push_back(iceberg::update::SetProperties{properties});
       // Bounded metadata (ARCHITECTURE.md §3): expire old snapshots, never the newest one
       // carrying positions.
       auto newest = iceberg::NewestAncestorWithSummaryKey(base, kOffsetsKey);

@@ -52,6 +52,10 @@ struct CommitRequest {
   std::map<std::string, std::map<int32_t, std::optional<int64_t>>> expected;
   Positions new_positions;  // positions after this batch (merged into the table's)
   std::string cluster_id;
+  // Optional: table properties set by the same commit, computed against each attempt's
+  // base metadata (a conflict reloads and asks again); an error fails the commit.
+  std::function<Result<std::map<std::string, std::string>>(const iceberg::TableMetadata&)>
+      properties;
 };
 
 class Committer {

@@ -1,11 +1,15 @@
 #include "floe/pipeline/dead_letters.h"
 
+#include <arrow/array.h>
 #include <arrow/builder.h>
+#include <arrow/table.h>
 #include <fmt/format.h>
+#include <parquet/arrow/reader.h>
 
 #include "floe/common/crash.h"
 #include "floe/common/log.h"
 #include "floe/config/config.h"
+#include "floe/iceberg/manifest.h"
 #include "floe/kafka/consumer.h"
 #include "floe/pipeline/committer.h"
 #include "floe/pipeline/delta_mirror.h"
@@ -13,6 +17,7 @@
 #include "floe/pipeline/table_setup.h"
 #include "floe/pipeline/topic_state.h"
 #include "floe/schema/table_schema.h"
+#include "floe/storage/file_io.h"
 
 namespace floe::pipeline {
 namespace {
@@ -37,6 +42,91 @@ Status CheckLayout(const iceberg::Schema& schema, const catalog::TableIdent& ide
 }
 
 }  // namespace
+
+Result<std::vector<std::string>> LiveFiles(storage::FileIO& io,
+                                           const iceberg::TableMetadata& md) {
+  std::vector<std::string> out;
+  const iceberg::Snapshot* snap = md.CurrentSnapshot();
+  if (snap == nullptr) return out;
+  FLOE_ASSIGN_OR_RAISE(auto manifests,
+                       iceberg::ReadManifestList(io, snap->manifest_list));
+  for (const auto& m : manifests) {
+    if (m.content != iceberg::ManifestContent::kData) continue;
+    FLOE_ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifestEntries(io, m));
+    for (const auto& e : entries) {
+      if (e.is_live()) out.push_back(e.data_file.file_path);
+    }
+  }
+  return out;
+}
+
+Result<DeadLetterRows> ReadDeadLetters(storage::FileIO& io, const std::string& path,
+                                       const std::string* topic) {
+  DeadLetterRows out;
+  FLOE_ASSIGN_OR_RAISE(auto file, io.OpenInputFile(path));
+  std::unique_ptr<::parquet::arrow::FileReader> reader;
+  FLOE_ASSIGN_OR_RAISE(reader,
+                       ::parquet::arrow::OpenFile(file, ::arrow::default_memory_pool()));
+  FLOE_ASSIGN_OR_RAISE(auto t, reader->ReadTable());
+  FLOE_ASSIGN_OR_RAISE(out.table, t->CombineChunks());
+  auto value = out.table->GetColumnByName("value");
+  auto kafka = out.table->GetColumnByName(schema::kKafkaColumn);
+  if (!value || !kafka || value->num_chunks() != 1 || kafka->num_chunks() != 1) {
+    return InvalidInput("dead-letter file " + path + " has no value or _kafka column");
+  }
+  auto values = std::static_pointer_cast<::arrow::BinaryArray>(value->chunk(0));
+  auto k = std::static_pointer_cast<::arrow::StructArray>(kafka->chunk(0));
+  auto parts =
+      std::static_pointer_cast<::arrow::Int32Array>(k->GetFieldByName("partition"));
+  auto offs = std::static_pointer_cast<::arrow::Int64Array>(k->GetFieldByName("offset"));
+  auto ts =
+      std::static_pointer_cast<::arrow::TimestampArray>(k->GetFieldByName("timestamp"));
+  auto keys = std::static_pointer_cast<::arrow::BinaryArray>(k->GetFieldByName("key"));
+  auto hlist = std::static_pointer_cast<::arrow::ListArray>(k->GetFieldByName("headers"));
+  if (!parts || !offs || !ts || !keys || !hlist) {
+    return InvalidInput("dead-letter file " + path + ": _kafka lacks a field");
+  }
+  auto hstruct = std::static_pointer_cast<::arrow::StructArray>(hlist->values());
+  auto hkeys = std::static_pointer_cast<::arrow::StringArray>(hstruct->field(0));
+  auto hvalues = std::static_pointer_cast<::arrow::BinaryArray>(hstruct->field(1));
+  const int64_t n = out.table->num_rows();
+  out.records.resize(n);
+  out.headers.resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    kafka::Record& r = out.records[i];
+    r.topic = topic;
+    r.partition = parts->Value(i);
+    r.offset = offs->Value(i);
+    r.timestamp_ms = ts->IsNull(i) ? -1 : ts->Value(i) / 1000;
+    if (!keys->IsNull(i)) {
+      auto v = keys->GetView(i);
+      r.key = reinterpret_cast<const uint8_t*>(v.data());
+      r.key_len = v.size();
+    }
+    if (!values->IsNull(i)) {
+      auto v = values->GetView(i);
+      r.value = reinterpret_cast<const uint8_t*>(v.data());
+      r.value_len = v.size();
+    }
+    if (!hlist->IsNull(i)) {
+      for (int64_t h = hlist->value_offset(i); h < hlist->value_offset(i + 1); ++h) {
+        kafka::Header header;
+        header.key = hkeys->GetView(h);
+        if (!hvalues->IsNull(h)) {
+          auto v = hvalues->GetView(h);
+          header.value = reinterpret_cast<const uint8_t*>(v.data());
+          header.value_len = v.size();
+        }
+        out.headers[i].push_back(header);
+      }
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    out.records[i].header_array = out.headers[i].data();
+    out.records[i].header_array_len = out.headers[i].size();
+  }
+  return out;
+}
 
 std::string DeadLetterTableName(const std::string& table) {
   const std::string suffix = kDeadLetterSuffix;
@@ -74,13 +164,41 @@ Status DeadLetters::Load(TopicState& ts) {
     auto it = d.table.positions->find(ts.settings.topic);
     if (it != d.table.positions->end()) d.recorded = it->second;
   }
+  d.already_there.clear();
   if (d.table.exists) {
     if (d.table.schema) FLOE_RETURN_NOT_OK(CheckLayout(*d.table.schema, d.ident));
+    FLOE_RETURN_NOT_OK(FindAlreadyThere(ts));
     FLOE_RETURN_NOT_OK(committer_->EnsureFormats(d.ident, FormatsProperty(ts.settings)));
     // A crash between its Iceberg commit and its Delta version: caught up here.
     if (WantsDelta(ts.settings)) (void)delta_->Sync(d.ident);
   }
   d.loaded = true;
+  return Status::OK();
+}
+
+Status DeadLetters::FindAlreadyThere(TopicState& ts) {
+  DeadLetterState& d = ts.dead_letters;
+  const std::map<int32_t, int64_t>* main = nullptr;
+  if (ts.table.exists && ts.table.positions) {
+    auto it = ts.table.positions->find(ts.settings.topic);
+    if (it != ts.table.positions->end()) main = &it->second;
+  }
+  auto main_at = [&](int32_t p) -> int64_t {
+    if (main == nullptr) return -1;
+    auto it = main->find(p);
+    return it == main->end() ? -1 : it->second;
+  };
+  bool ahead = false;
+  for (const auto& [p, position] : d.recorded) ahead |= position > main_at(p);
+  if (!ahead) return Status::OK();  // the usual case: nothing to read
+  FLOE_ASSIGN_OR_RAISE(auto loaded, catalog_->LoadTable(d.ident));
+  FLOE_ASSIGN_OR_RAISE(auto files, LiveFiles(*io_, loaded.metadata));
+  for (const auto& path : files) {
+    FLOE_ASSIGN_OR_RAISE(auto rows, ReadDeadLetters(*io_, path, &ts.settings.topic));
+    for (const auto& r : rows.records) {
+      if (r.offset >= main_at(r.partition)) d.already_there[r.partition].insert(r.offset);
+    }
+  }
   return Status::OK();
 }
 
@@ -109,11 +227,6 @@ Status DeadLetters::Add(TopicState& ts, const kafka::Record& r, std::string_view
                         const std::string& reason, int schema_id, int64_t now_ms) {
   DeadLetterState& d = ts.dead_letters;
   if (!d.loaded) FLOE_RETURN_NOT_OK(Load(ts));
-  auto it = d.recorded.find(r.partition);
-  if (it != d.recorded.end() && r.offset < it->second) {
-    ++d.already_there;  // committed before a crash or a fence: not again
-    return Status::OK();
-  }
   FLOE_RETURN_NOT_OK(OpenWriter(ts));
   auto fill = [&](::arrow::ArrayBuilder* const* columns) -> Status {
     auto* value = static_cast<::arrow::BinaryBuilder*>(columns[0]);

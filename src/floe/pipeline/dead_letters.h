@@ -7,12 +7,12 @@
 // Exactly once without a multi-table transaction: the dead-letter table records its own
 // Kafka positions (floe.kafka.offsets, the same property and fence as the main table),
 // and a batch's dead letters are committed before the main table's batch, with the
-// batch's end positions. After a crash between the two commits the topic reads again
-// from the main table's positions; a dead letter whose offset is below the dead-letter
-// table's position for its partition is already there and is not added again. Dead
-// letters are committed only when a batch has some, so the positions of the dead-letter
-// table lag the main table's otherwise; that never drops one: every dead letter at or
-// past the main table's position is past the dead-letter table's too, or in it.
+// batch's end positions. After a crash between the two commits the dead-letter table is
+// ahead: the topic reads again from the main table's positions, and the offsets the
+// dead-letter table holds at or past them (read from its files at load) are passed
+// over, whatever they decode to now (a registry or config change in between cannot
+// move a record into the other table as well). Dead letters are committed only when a
+// batch has some, so otherwise the dead-letter table's positions lag the main table's.
 //
 // Records that fail for systemic reasons (registry, catalog or storage down) never come
 // here: the topic pauses and retries them (pipeline.cc).
@@ -20,22 +20,40 @@
 // Threading: the pipeline thread.
 #pragma once
 
+#include <arrow/type_fwd.h>
+
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "floe/catalog/catalog.h"
 #include "floe/common/status.h"
 #include "floe/iceberg/schema.h"
+#include "floe/iceberg/table_metadata.h"
+#include "floe/kafka/consumer.h"
 #include "floe/pipeline/positions.h"
 
-namespace floe::kafka {
-struct Record;
-}
 namespace floe::storage {
 class FileIO;
 }
 
 namespace floe::pipeline {
+
+// A dead-letter table's rows as records (views into `table`, which must outlive them),
+// with their raw value, key, headers, partition, offset and timestamp.
+struct DeadLetterRows {
+  std::shared_ptr<::arrow::Table> table;
+  std::vector<kafka::Record> records;
+  std::vector<std::vector<kafka::Header>> headers;  // per record
+};
+// The data files of the table's current snapshot.
+Result<std::vector<std::string>> LiveFiles(storage::FileIO& io,
+                                           const iceberg::TableMetadata& md);
+// One dead-letter data file's rows; `topic` becomes every record's topic.
+Result<DeadLetterRows> ReadDeadLetters(storage::FileIO& io, const std::string& path,
+                                       const std::string* topic);
 
 class Committer;
 class DeltaMirror;
@@ -54,15 +72,16 @@ std::vector<iceberg::NestedField> DeadLetterFields();
 
 class DeadLetters {
  public:
-  DeadLetters(Committer* committer, storage::FileIO* io, DeltaMirror* delta)
-      : committer_(committer), io_(io), delta_(delta) {}
+  DeadLetters(catalog::Catalog* catalog, Committer* committer, storage::FileIO* io,
+              DeltaMirror* delta)
+      : catalog_(catalog), committer_(committer), io_(io), delta_(delta) {}
 
   // Loads the topic's dead-letter table (if it exists yet) and its positions; called
   // whenever the topic loads its own (a start, a resume, a fence). Catalog and storage
   // errors as the Committer reports them.
   Status Load(TopicState& ts);
-  // Buffers `r` as a dead letter (`stage`: "decode", "schema"; `schema_id` -1: none)
-  // unless the table already holds it (its offset is below the table's position).
+  // Buffers `r` as a dead letter (`stage`: "decode", "schema"; `schema_id` -1: none).
+  // The caller passes over the records DeadLetterState::AlreadyThere names first.
   // Creates the table at the first dead letter. Storage and catalog errors only.
   Status Add(TopicState& ts, const kafka::Record& r, std::string_view stage,
              const std::string& reason, int schema_id, int64_t now_ms);
@@ -76,7 +95,11 @@ class DeadLetters {
 
  private:
   Status OpenWriter(TopicState& ts);
+  // Fills DeadLetterState::already_there when the dead-letter table is ahead of the
+  // table (reads its files; only after a crash or fault between the two commits).
+  Status FindAlreadyThere(TopicState& ts);
 
+  catalog::Catalog* catalog_;
   Committer* committer_;
   storage::FileIO* io_;
   DeltaMirror* delta_;

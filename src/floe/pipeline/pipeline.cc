@@ -69,7 +69,7 @@ class PipelineImpl : public Pipeline {
         committer_(c.catalog, c.io, clock_.wall_ms),
         delta_(c.catalog, c.io, clock_.wall_ms),
         tables_(&committer_, c.io),
-        dead_letters_(&committer_, c.io, &delta_),
+        dead_letters_(c.catalog, &committer_, c.io, &delta_),
         resolver_(c.schemas, &tables_, clock_.monotonic_ms),
         admin_(c.admin),
         load_config_(std::move(c.load_config)),
@@ -275,7 +275,10 @@ class PipelineImpl : public Pipeline {
                               " holds data but no floe.kafka.offsets; Floe will not "
                               "restart it from the beginning on its own");
     }
-    if (ts.settings.on_invalid_record == config::InvalidRecordPolicy::kDlq) {
+    // Once per fresh start of the topic (a fault, fence or resume discards and clears
+    // `loaded`): a discovery of more partitions must keep the buffered dead letters.
+    if (ts.settings.on_invalid_record == config::InvalidRecordPolicy::kDlq &&
+        !ts.dead_letters.loaded) {
       Status dl = dead_letters_.Load(ts);
       if (!dl.ok()) return TableFault(topic, ts, dl);
     }
@@ -401,26 +404,32 @@ class PipelineImpl : public Pipeline {
       SetLogLevel(plan.config.log_level.c_str());
     config_ = std::move(plan.config);
     metrics_->memory_budget().Set(static_cast<double>(config_.memory_budget_bytes));
-    auto stop = [&](const std::string& topic, const char* why) -> Status {
-      TopicState& ts = topics_.at(topic);
-      LogScope log = ts.LogAbout();
-      FLOE_RETURN_NOT_OK(CommitTopic(topic, ts, /*batch_done=*/true));
-      FLOE_LOG_INFO("topic {}: {}; {}", topic, why,
-                    ts.Active() ? "committed and stopped"
-                                : "stopped (what it had not committed is read again by "
-                                  "its next run)");
-      DiscardUncommitted(ts, io_);
+    // From here the new config is applied whatever fails: a commit that fails leaves
+    // its records to be read again from the table's positions.
+    auto stop = [&](const std::string& topic, const char* why) {
+      {
+        TopicState& ts = topics_.at(topic);
+        LogScope log = ts.LogAbout();
+        Status committed = CommitTopic(topic, ts, /*batch_done=*/true);
+        const bool done = committed.ok() && ts.Active();
+        FLOE_LOG_INFO("topic {}: {}; {}", topic, why,
+                      done ? "committed and stopped"
+                           : "stopped (what it had not committed is read again by its "
+                             "next run)");
+        DiscardUncommitted(ts, io_);
+      }
       topics_.erase(topic);
-      return Status::OK();
     };
-    for (const auto& t : plan.stop) {
-      FLOE_RETURN_NOT_OK(stop(t, "no longer in the configuration"));
-    }
+    for (const auto& t : plan.stop) stop(t, "no longer in the configuration");
     for (const auto& t : plan.restart) {
-      FLOE_RETURN_NOT_OK(stop(
-          t, "settings changed by a reload, starting again from its table's positions"));
+      stop(t, "settings changed by a reload, starting again from its table's positions");
     }
-    FLOE_RETURN_NOT_OK(Reassign());
+    if (Status st = Reassign(); !st.ok()) {
+      FLOE_LOG_WARN(
+          "reload: reassigning the partitions failed: {}; retried at the next "
+          "discovery",
+          st.message());
+    }
     Status discovered = Discover();
     last_discover_ = clock_.monotonic_ms();
     if (!discovered.ok()) {
@@ -557,6 +566,11 @@ class PipelineImpl : public Pipeline {
       return Status::OK();  // already covered (stale fetch after reassign)
     ts.read_records++;
     ts.read_bytes += static_cast<int64_t>(r.key_len + r.value_len);
+    if (!ts.dead_letters.already_there.empty() &&
+        ts.dead_letters.AlreadyThere(r.partition, r.offset)) {
+      ps.next = r.offset + 1;  // committed as a dead letter before a crash or fault
+      return Status::OK();
+    }
     if (r.value == nullptr && ts.settings.value_format != config::ValueFormat::kBinary) {
       // A tombstone (compacted topics carry them routinely): counted, never a row.
       ts.tombstones++;
@@ -883,8 +897,9 @@ class PipelineImpl : public Pipeline {
     const std::string* largest_topic = nullptr;
     int64_t largest_bytes = -1;
     for (auto& [topic, ts] : topics_) {
-      if (!ts.writer) continue;
-      int64_t b = ts.writer->MemoryBytes();
+      int64_t b = ts.writer ? ts.writer->MemoryBytes() : 0;
+      if (ts.dead_letters.writer) b += ts.dead_letters.writer->MemoryBytes();
+      if (b == 0) continue;
       total += b;
       if (b > largest_bytes) {
         largest_bytes = b;

@@ -107,5 +107,44 @@ TEST_F(PipelineDeadLettersTest, ATopicOfOnlyBadRecordsHasDeadLettersAndNoTableYe
   EXPECT_EQ(Ids(), Range(0, 3));
 }
 
+TEST_F(PipelineDeadLettersTest, ARecordJudgedOtherwiseOnTheRereadStaysInOneTable) {
+  Make(kDlqTopic);
+  Produce(0, 0, 5);
+  const int next_id = schema_id_ + 1;  // the registry's next id: unknown for now
+  ProduceRaw(0, FramedAvro(next_id, 5, "late schema"));
+  Produce(0, 6, 4);
+  ASSERT_TRUE(h_->Start().ok());
+  // The unknown id pauses the topic after committing 0..4; 30 s later it is a dead
+  // letter, committed before the batch 6..9, whose commit fails.
+  ASSERT_TRUE(Committed(5));
+  h_->store.only_table = "orders";
+  h_->store.FailSwaps(1, Retriable("catalog down"), /*applied=*/false);
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->store.swap_failures_left() == 0; }, 20000));
+  EXPECT_EQ(DeadOffsets(), (std::vector<int64_t>{5}));
+  // Before the batch is read again the id becomes known: offset 5 now decodes, but it is
+  // a dead letter already and must not land in the table too.
+  ASSERT_EQ(h_->registry.Register("orders-value", testing::AvroSchemaText()), next_id);
+  ASSERT_TRUE(h_->RunUntil([&] { return Ids().size() >= 9; }, 5000));
+  ASSERT_TRUE(h_->RunFor(3000).ok());
+  std::vector<int64_t> want = Range(0, 5);
+  for (int64_t id : Range(6, 4)) want.push_back(id);
+  EXPECT_EQ(Ids(), want);
+  EXPECT_EQ(DeadOffsets(), (std::vector<int64_t>{5}));
+}
+
+TEST_F(PipelineDeadLettersTest, ADiscoveryOfMorePartitionsKeepsBufferedDeadLetters) {
+  Make(
+      "topics: [{name: orders, on.invalid.record: dlq}]\n"
+      "defaults: {commit.interval.ms: 60000}\n");
+  Produce(0, 0, 2);
+  ProduceRaw(0, "junk");
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunFor(1000).ok());  // read and buffered, not committed
+  h_->kafka.AddTopic("orders", 2);     // a second partition: discovered at 30 s
+  ASSERT_TRUE(h_->RunFor(65000).ok());
+  EXPECT_EQ(Ids(), Range(0, 2));
+  EXPECT_EQ(DeadOffsets(), (std::vector<int64_t>{2}));
+}
+
 }  // namespace
 }  // namespace floe::pipeline

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,9 +49,19 @@ struct DeadLetterState {
   TableState table;
   std::unique_ptr<TableWriter> writer;
   std::map<int32_t, int64_t> recorded;  // the table's positions for this topic
-  int64_t buffered = 0;                 // dead letters not committed yet
-  int64_t committed = 0;                // this run
-  int64_t already_there = 0;  // read again after a crash or fence, found committed
+  // After a crash between a batch's dead-letter commit and its main commit: exactly the
+  // offsets the dead-letter table holds at or past the main table's positions. Read
+  // again, they are passed over (whatever they decode to now); every other record there
+  // goes where it belongs.
+  std::map<int32_t, std::set<int64_t>> already_there;
+  int64_t buffered = 0;   // dead letters not committed yet
+  int64_t committed = 0;  // this run
+
+  // Whether `r` is a dead letter committed before the main table's position moved.
+  bool AlreadyThere(int32_t partition, int64_t offset) const {
+    auto it = already_there.find(partition);
+    return it != already_there.end() && it->second.count(offset) > 0;
+  }
 };
 
 struct TopicState {
