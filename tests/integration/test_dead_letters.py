@@ -7,7 +7,10 @@ tables exactly once against a read_committed consumer."""
 from __future__ import annotations
 
 import collections
+import json
+import os
 import random
+import subprocess
 import time
 
 import deltalake
@@ -15,11 +18,12 @@ import pyarrow as pa
 from confluent_kafka import Producer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from harness.floe import FloeRun, default_table_name
+from harness.floe import FloeRun, default_table_name, floe_binary
 from harness.rest import http
 from test_core import duckdb_connect
 from test_delta import table_root
-from test_exactly_once import CRASH_POINTS, committed_messages, crash_and_kill, serializer
+from test_exactly_once import (CRASH_POINTS, SCHEMA, committed_messages, crash_and_kill,
+                               serializer)
 
 DLQ = {"on.invalid.record": "dlq", "formats": ["iceberg", "delta"]}
 UNKNOWN_ID = b"\x00\x00\x06\x7a\xa2" + b"\x02"  # schema id 424610: not registered
@@ -77,17 +81,20 @@ def delta_po(root) -> collections.Counter:
                                for r in pa.table(dt.scan(columns=["_kafka"])).to_pylist())
 
 
+def new_topic(kafka_broker, registry, topic: str, partitions: int):
+    """Creates the topic: its value serializer, table and dead-letter table names."""
+    kafka_broker.create_topic(topic, partitions=partitions)
+    table = default_table_name(topic)
+    return serializer(registry), table, table + "__dlq"
+
+
 def po(rows) -> collections.Counter:
     return collections.Counter((r["_kafka"]["partition"], r["_kafka"]["offset"]) for r in rows)
 
 
 def test_dead_letters_hold_exactly_the_bad_records_with_reasons(kafka_broker, registry, tmp_path):
-    topic = "dlq-readers"
-    partitions = 2
-    kafka_broker.create_topic(topic, partitions=partitions)
-    ser = serializer(registry)
-    table = default_table_name(topic)
-    dlq_table = table + "__dlq"
+    topic, partitions = "dlq-readers", 2
+    ser, table, dlq_table = new_topic(kafka_broker, registry, topic, partitions)
     # 2000 records, 100 bad, 25 of each kind. The first unknown id is asked for again for
     # 30 s; the later ones count as invalid at once.
     produce_mixed(kafka_broker.bootstrap, ser, topic, 0, 2000, partitions,
@@ -163,12 +170,8 @@ def test_dead_letters_hold_exactly_the_bad_records_with_reasons(kafka_broker, re
 
 
 def test_dead_letters_exactly_once_through_crashes_and_kills(kafka_broker, registry, tmp_path):
-    topic = "dlq-crash"
-    partitions = 4
-    kafka_broker.create_topic(topic, partitions=partitions)
-    ser = serializer(registry)
-    table = default_table_name(topic)
-    dlq_table = table + "__dlq"
+    topic, partitions = "dlq-crash", 4
+    ser, table, dlq_table = new_topic(kafka_broker, registry, topic, partitions)
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **DLQ}],
                   defaults={"commit.interval.ms": 1000, "target.file.size.bytes": 1 << 20})
     kinds = ["unframed", "truncated", "wrong-type"]
@@ -200,3 +203,95 @@ def test_dead_letters_exactly_once_through_crashes_and_kills(kafka_broker, regis
     assert dead == bad
     assert delta_po(table_root(run, table)) == good
     assert delta_po(table_root(run, dlq_table)) == bad
+
+
+def replay(run: FloeRun, table: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    full_env = dict(os.environ)
+    full_env.pop("FLOE_CRASH_AT", None)
+    full_env.update(env or {})
+    return subprocess.run([str(floe_binary()), "dlq", "replay", "--config", str(run.config_path),
+                           f"kafka.{table}"], capture_output=True, text=True, timeout=120,
+                          env=full_env)
+
+
+def test_replay_appends_the_newly_decodable_dead_letters_exactly_once(kafka_broker, registry,
+                                                                      tmp_path):
+    topic, partitions = "dlq-replay", 2
+    ser, table, dlq_table = new_topic(kafka_broker, registry, topic, partitions)
+    # 400 records; 40 bad: 20 framed with an id nobody registered yet (their Avro bodies are
+    # fine), 20 not framed at all.
+    late_id = 700_000 + random.Random(23).randrange(10_000)
+    p = Producer({"bootstrap.servers": kafka_broker.bootstrap, "enable.idempotence": True})
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    late, junk = set(), set()
+    for i in range(400):
+        good = ser({"seq": i, "payload": f"event-{i}", "amount": 1.5}, ctx)
+        value = good
+        if i % 10 == 9:
+            if (i // 10) % 2 == 0:
+                value = b"\x00" + late_id.to_bytes(4, "big") + good[5:]
+                late.add(i)
+            else:
+                value = b"plain text " + str(i).encode()
+                junk.add(i)
+        p.produce(topic, key=str(i).encode(), value=value, partition=i % partitions)
+    assert p.flush(30) == 0
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **DLQ}])
+    run.start()
+    hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+    run.wait_for_positions(table, topic, hwm, timeout=180)
+    assert run.stop() == 0, run.log()
+    seqs = lambda: sorted(r["seq"] for r in iceberg_rows(run, table, ("seq", "_kafka")))
+    assert seqs() == sorted(set(range(400)) - late - junk)
+    assert len(iceberg_rows(run, dlq_table, ("_kafka",))) == 40
+
+    # Nothing decodes yet: the replay changes nothing.
+    out = replay(run, table)
+    assert out.returncode == 0, out.stderr
+    assert "40 dead letters, 0 replayed now, 0 replayed before, 40 still failing" in out.stdout
+
+    # The schema behind late_id appears (an import keeps its id): half the dead letters
+    # decode now. A compatible variant of the topic's schema (another record namespace).
+    variant = dict(json.loads(json.dumps(SCHEMA)), namespace="imported")
+    subject = f"{topic}-value"
+    registry_call(registry.url, "PUT", f"/mode/{subject}?force=true", {"mode": "IMPORT"})
+    registry_call(registry.url, "POST", f"/subjects/{subject}/versions",
+                  {"schema": json.dumps(variant), "id": late_id})
+    registry_call(registry.url, "PUT", f"/mode/{subject}", {"mode": "READWRITE"})
+
+    # Killed mid-run (its commit's manifest written, the commit not): nothing lands.
+    out = replay(run, table, {"FLOE_CRASH_AT": "after-manifest-write"})
+    assert out.returncode == 86, (out.returncode, out.stdout, out.stderr)
+    assert seqs() == sorted(set(range(400)) - late - junk)
+    # Killed right after its commit landed: the rows are in; the rerun adds nothing.
+    out = replay(run, table, {"FLOE_CRASH_AT": "after-pointer-swap"})
+    assert out.returncode == 86, (out.returncode, out.stdout, out.stderr)
+    for _ in range(2):
+        out = replay(run, table)
+        assert out.returncode == 0, out.stderr
+        assert "0 replayed now, 20 replayed before, 20 still failing" in out.stdout, out.stdout
+        assert "not registry framed" in out.stdout
+    want = sorted(set(range(400)) - junk)
+    assert seqs() == want
+    # The replayed rows keep their original Kafka metadata, in both formats.
+    rows = iceberg_rows(run, table, ("seq", "_kafka"))
+    by_seq = {r["seq"]: r["_kafka"] for r in rows}
+    for i in late:
+        assert by_seq[i]["partition"] == i % partitions
+        assert by_seq[i]["key"] == str(i).encode()
+    main_po = po(rows)
+    assert all(v == 1 for v in main_po.values())
+    assert delta_po(table_root(run, table)) == main_po
+    # The dead-letter table keeps every row; a later floe run goes on as before.
+    assert len(iceberg_rows(run, dlq_table, ("_kafka",))) == 40
+    run.start()
+    time.sleep(3)
+    assert run.stop() == 0, run.log()
+    assert seqs() == want
+
+
+def registry_call(url: str, method: str, path: str, body) -> dict:
+    r = http(method, url + path, body=body,
+             headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
+    assert r.status == 200, (method, path, r.status, r.body)
+    return r.json()

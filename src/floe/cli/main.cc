@@ -26,6 +26,7 @@
 #include "floe/cli/admin_client.h"
 #include "floe/cli/catalog_stack.h"
 #include "floe/cli/dependency_metrics.h"
+#include "floe/cli/dlq_command.h"
 #include "floe/cli/probes.h"
 #include "floe/cli/topic_admin.h"
 #include "floe/common/log.h"
@@ -205,6 +206,21 @@ struct PositionsArgs {
 // table records (floe.kafka.offsets), committed as Floe through the catalog's one commit
 // path. A running daemon's position fence sees a moved position at its next commit of
 // that partition: the batch is dropped and the topic re-reads from the new position.
+int DlqReplayCommand(const std::string& config_path, const std::string& log_level,
+                     const std::string& table) {
+  auto config = LoadAndInit(config_path, log_level.empty() ? "warn" : log_level);
+  if (!config.ok()) {
+    std::fprintf(stderr, "floe: %s\n", config.status().message().c_str());
+    return 2;
+  }
+  auto ident = ParseTableName(table);
+  if (!ident.ok()) {
+    std::fprintf(stderr, "floe: %s\n", ident.status().message().c_str());
+    return 2;
+  }
+  return floe::cli::DlqReplayCommand(*config, *ident);
+}
+
 int PositionsCommand(const std::string& config_path, const std::string& log_level,
                      const PositionsArgs& args, bool set) {
   auto config = LoadAndInit(config_path, log_level.empty() ? "warn" : log_level);
@@ -357,6 +373,21 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::NonNegativeNumber);
 
+  auto* dlq_cmd =
+      app.add_subcommand("dlq", "Dead-letter tables (on.invalid.record: dlq)");
+  dlq_cmd->require_subcommand(1);
+  std::string dlq_table;
+  auto* replay = dlq_cmd->add_subcommand(
+      "replay",
+      "Decode TABLE's dead letters (<table>__dlq) again with the registry's current "
+      "schemas and append those that decode to TABLE, with their original _kafka "
+      "metadata; exactly once however often it runs. Rows that still fail stay");
+  replay->add_option("-c,--config", config_path, "YAML configuration file")->required();
+  replay->add_option("--log-level", log_level,
+                     "override log.level (debug, info, warn, error)");
+  replay->add_option("table", dlq_table, "the topic's table, as <namespace>.<table>")
+      ->required();
+
   floe::cli::AdminTarget target;
   bool status_json = false;
   auto* status = app.add_subcommand(
@@ -405,6 +436,7 @@ int main(int argc, char** argv) {
     if (pshow->parsed()) return PositionsCommand(config_path, log_level, pargs, false);
     if (pset->parsed()) return PositionsCommand(config_path, log_level, pargs, true);
     if (status->parsed()) return floe::cli::StatusCommand(target, status_json);
+    if (replay->parsed()) return DlqReplayCommand(config_path, log_level, dlq_table);
     if (resume->parsed()) {
       return floe::cli::ResumeCommand(target, resume_topic, skip_incompatible);
     }

@@ -288,6 +288,7 @@ Status Committer::Commit(const CommitRequest& req) {
       auto* add = std::get_if<iceberg::update::AddSnapshot>(&updates.front());
       if (add != nullptr) {
         for (const auto& [k, v] : floe_keys) add->snapshot.summary[k] = v;
+        for (const auto& [k, v] : req.summary) add->snapshot.summary[k] = v;
       }
       updates.push_back(iceberg::update::SetProperties{properties});
       // Bounded metadata (ARCHITECTURE.md §3): expire old snapshots, never the newest one

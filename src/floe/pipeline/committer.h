@@ -56,6 +56,8 @@ struct CommitRequest {
   // base metadata (a conflict reloads and asks again); an error fails the commit.
   std::function<Result<std::map<std::string, std::string>>(const iceberg::TableMetadata&)>
       properties;
+  // Optional: more entries of the new snapshot's summary.
+  std::map<std::string, std::string> summary;
 };
 
 class Committer {

@@ -244,8 +244,20 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
       continue;
     }
     if (covered(*positions)) {
-      reached_covered = true;
-      break;
+      // A replay of dead letters moves no position: Delta has it when it has its files.
+      bool mirrored = true;
+      if (s->summary.count(kDeadLetterReplayKey)) {
+        FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, *s, /*only_added=*/true));
+        for (const auto& f : files) {
+          FLOE_ASSIGN_OR_RAISE(
+              auto add, delta::MakeAddFile(f, md.location, *schema, now, physical));
+          mirrored &= snap.files.count(add.path) > 0;
+        }
+      }
+      if (mirrored) {
+        reached_covered = true;
+        break;
+      }
     }
     pending.push_back(s);
   }

@@ -19,6 +19,9 @@ namespace floe::pipeline {
 
 inline constexpr const char* kOffsetsKey = "floe.kafka.offsets";
 inline constexpr const char* kClusterIdKey = "floe.kafka.cluster-id";
+// In the summary of a snapshot that appends replayed dead letters (replay.h): its
+// positions are its parent's, so the Delta mirror looks at its files instead.
+inline constexpr const char* kDeadLetterReplayKey = "floe.dlq-replay";
 inline constexpr const char* kWriterKey = "floe.writer";
 
 // topic → partition → next position to read.

@@ -161,10 +161,25 @@ Result<ReplayResult> ReplayDeadLetters(const config::Config& config,
       ++result.replayed;
     }
   }
-  if (result.replayed == 0) return result;
+  // The Delta log follows (also when an earlier run committed and was killed before).
+  auto sync_delta = [&] {
+    if (!WantsDelta(ts.settings) || !ts.table.exists) return;
+    auto version = delta.Sync(table);
+    if (!version.ok()) {
+      FLOE_LOG_WARN(
+          "table {}: Delta log not updated yet ({}); the next floe run "
+          "catches it up",
+          table.ToString(), version.status().message());
+    }
+  };
+  if (result.replayed == 0) {
+    sync_delta();
+    return result;
+  }
   CommitRequest req;
   req.ident = table;
   req.cluster_id = ts.table.cluster_id;
+  req.summary[kDeadLetterReplayKey] = "true";
   FLOE_ASSIGN_OR_RAISE(req.files, ts.writer->TakeFiles());
   req.properties = [&](const iceberg::TableMetadata& base)
       -> Result<std::map<std::string, std::string>> {
@@ -194,14 +209,8 @@ Result<ReplayResult> ReplayDeadLetters(const config::Config& config,
     }
     return WithContext(st, "replay into " + table.ToString());
   }
-  if (WantsDelta(ts.settings)) {
-    auto version = delta.Sync(table);
-    if (!version.ok()) {
-      FLOE_LOG_WARN(
-          "table {}: Delta log not updated yet ({}); the next floe run catches it up",
-          table.ToString(), version.status().message());
-    }
-  }
+  ts.table.exists = true;
+  sync_delta();
   return result;
 }
 
