@@ -9,7 +9,6 @@
 #include "floe/common/crash.h"
 #include "floe/common/log.h"
 #include "floe/config/config.h"
-#include "floe/iceberg/manifest.h"
 #include "floe/kafka/consumer.h"
 #include "floe/pipeline/committer.h"
 #include "floe/pipeline/delta_mirror.h"
@@ -48,15 +47,8 @@ Result<std::vector<std::string>> LiveFiles(storage::FileIO& io,
   std::vector<std::string> out;
   const iceberg::Snapshot* snap = md.CurrentSnapshot();
   if (snap == nullptr) return out;
-  FLOE_ASSIGN_OR_RAISE(auto manifests,
-                       iceberg::ReadManifestList(io, snap->manifest_list));
-  for (const auto& m : manifests) {
-    if (m.content != iceberg::ManifestContent::kData) continue;
-    FLOE_ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifestEntries(io, m));
-    for (const auto& e : entries) {
-      if (e.is_live()) out.push_back(e.data_file.file_path);
-    }
-  }
+  FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(io, *snap, /*only_added=*/false));
+  for (auto& f : files) out.push_back(std::move(f.file_path));
   return out;
 }
 

@@ -20,29 +20,6 @@ constexpr int kMaxConflictRetries = 5;
 // Delta's default delta.logRetentionDuration (30 days).
 constexpr int64_t kLogRetentionMs = int64_t{30} * 24 * 3600 * 1000;
 
-// Data files an Iceberg snapshot added (entries ADDED by it), or every live data file of
-// it.
-Result<std::vector<iceberg::DataFile>> SnapshotFiles(storage::FileIO& io,
-                                                     const iceberg::Snapshot& s,
-                                                     bool only_added) {
-  std::vector<iceberg::DataFile> out;
-  FLOE_ASSIGN_OR_RAISE(auto manifests, iceberg::ReadManifestList(io, s.manifest_list));
-  for (const auto& m : manifests) {
-    if (m.content != iceberg::ManifestContent::kData) continue;
-    if (only_added && m.added_snapshot_id != s.snapshot_id) continue;
-    FLOE_ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifestEntries(io, m));
-    for (auto& e : entries) {
-      if (!e.is_live()) continue;
-      if (only_added && (e.status != iceberg::ManifestEntryStatus::kAdded ||
-                         e.snapshot_id.value_or(s.snapshot_id) != s.snapshot_id)) {
-        continue;
-      }
-      out.push_back(std::move(e.data_file));
-    }
-  }
-  return out;
-}
-
 // The Delta schema string of the table's earlier Iceberg schemas, folded oldest first
 // so that it records every type change of the history (delta::ToDeltaSchema's
 // `previous`). Version 0 of a Delta log that starts after a widening still lists files
@@ -65,6 +42,27 @@ std::string HistorySchemaString(const iceberg::TableMetadata& md) {
 }
 
 }  // namespace
+
+Result<std::vector<iceberg::DataFile>> SnapshotFiles(storage::FileIO& io,
+                                                     const iceberg::Snapshot& s,
+                                                     bool only_added) {
+  std::vector<iceberg::DataFile> out;
+  FLOE_ASSIGN_OR_RAISE(auto manifests, iceberg::ReadManifestList(io, s.manifest_list));
+  for (const auto& m : manifests) {
+    if (m.content != iceberg::ManifestContent::kData) continue;
+    if (only_added && m.added_snapshot_id != s.snapshot_id) continue;
+    FLOE_ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifestEntries(io, m));
+    for (auto& e : entries) {
+      if (!e.is_live()) continue;
+      if (only_added && (e.status != iceberg::ManifestEntryStatus::kAdded ||
+                         e.snapshot_id.value_or(s.snapshot_id) != s.snapshot_id)) {
+        continue;
+      }
+      out.push_back(std::move(e.data_file));
+    }
+  }
+  return out;
+}
 
 std::string DeltaAppId(const std::string& table_uuid, const std::string& topic,
                        int32_t partition) {

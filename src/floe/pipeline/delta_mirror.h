@@ -20,6 +20,8 @@
 #include "floe/catalog/catalog.h"
 #include "floe/common/status.h"
 #include "floe/delta/log.h"
+#include "floe/iceberg/data_file.h"
+#include "floe/iceberg/table_metadata.h"
 #include "floe/pipeline/positions.h"
 
 namespace floe::storage {
@@ -27,6 +29,12 @@ class FileIO;
 }
 
 namespace floe::pipeline {
+
+// Data files an Iceberg snapshot added (entries ADDED by it), or every live data file of
+// it.
+Result<std::vector<iceberg::DataFile>> SnapshotFiles(storage::FileIO& io,
+                                                     const iceberg::Snapshot& s,
+                                                     bool only_added);
 
 // "floe:<table-uuid>:<topic>:<partition>".
 std::string DeltaAppId(const std::string& table_uuid, const std::string& topic,

@@ -30,10 +30,15 @@ using Json = nlohmann::json;
 // partition → offsets
 using OffsetSet = std::map<int32_t, std::set<int64_t>>;
 
+// At most this many replayed offsets are read back from the property (each becomes a
+// set entry): a damaged or forged property must not exhaust memory.
+constexpr int64_t kMaxReplayedOffsets = 10'000'000;
+
 // {"0": [[10, 12], [40, 40]], ...}: inclusive ranges, sorted.
 Result<OffsetSet> ParseReplayed(const std::string& text, const std::string& key) {
   FLOE_ASSIGN_OR_RAISE(Json j, json::Parse<Json>(text, key));
   OffsetSet out;
+  int64_t total = 0;
   if (!j.is_object()) return InvalidInput(key + ": not an object");
   for (const auto& [p, ranges] : j.items()) {
     if (!ranges.is_array()) return InvalidInput(key + ": partition " + p + " not a list");
@@ -43,6 +48,11 @@ Result<OffsetSet> ParseReplayed(const std::string& text, const std::string& key)
           !r[1].is_number_integer() || r[1].get<int64_t>() < r[0].get<int64_t>() ||
           r[1].get<int64_t>() - r[0].get<int64_t>() > 100'000'000) {
         return InvalidInput(key + ": partition " + p + " has a bad range");
+      }
+      total += r[1].get<int64_t>() - r[0].get<int64_t>() + 1;
+      if (total > kMaxReplayedOffsets) {
+        return InvalidInput(key + ": more than " + std::to_string(kMaxReplayedOffsets) +
+                            " replayed offsets; the property is damaged");
       }
       for (int64_t o = r[0].get<int64_t>(); o <= r[1].get<int64_t>(); ++o) set.insert(o);
     }
