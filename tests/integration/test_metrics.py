@@ -1,7 +1,8 @@
 """Issue 19: what an operator sees. A real Prometheus scrapes Floe's GET /metrics during a
 steady load and the test asks Prometheus (not Floe's text) for lag, freshness and the
-counts; `promtool check metrics` validates the exposition; GET /ready follows Kafka and the
-warehouse's storage going away and coming back, and GET /health stays up meanwhile.
+counts; `promtool check metrics` validates the exposition; GET /ready follows Kafka, the
+warehouse's storage and the catalog going away and coming back, and GET /health stays up
+meanwhile.
 """
 from __future__ import annotations
 
@@ -121,7 +122,7 @@ def wait_probe(url: str, want: int, reason: str | None = None, timeout: float = 
     raise AssertionError(f"{url} did not answer {want} ({reason}) within {timeout} s: {last}")
 
 
-def test_ready_follows_kafka_and_storage(kafka_broker, registry, tmp_path):
+def test_ready_follows_kafka_storage_and_catalog(kafka_broker, registry, tmp_path):
     topic = "ready-orders"
     kafka_broker.create_topic(topic, partitions=2)
     with start_s3(tmp_path / "s3") as s3, S3FaultProxy(s3.endpoint) as proxy:
@@ -132,8 +133,13 @@ def test_ready_follows_kafka_and_storage(kafka_broker, registry, tmp_path):
             "rest": {"listen": "127.0.0.1:0"},
             "health": {"probe.interval.ms": 500},
         }
+        # The SQLite catalog on a volume of its own, which the test unmounts (moves away).
+        volume = tmp_path / "catalog-volume"
+        volume.mkdir()
+        extra["catalog"] = {"type": "sqlite", "uri": str(volume / "catalog.db"), "name": "floe"}
         run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}],
                       extra=extra, s3=s3)
+        run.catalog_db = volume / "catalog.db"
         run.start()
         rest = run.rest_uri()
         try:
@@ -164,5 +170,26 @@ def test_ready_follows_kafka_and_storage(kafka_broker, registry, tmp_path):
             finally:
                 proxy.down(False)
             wait_probe(rest + "/ready", 200, timeout=60)
+            table = default_table_name(topic)
+            run.wait_for_positions(table, topic, {0: 50, 1: 50})
+
+            # The catalog goes away (its volume moved away under the open file): not ready
+            # within 5 s; the commits wait (a commit into the moved file would be lost to the
+            # next start), and the records produced meanwhile land once it is back.
+            away = volume.with_name("catalog-volume.away")
+            volume.rename(away)
+            try:
+                took = wait_probe(rest + "/ready", 503, "catalog", timeout=15)
+                print(f"not ready {took:.1f} s after the catalog went away")
+                assert took < 5, took
+                assert get(rest + "/health")[0] == 200
+                produce_orders(kafka_broker, registry, topic, 100, 2)
+                # A commit is tried and refused (the topic pauses, nothing written).
+                run.wait_for_log(f"paused: commit to kafka.{table}: catalog {volume}/catalog.db"
+                                 f" is gone", timeout=30)
+            finally:
+                away.rename(volume)
+            wait_probe(rest + "/ready", 200, timeout=60)
+            run.wait_for_positions(table, topic, {0: 100, 1: 100})
         finally:
             assert run.stop() == 0, run.log()

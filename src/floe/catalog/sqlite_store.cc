@@ -412,7 +412,20 @@ class SqliteStore : public PointerStore {
   // A connection SQLite opened read-only (the file was not writable then) stays
   // read-only: writes reopen it first, so a catalog made writable again is used without
   // a restart. Until then every write fails here, before anything was attempted.
+  //
+  // A catalog file moved or deleted under an open connection would silently take commits
+  // into a file nobody finds again (a restart opens a new empty one at the path): writes
+  // wait, kRetriable, until the file is back at its path.
   Status WritableLocked() {
+    int moved = 0;
+    if (sqlite3_file_control(db_, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK &&
+        moved != 0) {
+      return Retriable(
+          "catalog " + path_ +
+          " is gone: the file Floe has open is no longer at that path (moved "
+          "or deleted, or its volume unmounted); nothing was changed, commits "
+          "are retried until it is back");
+    }
     if (sqlite3_db_readonly(db_, "main") != 1) return Status::OK();
     sqlite3* fresh = nullptr;
     int rc = sqlite3_open_v2(path_.c_str(), &fresh,

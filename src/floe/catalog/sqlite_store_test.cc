@@ -61,6 +61,26 @@ TEST_F(SqliteStoreTest, ConcurrentSwapsExactlyOneWinsPerBase) {
   EXPECT_EQ(conflicts.load(), 7);
 }
 
+// A catalog file moved away under the open connection takes no commit (it would land in
+// a file nobody opens again); once back at its path, commits go on.
+TEST_F(SqliteStoreTest, MovedAwayFileTakesNoCommitsUntilItIsBack) {
+  TableIdent t{{"ns"}, "t"};
+  ASSERT_TRUE(store_->Create(t, "v0").ok());
+  const std::string away = path_.string() + ".away";
+  std::filesystem::rename(path_, away);
+  Status swap = store_->Swap(t, "v0", "v1");
+  EXPECT_EQ(KindOf(swap), ErrorKind::kRetriable) << swap.ToString();
+  EXPECT_NE(swap.message().find("is gone"), std::string::npos) << swap.message();
+  EXPECT_EQ(KindOf(store_->CheckWritable()), ErrorKind::kRetriable);
+  std::filesystem::rename(away, path_);
+  EXPECT_TRUE(store_->CheckWritable().ok());
+  EXPECT_EQ(*store_->Get(t), "v0");  // the refused swap changed nothing
+  ASSERT_TRUE(store_->Swap(t, "v0", "v1").ok());
+  store_.reset();
+  store_ = *OpenSqliteStore(path_.string(), "floe");
+  EXPECT_EQ(*store_->Get(t), "v1");
+}
+
 TEST_F(SqliteStoreTest, RejectsUnsafeNames) {
   EXPECT_FALSE(store_->Create({{"a.b"}, "t"}, "x").ok());
   EXPECT_FALSE(store_->Create({{"ns"}, "../t"}, "x").ok());

@@ -58,7 +58,9 @@ std::vector<std::string> Probes::CheckDependencies() {
   if (!kafka.ok()) down.push_back("kafka: " + kafka.message());
   Running("catalog");
   auto namespaces = catalog_->ListNamespaces({});
-  if (!namespaces.ok()) down.push_back("catalog: " + namespaces.status().message());
+  // Answering reads is not enough: a read-only or moved catalog file takes no commits.
+  Status writable = namespaces.ok() ? catalog_->CheckWritable() : namespaces.status();
+  if (!writable.ok()) down.push_back("catalog: " + writable.message());
   // A lookup of a name nobody writes: only whether the store answers matters.
   Running("storage");
   auto exists = io_->Exists(warehouse_uri_ + "/.floe-ready-probe");
