@@ -181,7 +181,8 @@ std::vector<std::string> RestartOnlyChanges(const Config& running, const Config&
 // not ingested.
 std::optional<TopicSettings> ResolveTopic(const Config& config, const std::string& topic);
 
-// Error naming both topics when two of `topics` resolve to the same namespace.table.
+// Error naming both topics when two of `topics` resolve to the same namespace.table,
+// dead-letter tables (`<table>__dlq` of a topic under `on.invalid.record: dlq`) included.
 // Topics no entry matches are ignored.
 Status CheckTableCollisions(const Config& config, const std::vector<std::string>& topics);
 
@@ -194,6 +195,11 @@ bool IsInternalTopic(std::string_view topic);
 // characters), '_' + the first 8 hex digits of the FNV-1a 64 hash of the original topic
 // is appended, so "a.b" and "a_b" never collide.
 std::string DefaultTableName(std::string_view topic);
+
+// The dead-letter table's name for a table name ([a-z0-9_]{1,128}) under
+// `on.invalid.record: dlq`: `<table>__dlq`, shortened with a hash of the full name when
+// that would pass 128 characters.
+std::string DeadLetterTableName(const std::string& table);
 
 // FNV-1a 64-bit hash (stable across platforms and releases: table names depend on it).
 uint64_t Fnv1a64(std::string_view bytes);

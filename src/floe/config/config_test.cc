@@ -757,5 +757,30 @@ TEST(TableNameTest, CheckTableCollisionsOverDiscoveredTopics) {
       "them its own 'table' (a topics entry with its name) or another 'namespace'");
 }
 
+TEST(TableNameTest, DeadLetterTablesCollideToo) {
+  EXPECT_EQ(DeadLetterTableName("orders"), "orders__dlq");
+  const std::string longest(128, 'a');
+  const std::string name = DeadLetterTableName(longest);
+  EXPECT_EQ(name.size(), 128u);
+  EXPECT_TRUE(name.ends_with("__dlq"));
+  EXPECT_NE(DeadLetterTableName(std::string(127, 'a') + "b"), name);
+  EXPECT_EQ(
+      ErrorOf(std::string(kMinimal) +
+              "topics:\n  - {name: orders, on.invalid.record: dlq}\n"
+              "  - {name: other, table: orders__dlq}\n"),
+      "topics: topics 'orders' (its dead-letter table) and 'other' both map to table "
+      "kafka.orders__dlq; give one of them its own 'table' (a topics entry with its "
+      "name) or another 'namespace'");
+  // Without dlq the name is free; so it is in another namespace.
+  EXPECT_TRUE(
+      Parse(std::string(kMinimal) +
+            "topics:\n  - {name: orders}\n  - {name: other, table: orders__dlq}\n")
+          .ok());
+  EXPECT_TRUE(Parse(std::string(kMinimal) +
+                    "topics:\n  - {name: orders, on.invalid.record: dlq}\n"
+                    "  - {name: other, table: orders__dlq, namespace: x}\n")
+                  .ok());
+}
+
 }  // namespace
 }  // namespace floe::config

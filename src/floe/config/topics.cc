@@ -43,6 +43,14 @@ std::string DefaultTableName(std::string_view topic) {
   return mapped + suffix;
 }
 
+std::string DeadLetterTableName(const std::string& table) {
+  const std::string suffix = "__dlq";
+  if (table.size() + suffix.size() <= kMaxTableNameLength) return table + suffix;
+  const std::string hash = fmt::format("_{:08x}", Fnv1a64(table) >> 32);
+  return table.substr(0, kMaxTableNameLength - suffix.size() - hash.size()) + hash +
+         suffix;
+}
+
 std::optional<TopicSettings> ResolveTopic(const Config& config,
                                           const std::string& topic) {
   for (const TopicEntry& entry : config.topics) {
@@ -77,17 +85,29 @@ std::optional<TopicSettings> ResolveTopic(const Config& config,
 
 Status CheckTableCollisions(const Config& config,
                             const std::vector<std::string>& topics) {
-  std::map<std::string, std::string> owner;  // namespace.table -> topic
+  // namespace.table -> the topic and whether it is that topic's dead-letter table
+  std::map<std::string, std::pair<std::string, bool>> owner;
+  auto claim = [&](const std::string& table, const std::string& topic, bool dlq) {
+    auto [it, inserted] = owner.emplace(table, std::pair{topic, dlq});
+    if (inserted || (it->second.first == topic && it->second.second == dlq)) {
+      return Status::OK();
+    }
+    auto role = [](const std::string& t, bool d) {
+      return fmt::format("'{}'{}", t, d ? " (its dead-letter table)" : "");
+    };
+    return InvalidConfig(
+        fmt::format("topics {} and {} both map to table {}; give one of them its own "
+                    "'table' (a topics "
+                    "entry with its name) or another 'namespace'",
+                    role(it->second.first, it->second.second), role(topic, dlq), table));
+  };
   for (const std::string& topic : topics) {
     std::optional<TopicSettings> s = ResolveTopic(config, topic);
     if (!s) continue;
-    auto [it, inserted] = owner.emplace(s->QualifiedTable(), topic);
-    if (!inserted && it->second != topic) {
-      return InvalidConfig(
-          fmt::format("topics '{}' and '{}' both map to table {}; give one of them its "
-                      "own 'table' (a "
-                      "topics entry with its name) or another 'namespace'",
-                      it->second, topic, it->first));
+    FLOE_RETURN_NOT_OK(claim(s->QualifiedTable(), topic, false));
+    if (s->on_invalid_record == InvalidRecordPolicy::kDlq) {
+      FLOE_RETURN_NOT_OK(
+          claim(s->table_namespace + "." + DeadLetterTableName(s->table), topic, true));
     }
   }
   return Status::OK();

@@ -25,8 +25,6 @@ using iceberg::NestedField;
 using iceberg::Type;
 using iceberg::TypeId;
 
-constexpr size_t kMaxTableName = 128;
-
 // value, error, _kafka: what Fill appends to (an existing table must still have them).
 Status CheckLayout(const iceberg::Schema& schema, const catalog::TableIdent& ident) {
   std::vector<std::string> names;
@@ -118,13 +116,6 @@ Result<DeadLetterRows> ReadDeadLetters(storage::FileIO& io, const std::string& p
     out.records[i].header_array_len = out.headers[i].size();
   }
   return out;
-}
-
-std::string DeadLetterTableName(const std::string& table) {
-  const std::string suffix = kDeadLetterSuffix;
-  if (table.size() + suffix.size() <= kMaxTableName) return table + suffix;
-  const std::string hash = fmt::format("_{:08x}", config::Fnv1a64(table) >> 32);
-  return table.substr(0, kMaxTableName - suffix.size() - hash.size()) + hash + suffix;
 }
 
 std::vector<NestedField> DeadLetterFields() {

@@ -30,6 +30,7 @@
 
 #include "floe/catalog/catalog.h"
 #include "floe/common/status.h"
+#include "floe/config/config.h"
 #include "floe/iceberg/schema.h"
 #include "floe/iceberg/table_metadata.h"
 #include "floe/kafka/consumer.h"
@@ -59,11 +60,9 @@ class Committer;
 class DeltaMirror;
 struct TopicState;
 
-inline constexpr char kDeadLetterSuffix[] = "__dlq";
-
-// The dead-letter table's name for a table name ([a-z0-9_]{1,128}): `<table>__dlq`,
-// shortened with a hash of the full name when that would pass 128 characters.
-std::string DeadLetterTableName(const std::string& table);
+// The dead-letter table's name (`<table>__dlq`): config's, which checks that no two
+// topics' tables collide, dead-letter tables included.
+using config::DeadLetterTableName;
 
 // The dead-letter table's columns before `_kafka`: `value` (optional binary, the raw
 // value) and `error` (required struct<stage: string, reason: string, schema_id: optional

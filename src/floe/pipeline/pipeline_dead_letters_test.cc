@@ -36,15 +36,6 @@ class PipelineDeadLettersTest : public PipelineTest {
   }
 };
 
-TEST(DeadLetterTableName, SuffixAndAHashWhenTooLong) {
-  EXPECT_EQ(DeadLetterTableName("orders"), "orders__dlq");
-  const std::string longest(128, 'a');
-  const std::string name = DeadLetterTableName(longest);
-  EXPECT_EQ(name.size(), 128u);
-  EXPECT_TRUE(name.ends_with("__dlq"));
-  EXPECT_NE(DeadLetterTableName(std::string(127, 'a') + "b"), name);
-}
-
 TEST_F(PipelineDeadLettersTest, BadRecordsGoToTheDeadLetterTableGoodOnesToTheTable) {
   Make(kDlqTopic);
   const auto bad = ProduceMixed(40, 10);
