@@ -48,6 +48,21 @@ def app_id(run: FloeRun, table: str, topic: str, partition: int) -> str:
     return f"floe:{run.metadata(table)['table-uuid']}:{topic}:{partition}"
 
 
+def wait_for_delta_txns(run: FloeRun, table: str, topic: str, hwm: dict[int, int],
+                        timeout: float = 30.0) -> pathlib.Path:
+    """The Delta entry follows the Iceberg commit: waits until the Delta log records `hwm`
+    for every partition (or the timeout passes). Returns the table's root."""
+    root = table_root(run, table)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        dt = deltalake.DeltaTable(str(root)) if (root / "_delta_log").exists() else None
+        if dt and all(dt.transaction_version(app_id(run, table, topic, p)) == v
+                      for p, v in hwm.items()):
+            break
+        time.sleep(0.2)
+    return root
+
+
 def comparable(row: dict) -> tuple:
     out = []
     for k in sorted(row):
@@ -74,15 +89,7 @@ def test_both_formats_same_files_same_rows(kafka_broker, registry, tmp_path):
         produced.update(produce_orders(kafka_broker, registry, topic, 150, partitions))
         hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
         run.wait_for_positions(table, topic, hwm, timeout=120)
-    # The Delta entry follows the Iceberg commit; wait for it too.
-    root = table_root(run, table)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        dt = deltalake.DeltaTable(str(root)) if (root / "_delta_log").exists() else None
-        if dt and all(dt.transaction_version(app_id(run, table, topic, p)) == v
-                      for p, v in hwm.items()):
-            break
-        time.sleep(0.2)
+    root = wait_for_delta_txns(run, table, topic, hwm)
     assert run.stop() == 0, run.log()
 
     dt = deltalake.DeltaTable(str(root))

@@ -27,6 +27,7 @@
 #include "floe/cli/catalog_stack.h"
 #include "floe/cli/dependency_metrics.h"
 #include "floe/cli/dlq_command.h"
+#include "floe/cli/maintain_command.h"
 #include "floe/cli/probes.h"
 #include "floe/cli/topic_admin.h"
 #include "floe/common/log.h"
@@ -221,6 +222,25 @@ int DlqReplayCommand(const std::string& config_path, const std::string& log_leve
   return floe::cli::DlqReplayCommand(*config, *ident);
 }
 
+int MaintainCommand(const std::string& config_path, const std::string& log_level,
+                    const std::string& table, bool dry_run) {
+  auto config = LoadAndInit(config_path, log_level.empty() ? "warn" : log_level);
+  if (!config.ok()) {
+    std::fprintf(stderr, "floe: %s\n", config.status().message().c_str());
+    return 2;
+  }
+  std::optional<floe::catalog::TableIdent> ident;
+  if (!table.empty()) {
+    auto parsed = ParseTableName(table);
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "floe: %s\n", parsed.status().message().c_str());
+      return 2;
+    }
+    ident = *parsed;
+  }
+  return floe::cli::MaintainCommand(*config, ident, dry_run);
+}
+
 int PositionsCommand(const std::string& config_path, const std::string& log_level,
                      const PositionsArgs& args, bool set) {
   auto config = LoadAndInit(config_path, log_level.empty() ? "warn" : log_level);
@@ -388,6 +408,21 @@ int main(int argc, char** argv) {
   replay->add_option("table", dlq_table, "the topic's table, as <namespace>.<table>")
       ->required();
 
+  std::string maintain_table;
+  bool dry_run = false;
+  auto* maintain = app.add_subcommand(
+      "maintain",
+      "Table maintenance: delete the files under each Floe table's location that no "
+      "Iceberg snapshot or Delta version references and that are older than "
+      "maintenance.orphan.min.age.ms (docs/maintenance.md)");
+  maintain->add_option("-c,--config", config_path, "YAML configuration file")->required();
+  maintain->add_option("--log-level", log_level,
+                       "override log.level (debug, info, warn, error)");
+  maintain->add_option("--table", maintain_table,
+                       "only this table, as <namespace>.<table> (default: every table "
+                       "Floe writes)");
+  maintain->add_flag("--dry-run", dry_run, "name what would be deleted, delete nothing");
+
   floe::cli::AdminTarget target;
   bool status_json = false;
   auto* status = app.add_subcommand(
@@ -437,6 +472,9 @@ int main(int argc, char** argv) {
     if (pset->parsed()) return PositionsCommand(config_path, log_level, pargs, true);
     if (status->parsed()) return floe::cli::StatusCommand(target, status_json);
     if (replay->parsed()) return DlqReplayCommand(config_path, log_level, dlq_table);
+    if (maintain->parsed()) {
+      return MaintainCommand(config_path, log_level, maintain_table, dry_run);
+    }
     if (resume->parsed()) {
       return floe::cli::ResumeCommand(target, resume_topic, skip_incompatible);
     }

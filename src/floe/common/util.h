@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,5 +20,8 @@ std::string HexEncode(std::string_view bytes);
 // Percent-encodes every byte outside [A-Za-z0-9-._~] (and '/' when `keep_slash`) as %XX
 // (upper-case hex): a URI path, or one path segment when '/' is encoded too.
 std::string PercentEncode(std::string_view text, bool keep_slash);
+// The inverse: every %XX (either case of hex) as its byte, everything else as is;
+// nullopt when a '%' is not followed by two hex digits.
+std::optional<std::string> PercentDecode(std::string_view text);
 
 }  // namespace floe

@@ -23,4 +23,14 @@ TEST(UtilTest, PercentEncode) {
   EXPECT_EQ(PercentEncode("orders-value/x", false), "orders-value%2Fx");
 }
 
+TEST(UtilTest, PercentDecodeInvertsEncode) {
+  const std::string raw = "data/a b%c\xc3\xa9+.parquet";
+  EXPECT_EQ(PercentDecode(PercentEncode(raw, true)), raw);
+  EXPECT_EQ(PercentDecode("x%2fy%2F"), "x/y/");
+  EXPECT_EQ(PercentDecode("plain"), "plain");
+  EXPECT_EQ(PercentDecode("bad%4"), std::nullopt);
+  EXPECT_EQ(PercentDecode("bad%"), std::nullopt);
+  EXPECT_EQ(PercentDecode("bad%zz"), std::nullopt);
+}
+
 }  // namespace floe

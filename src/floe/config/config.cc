@@ -735,6 +735,7 @@ Result<Config> Parser::Parse(const std::string& text) {
   FLOE_RETURN_NOT_OK(ParseCatalog(root.Find("catalog"), &config));
   FLOE_RETURN_NOT_OK(ParseRest(root.Find("rest"), &config));
   FLOE_RETURN_NOT_OK(ParseHealth(root.Find("health"), &config));
+  FLOE_RETURN_NOT_OK(ParseMaintenance(root.Find("maintenance"), &config));
   FLOE_ASSIGN_OR_RAISE(auto budget, GetInt(root, *FindKey("", "memory.budget.bytes")));
   config.memory_budget_bytes = *budget;
   FLOE_ASSIGN_OR_RAISE(auto level, GetEnum(root, *FindKey("", "log.level")));

@@ -123,6 +123,13 @@ struct HealthSettings {
   bool operator==(const HealthSettings&) const = default;
 };
 
+// The `maintenance` section: what `floe maintain` deletes (docs/maintenance.md).
+struct MaintenanceSettings {
+  int64_t orphan_min_age_ms = 0;    // an unreferenced file is deleted past this age
+  int64_t max_deletes_per_run = 0;  // per table and run
+  bool operator==(const MaintenanceSettings&) const = default;
+};
+
 // The `s3` section: how Floe reaches an s3:// warehouse.
 struct S3Config {
   std::string endpoint;  // "host:port" of an S3-compatible store; "" for Amazon S3
@@ -150,6 +157,7 @@ struct Config {
   CatalogSettings catalog;
   RestSettings rest;
   HealthSettings health;
+  MaintenanceSettings maintenance;
   int64_t memory_budget_bytes = 0;
   std::string log_level;   // trace|debug|info|warn|error
   std::string log_format;  // text|json

@@ -1,4 +1,5 @@
-// The `health` section: what the probes GET /health and GET /ready answer.
+// The `health` section (what the probes GET /health and GET /ready answer) and the
+// `maintenance` section (what `floe maintain` deletes).
 #include "floe/config/parser_internal.h"
 
 namespace floe::config::internal {
@@ -15,6 +16,20 @@ Status Parser::ParseHealth(const Located* node, Config* config) const {
   h.stall_ms = *stall;
   FLOE_ASSIGN_OR_RAISE(auto interval, GetInt(f, *FindKey("health", "probe.interval.ms")));
   h.probe_interval_ms = *interval;
+  return Status::OK();
+}
+
+Status Parser::ParseMaintenance(const Located* node, Config* config) const {
+  Located empty;
+  FLOE_ASSIGN_OR_RAISE(Fields f,
+                       ReadMapping(node ? *node : empty, "maintenance", "maintenance",
+                                   "a mapping such as {orphan.min.age.ms: 86400000}"));
+  MaintenanceSettings& m = config->maintenance;
+  FLOE_ASSIGN_OR_RAISE(auto age, GetInt(f, *FindKey("maintenance", "orphan.min.age.ms")));
+  m.orphan_min_age_ms = *age;
+  FLOE_ASSIGN_OR_RAISE(auto deletes,
+                       GetInt(f, *FindKey("maintenance", "max.deletes.per.run")));
+  m.max_deletes_per_run = *deletes;
   return Status::OK();
 }
 

@@ -62,6 +62,10 @@ std::vector<KeyInfo> MakeKeys() {
        .description = "What the probes `GET /health` and `GET /ready` answer "
                       "(docs/operations.md)."});
   add({.section = "",
+       .name = "maintenance",
+       .type = T::kSection,
+       .description = "Table maintenance: `floe maintain` (docs/maintenance.md)."});
+  add({.section = "",
        .name = "memory.budget.bytes",
        .type = T::kInt,
        .default_text = "134217728",
@@ -209,6 +213,24 @@ std::vector<KeyInfo> MakeKeys() {
            "How often the checks behind `GET /ready` run (Kafka through a client of "
            "their own, the catalog, the warehouse's storage), each within 2 s: "
            "`/ready` turns 503 within about this plus 2 s of one going away."});
+  add({.section = "maintenance",
+       .name = "orphan.min.age.ms",
+       .type = T::kInt,
+       .default_text = "86400000",
+       .min = 3600000,
+       .description =
+           "A file under a table's location that no metadata references (left by a crash "
+           "or a lost commit) is deleted once it is older than this. Never under an "
+           "hour: "
+           "a file being written, or committed right now, is not referenced yet."});
+  add({.section = "maintenance",
+       .name = "max.deletes.per.run",
+       .type = T::kInt,
+       .default_text = "10000",
+       .min = 1,
+       .description = "Upper bound on the files one maintenance run deletes per table; "
+                      "the rest wait "
+                      "for the next run (deletion is idempotent)."});
 
   // --- registry
   // ----------------------------------------------------------------------------

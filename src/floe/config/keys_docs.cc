@@ -233,7 +233,8 @@ std::string ConfigDocsMarkdown() {
   }
   out += "\n";
   AppendTable(&out, SectionKeys("kafka"), "kafka.");
-  for (std::string_view section : {"registry", "catalog", "rest", "health", "s3"}) {
+  for (std::string_view section :
+       {"registry", "catalog", "rest", "health", "maintenance", "s3"}) {
     out += fmt::format("\n### `{}`\n\n", section);
     AppendTable(&out, SectionKeys(section), fmt::format("{}.", section));
   }

@@ -169,6 +169,7 @@ class Parser {
   Status ParseCatalog(const Located* node, Config* config) const;
   Status ParseRest(const Located* node, Config* config) const;
   Status ParseHealth(const Located* node, Config* config) const;
+  Status ParseMaintenance(const Located* node, Config* config) const;
   // s3_config.cc: an s3:// warehouse URI checked and normalized, and the `s3` section.
   Result<std::string> ResolveS3Warehouse(const Scalar& value) const;
   Status ParseS3(const Located* node, Config* config) const;

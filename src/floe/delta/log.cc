@@ -268,6 +268,40 @@ Result<int64_t> DeltaLog::CommitNext(Snapshot* snapshot,
   return version;
 }
 
+Result<std::set<std::string>> DeltaLog::ReferencedPaths() const {
+  FLOE_ASSIGN_OR_RAISE(auto listing, io_->List(log_dir_));
+  std::set<std::string> paths;
+  auto collect = [&](const std::vector<Action>& actions) {
+    for (const Action& a : actions) {
+      if (const auto* add = std::get_if<AddFile>(&a)) paths.insert(add->path);
+      if (const auto* remove = std::get_if<RemoveFile>(&a)) paths.insert(remove->path);
+    }
+  };
+  for (const auto& f : listing) {
+    std::string_view name = BaseName(f.uri);
+    if (ParseVersioned(name, kJsonSuffix)) {
+      auto text = io_->Read(f.uri);
+      if (!text.ok() && KindOf(text.status()) == ErrorKind::kNotFound)
+        continue;  // cleaned
+      FLOE_RETURN_NOT_OK(text.status());
+      auto actions = DecodeActions(*text);
+      if (!actions.ok()) return WithContext(actions.status(), f.uri);
+      collect(*actions);
+    } else if (ParseVersioned(name, kCheckpointSuffix)) {
+      auto bytes = io_->Read(f.uri);
+      if (!bytes.ok() && KindOf(bytes.status()) == ErrorKind::kNotFound) continue;
+      FLOE_RETURN_NOT_OK(bytes.status());
+      FLOE_ASSIGN_OR_RAISE(auto actions, internal::DecodeCheckpoint(*bytes, f.uri));
+      collect(actions);
+    } else if (name.ends_with(".parquet") || name.ends_with(".checkpoint.json")) {
+      return InvalidInput("Delta log " + log_dir_ + " has " + std::string(name) +
+                          ", a checkpoint kind Floe does not read: its references are "
+                          "unknown");
+    }
+  }
+  return paths;
+}
+
 Result<CleanupResult> DeltaLog::Cleanup(int64_t retention_ms, int64_t now_ms) const {
   CleanupResult result;
   FLOE_ASSIGN_OR_RAISE(auto listing, io_->List(log_dir_));

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,15 @@ class DeltaLog {
   // JSON and everything after it are kept, so every version newer than the cutoff stays
   // reconstructible. Needs FileIO::List (NotImplemented otherwise).
   Result<CleanupResult> Cleanup(int64_t retention_ms, int64_t now_ms) const;
+
+  // Every data file path an `add` or `remove` action names in the log files present
+  // (commit JSON and classic checkpoints), as written: relative to the table root and
+  // URI-encoded (RelativePath), or absolute. A superset of what any version a reader
+  // can still reconstruct references, tombstones for time travel included: what table
+  // maintenance must never delete. kInvalidInput when a log file cannot be read as
+  // Delta (an unknown checkpoint kind included): nothing may be deleted then. Needs
+  // FileIO::List.
+  Result<std::set<std::string>> ReferencedPaths() const;
 
  private:
   Result<std::optional<int64_t>> FindCheckpoint() const;

@@ -117,8 +117,24 @@ Result<std::vector<FileInfo>> ArrowFileIO::List(const std::string& prefix_uri) {
   selector.base_dir = dir;
   selector.allow_not_found = true;
   selector.recursive = false;
+  return ListSelected(selector, name_prefix, "list " + prefix_uri);
+}
+
+Result<std::vector<FileInfo>> ArrowFileIO::ListTree(const std::string& dir_uri) {
+  FLOE_ASSIGN_OR_RAISE(auto dir, PathOf(dir_uri));
+  while (!dir.empty() && dir.back() == '/') dir.pop_back();
+  ::arrow::fs::FileSelector selector;
+  selector.base_dir = dir;
+  selector.allow_not_found = true;
+  selector.recursive = true;
+  return ListSelected(selector, "", "list the tree " + dir_uri);
+}
+
+Result<std::vector<FileInfo>> ArrowFileIO::ListSelected(
+    const ::arrow::fs::FileSelector& selector, const std::string& name_prefix,
+    const std::string& what) {
   auto listed = fs_->GetFileInfo(selector);
-  if (!listed.ok()) return Classify(listed.status(), "list " + prefix_uri);
+  if (!listed.ok()) return Classify(listed.status(), what);
   std::vector<FileInfo> out;
   for (const auto& info : *listed) {
     if (info.type() != ::arrow::fs::FileType::File) continue;

@@ -31,6 +31,7 @@ class ArrowFileIO : public FileIO {
   Result<bool> Exists(const std::string& uri) override;
   Status Delete(const std::string& uri) override;
   Result<std::vector<FileInfo>> List(const std::string& prefix_uri) override;
+  Result<std::vector<FileInfo>> ListTree(const std::string& dir_uri) override;
 
  protected:
   explicit ArrowFileIO(std::shared_ptr<::arrow::fs::FileSystem> fs)
@@ -49,6 +50,10 @@ class ArrowFileIO : public FileIO {
   ::arrow::fs::FileSystem& fs() const { return *fs_; }
 
  private:
+  Result<std::vector<FileInfo>> ListSelected(const ::arrow::fs::FileSelector& selector,
+                                             const std::string& name_prefix,
+                                             const std::string& what);
+
   std::shared_ptr<::arrow::fs::FileSystem> fs_;
 };
 

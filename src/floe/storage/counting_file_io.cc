@@ -39,6 +39,9 @@ class CountingFileIO : public FileIO {
   Result<std::vector<FileInfo>> List(const std::string& prefix_uri) override {
     return Count(StorageCounters::kList, inner_->List(prefix_uri));
   }
+  Result<std::vector<FileInfo>> ListTree(const std::string& dir_uri) override {
+    return Count(StorageCounters::kList, inner_->ListTree(dir_uri));
+  }
   int64_t MaxStreamBufferBytes() const override { return inner_->MaxStreamBufferBytes(); }
 
  private:

@@ -73,6 +73,10 @@ class FileIO {
   // starting with "0". Sorted by URI; empty when nothing matches or the directory does
   // not exist; objects still being written by WriteNew are not listed.
   virtual Result<std::vector<FileInfo>> List(const std::string& prefix_uri) = 0;
+  // Every object under the directory `dir_uri` (".../t/"), at any depth, sorted by URI;
+  // empty when the directory does not exist. In-flight WriteNew temporaries are not
+  // listed. Table maintenance walks a table's location with it.
+  virtual Result<std::vector<FileInfo>> ListTree(const std::string& dir_uri) = 0;
 
   // Bytes an open output stream may hold in memory before they reach the store (S3: one
   // multipart part); writers count them in memory.budget.bytes. 0: written through.

@@ -180,6 +180,24 @@ TEST_P(FileIOContract, AStreamNeverReplacesAnObject) {
   EXPECT_EQ(*io_->Read(Uri("d/f")), "kept");
 }
 
+TEST_P(FileIOContract, ListsATreeAtEveryDepth) {
+  ASSERT_TRUE(io_->WriteNew(Uri("tree/t/data/a.parquet"), "a").ok());
+  ASSERT_TRUE(io_->WriteNew(Uri("tree/t/metadata/v1.metadata.json"), "{}").ok());
+  ASSERT_TRUE(io_->WriteNew(Uri("tree/t/data/x=1/b.parquet"), "bb").ok());
+  ASSERT_TRUE(io_->WriteNew(Uri("tree/t2/other"), "o").ok());
+  auto all = io_->ListTree(Uri("tree/t/"));
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].uri, Uri("tree/t/data/a.parquet"));
+  EXPECT_EQ((*all)[1].uri, Uri("tree/t/data/x=1/b.parquet"));
+  EXPECT_EQ((*all)[1].size, 2);
+  EXPECT_EQ((*all)[2].uri, Uri("tree/t/metadata/v1.metadata.json"));
+  EXPECT_GT((*all)[0].mtime_ms, 1'600'000'000'000);
+  auto missing = io_->ListTree(Uri("tree/none/"));
+  ASSERT_TRUE(missing.ok()) << missing.status().ToString();
+  EXPECT_TRUE(missing->empty());
+}
+
 TEST_P(FileIOContract, ListsOneLevelByPrefix) {
   ASSERT_TRUE(io_->WriteNew(Uri("t/_delta_log/00000000000000000001.json"), "b").ok());
   ASSERT_TRUE(io_->WriteNew(Uri("t/_delta_log/00000000000000000000.json"), "a").ok());

@@ -75,6 +75,9 @@ class FaultyFileIO : public FileIO {
   Result<std::vector<FileInfo>> List(const std::string& prefix_uri) override {
     return inner_->List(prefix_uri);
   }
+  Result<std::vector<FileInfo>> ListTree(const std::string& dir_uri) override {
+    return inner_->ListTree(dir_uri);
+  }
 
  private:
   // Fails the writes that a "StreamWrite" rule names (after they reach nothing).

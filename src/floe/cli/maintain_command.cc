@@ -1,0 +1,66 @@
+#include "floe/cli/maintain_command.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "floe/cli/catalog_stack.h"
+#include "floe/common/util.h"
+#include "floe/maintenance/maintain.h"
+
+namespace floe::cli {
+
+int MaintainCommand(const config::Config& config,
+                    const std::optional<catalog::TableIdent>& table, bool dry_run) {
+  auto stack = OpenCatalogStack(config, {.serve_rest = false});
+  if (!stack.ok()) {
+    std::fprintf(stderr, "floe: %s\n", stack.status().message().c_str());
+    return KindOf(stack.status()) == ErrorKind::kInvalidConfig ? 2 : 1;
+  }
+  std::vector<catalog::TableIdent> tables;
+  if (table) {
+    tables.push_back(*table);
+  } else {
+    auto all = maintenance::AllTables(*stack->catalog);
+    if (!all.ok()) {
+      std::fprintf(stderr, "floe: listing the catalog's tables: %s\n",
+                   all.status().message().c_str());
+      return 1;
+    }
+    tables = std::move(*all);
+  }
+  int failed = 0;
+  for (const auto& ident : tables) {
+    auto r = maintenance::MaintainTable(*stack->catalog, *stack->io, ident,
+                                        config.maintenance, NowMs(), dry_run);
+    if (!r.ok()) {
+      std::fprintf(stderr, "floe: table %s: %s\n", ident.ToString().c_str(),
+                   r.status().message().c_str());
+      ++failed;
+      continue;
+    }
+    if (!r->floe_table) {
+      if (table)
+        std::cout << "table " << ident.ToString()
+                  << ": not written by Floe, left alone\n";
+      continue;
+    }
+    const auto& o = r->orphans;
+    std::cout << fmt::format(
+        "table {}: {} files, {} referenced ({} snapshots, {} manifests, {} data files, "
+        "{} "
+        "Delta paths); {} unreferenced but younger than {} ms, kept; {} orphans{}\n",
+        ident.ToString(), o.listed, o.referenced, r->refs.snapshots, r->refs.manifests,
+        r->refs.data_files, r->refs.delta_paths, o.too_young,
+        config.maintenance.orphan_min_age_ms, o.orphans,
+        dry_run ? " would be deleted"
+                : fmt::format(", {} deleted ({} bytes)", o.deleted, o.deleted_bytes));
+    if (dry_run) {
+      for (const auto& f : o.candidates) std::cout << "  would delete " << f.uri << "\n";
+    }
+  }
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace floe::cli

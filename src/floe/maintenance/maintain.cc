@@ -1,0 +1,60 @@
+#include "floe/maintenance/maintain.h"
+
+#include <algorithm>
+
+#include "floe/storage/file_io.h"
+
+namespace floe::maintenance {
+
+bool IsFloeTable(const iceberg::TableMetadata& metadata) {
+  return metadata.properties.count(catalog::kFormatsProperty) > 0;
+}
+
+Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io,
+                                  const catalog::TableIdent& ident,
+                                  const config::MaintenanceSettings& settings,
+                                  int64_t now_ms, bool dry_run) {
+  TableReport report;
+  report.ident = ident;
+  FLOE_ASSIGN_OR_RAISE(auto before, catalog.LoadTable(ident));
+  if (!IsFloeTable(before.metadata)) return report;
+  report.floe_table = true;
+  std::string location = before.metadata.location;
+  while (!location.empty() && location.back() == '/') location.pop_back();
+  // The listing first, then the references from the table as it is now: a file
+  // committed in between is in both or young (orphans.h).
+  FLOE_ASSIGN_OR_RAISE(auto listing, io.ListTree(location + "/"));
+  FLOE_ASSIGN_OR_RAISE(auto now, catalog.LoadTable(ident));
+  if (now.metadata.location != before.metadata.location) {
+    return Conflict("table " + ident.ToString() + " moved to " + now.metadata.location +
+                    " during maintenance; nothing deleted, run again");
+  }
+  FLOE_ASSIGN_OR_RAISE(report.refs,
+                       CollectReferences(io, now.metadata_location, now.metadata));
+  OrphanOptions options;
+  options.min_age_ms = settings.orphan_min_age_ms;
+  options.max_deletes = settings.max_deletes_per_run;
+  options.dry_run = dry_run;
+  FLOE_ASSIGN_OR_RAISE(
+      report.orphans, DeleteOrphans(io, location, listing, report.refs, now_ms, options));
+  report.refs.uris.clear();
+  return report;
+}
+
+Result<std::vector<catalog::TableIdent>> AllTables(catalog::Catalog& catalog) {
+  std::vector<catalog::TableIdent> out;
+  std::vector<catalog::Namespace> pending = {{}};
+  while (!pending.empty()) {
+    catalog::Namespace ns = std::move(pending.back());
+    pending.pop_back();
+    FLOE_ASSIGN_OR_RAISE(auto children, catalog.ListNamespaces(ns));
+    for (auto& child : children) pending.push_back(std::move(child));
+    if (ns.empty()) continue;
+    FLOE_ASSIGN_OR_RAISE(auto tables, catalog.ListTables(ns));
+    out.insert(out.end(), tables.begin(), tables.end());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace floe::maintenance

@@ -1,0 +1,40 @@
+// One maintenance pass over one table (today: orphan cleanup). `floe maintain` runs it
+// over every table Floe writes; the same code will run inside `floe run`.
+//
+// Threading: a function of its inputs; the Catalog and FileIO are thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "floe/catalog/catalog.h"
+#include "floe/common/status.h"
+#include "floe/config/config.h"
+#include "floe/maintenance/orphans.h"
+#include "floe/maintenance/references.h"
+
+namespace floe::maintenance {
+
+struct TableReport {
+  catalog::TableIdent ident;
+  bool floe_table = false;  // false: not written by Floe, left alone
+  References refs;          // counts only (the set is dropped)
+  OrphanReport orphans;
+};
+
+// Whether Floe writes `metadata`'s table (it carries floe.formats): maintenance touches
+// no other table.
+bool IsFloeTable(const iceberg::TableMetadata& metadata);
+
+// Lists the table's location, reads its references from the catalog's current metadata
+// and deletes its orphans (DeleteOrphans) per `settings`. Errors: the catalog's and the
+// store's, and those of CollectReferences (nothing deleted then).
+Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io,
+                                  const catalog::TableIdent& ident,
+                                  const config::MaintenanceSettings& settings,
+                                  int64_t now_ms, bool dry_run);
+
+// Every table of the catalog, namespaces at every depth, sorted.
+Result<std::vector<catalog::TableIdent>> AllTables(catalog::Catalog& catalog);
+
+}  // namespace floe::maintenance

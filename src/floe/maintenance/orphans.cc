@@ -1,0 +1,46 @@
+#include "floe/maintenance/orphans.h"
+
+#include <algorithm>
+
+namespace floe::maintenance {
+
+Result<OrphanReport> DeleteOrphans(storage::FileIO& io, const std::string& location,
+                                   const std::vector<storage::FileInfo>& listing,
+                                   const References& refs, int64_t now_ms,
+                                   const OrphanOptions& options) {
+  std::string root = CanonicalUri(location);
+  while (!root.empty() && root.back() == '/') root.pop_back();
+  const std::string delta_log = root + "/_delta_log/";
+  OrphanReport report;
+  for (const storage::FileInfo& f : listing) {
+    const std::string uri = CanonicalUri(f.uri);
+    if (!uri.starts_with(root + "/")) {
+      return InvalidInput("listing of " + location + " holds " + f.uri +
+                          ", outside it: nothing deleted");
+    }
+    if (uri.starts_with(delta_log)) continue;
+    ++report.listed;
+    if (refs.uris.count(uri) > 0) {
+      ++report.referenced;
+    } else if (now_ms - f.mtime_ms < options.min_age_ms) {
+      ++report.too_young;
+    } else {
+      report.candidates.push_back(f);
+    }
+  }
+  report.orphans = static_cast<int64_t>(report.candidates.size());
+  std::stable_sort(report.candidates.begin(), report.candidates.end(),
+                   [](const storage::FileInfo& a, const storage::FileInfo& b) {
+                     return a.mtime_ms < b.mtime_ms;
+                   });
+  if (options.dry_run) return report;
+  for (const storage::FileInfo& f : report.candidates) {
+    if (report.deleted >= options.max_deletes) break;
+    FLOE_RETURN_NOT_OK(io.Delete(f.uri));
+    ++report.deleted;
+    report.deleted_bytes += f.size;
+  }
+  return report;
+}
+
+}  // namespace floe::maintenance

@@ -1,0 +1,106 @@
+#include "floe/maintenance/references.h"
+
+#include <nlohmann/json.hpp>
+
+#include "floe/common/util.h"
+#include "floe/delta/log.h"
+#include "floe/iceberg/manifest.h"
+#include "floe/storage/file_io.h"
+
+namespace floe::maintenance {
+namespace {
+
+// Every string in a JSON text that looks like a file URI (statistics files and whatever
+// else another writer recorded in fields Floe does not model).
+void CollectUris(const nlohmann::json& j, std::set<std::string>* out) {
+  if (j.is_string()) {
+    const auto& s = j.get_ref<const std::string&>();
+    if (s.find("://") != std::string::npos || s.starts_with("file:")) {
+      out->insert(CanonicalUri(s));
+    }
+  } else if (j.is_structured()) {
+    for (const auto& item : j) CollectUris(item, out);
+  }
+}
+
+void CollectExtra(const iceberg::ExtraFields& extra, std::set<std::string>* out) {
+  for (const auto& [name, text] : extra) {
+    auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_discarded()) CollectUris(j, out);
+  }
+}
+
+}  // namespace
+
+std::string CanonicalUri(const std::string& uri) {
+  if (uri.starts_with("file:")) {
+    std::string path = "/";
+    for (char c : std::string_view(uri).substr(5)) {
+      if (c == '/' && path.back() == '/') continue;
+      path.push_back(c);
+    }
+    return "file://" + path;
+  }
+  for (std::string_view scheme : {"s3a://", "s3n://"}) {
+    if (uri.starts_with(scheme)) return "s3://" + uri.substr(scheme.size());
+  }
+  return uri;
+}
+
+Result<References> CollectReferences(storage::FileIO& io,
+                                     const std::string& metadata_location,
+                                     const iceberg::TableMetadata& metadata) {
+  References refs;
+  auto add = [&](const std::string& uri) { refs.uris.insert(CanonicalUri(uri)); };
+  add(metadata_location);
+  for (const auto& entry : metadata.metadata_log) add(entry.metadata_file);
+  CollectExtra(metadata.extra_fields, &refs.uris);
+
+  std::set<std::string> manifests_seen;
+  std::set<std::string> data_files;
+  for (const auto& snapshot : metadata.snapshots) {
+    ++refs.snapshots;
+    CollectExtra(snapshot.extra_fields, &refs.uris);
+    if (snapshot.manifest_list.empty()) continue;
+    add(snapshot.manifest_list);
+    auto manifests = iceberg::ReadManifestList(io, snapshot.manifest_list);
+    if (!manifests.ok()) {
+      return WithContext(manifests.status(), "manifest list of snapshot " +
+                                                 std::to_string(snapshot.snapshot_id));
+    }
+    for (const auto& manifest : *manifests) {
+      if (!manifests_seen.insert(manifest.manifest_path).second) continue;
+      add(manifest.manifest_path);
+      FLOE_ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifestEntries(io, manifest));
+      for (const auto& entry : entries) {
+        const std::string uri = CanonicalUri(entry.data_file.file_path);
+        if (data_files.insert(uri).second) refs.uris.insert(uri);
+      }
+    }
+  }
+  refs.manifests = static_cast<int64_t>(manifests_seen.size());
+  refs.data_files = static_cast<int64_t>(data_files.size());
+
+  // The same files serve Delta: its log may still name files Iceberg no longer does
+  // (time travel inside Delta's retention).
+  std::string root = metadata.location;
+  while (!root.empty() && root.back() == '/') root.pop_back();
+  delta::DeltaLog log(&io, root);
+  FLOE_ASSIGN_OR_RAISE(auto delta_paths, log.ReferencedPaths());
+  refs.delta_paths = static_cast<int64_t>(delta_paths.size());
+  for (const auto& path : delta_paths) {
+    if (path.find("://") != std::string::npos || path.starts_with("file:")) {
+      add(path);
+      continue;
+    }
+    auto decoded = PercentDecode(path);
+    if (!decoded) {
+      return InvalidInput("Delta log of " + root + " names the file '" + path +
+                          "', which is not percent-encoded correctly");
+    }
+    add(root + "/" + *decoded);
+  }
+  return refs;
+}
+
+}  // namespace floe::maintenance
