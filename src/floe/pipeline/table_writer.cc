@@ -15,6 +15,7 @@
 #include "floe/kafka/consumer.h"
 #include "floe/parquet/writer.h"
 #include "floe/schema/arrow.h"
+#include "floe/schema/rename_hints.h"
 #include "floe/schema/table_schema.h"
 #include "floe/storage/file_io.h"
 
@@ -23,21 +24,6 @@ namespace {
 
 // Every this many files of a table, one tries a dictionary on every column again.
 constexpr int kDictionaryProbeFiles = 16;
-
-// `fields` with the Parquet column names of `names` (field id → name), at every level.
-std::vector<iceberg::NestedField> WithColumnNames(
-    std::vector<iceberg::NestedField> fields, const std::map<int, std::string>& names) {
-  for (auto& f : fields) {
-    auto it = names.find(f.id);
-    if (it != names.end()) f.name = it->second;
-    if (f.type->is_primitive()) continue;
-    auto t = std::make_shared<iceberg::Type>(*f.type);
-    t->fields = WithColumnNames(std::move(t->fields), names);
-    t->children = WithColumnNames(std::move(t->children), names);
-    f.type = std::move(t);
-  }
-  return fields;
-}
 
 // The same array data under `type` (the same layout, other field names): no copy of
 // the buffers.
@@ -95,7 +81,8 @@ Status TableWriter::Init() {
   file_schema_ = arrow_schema_;
   if (!options_.column_names.empty()) {
     iceberg::Schema named = schema_;
-    named.fields = WithColumnNames(std::move(named.fields), options_.column_names);
+    named.fields =
+        schema::WithColumnNames(std::move(named.fields), options_.column_names);
     FLOE_ASSIGN_OR_RAISE(file_schema_, schema::ToArrowSchema(named));
   }
   schema_json_ = iceberg::SchemaToJsonString(schema_);

@@ -205,6 +205,20 @@ Status ApplyRenameHints(const Properties& properties, iceberg::Schema* schema) {
   return Status::OK();
 }
 
+std::vector<iceberg::NestedField> WithColumnNames(
+    std::vector<iceberg::NestedField> fields, const ColumnNames& names) {
+  for (auto& f : fields) {
+    auto it = names.find(f.id);
+    if (it != names.end()) f.name = it->second;
+    if (f.type->is_primitive()) continue;
+    auto t = std::make_shared<iceberg::Type>(*f.type);
+    t->fields = WithColumnNames(std::move(t->fields), names);
+    t->children = WithColumnNames(std::move(t->children), names);
+    f.type = std::move(t);
+  }
+  return fields;
+}
+
 Result<ColumnNames> ParseColumnNames(const Properties& properties) {
   ColumnNames out;
   auto it = properties.find(kColumnNamesProperty);

@@ -35,6 +35,11 @@ using Properties = std::map<std::string, std::string>;
 // Field id → Parquet column name, for fields whose column is not named like the field.
 using ColumnNames = std::map<int, std::string>;
 
+// `fields` with the Parquet column names of `names`, at every level: the schema a data
+// file is written in.
+std::vector<iceberg::NestedField> WithColumnNames(
+    std::vector<iceberg::NestedField> fields, const ColumnNames& names);
+
 // At every struct level, drops the aliases that are a current name at that level or
 // already a former name of an earlier field there (a name maps to one field only, as the
 // name mapping requires), and duplicates.

@@ -1,0 +1,283 @@
+#include "floe/maintenance/rewrite.h"
+
+#include <arrow/array.h>
+#include <arrow/array/concatenate.h>
+#include <arrow/builder.h>
+#include <arrow/record_batch.h>
+#include <arrow/type.h>
+#include <arrow/util/key_value_metadata.h>
+#include <parquet/arrow/reader.h>
+
+#include "floe/iceberg/schema_json.h"
+#include "floe/parquet/writer.h"
+#include "floe/schema/arrow.h"
+#include "floe/schema/rename_hints.h"
+#include "floe/storage/file_io.h"
+
+namespace floe::maintenance {
+namespace {
+
+using ::arrow::Array;
+using ::arrow::ArrayData;
+using ::arrow::DataType;
+using ::arrow::Field;
+
+int FieldId(const Field& f) {
+  if (!f.metadata()) return -1;
+  auto v = f.metadata()->Get(schema::kParquetFieldIdKey);
+  if (!v.ok()) return -1;
+  try {
+    return std::stoi(*v);
+  } catch (...) {
+    return -1;
+  }
+}
+
+// The child of `fields` whose field id is `id`, or -1.
+int ChildById(const ::arrow::FieldVector& fields, int id) {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (FieldId(*fields[i]) == id) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+template <typename From, typename To>
+Result<std::shared_ptr<Array>> Widen(const Array& array,
+                                     const std::shared_ptr<DataType>& type) {
+  const auto& in = static_cast<const ::arrow::NumericArray<From>&>(array);
+  typename ::arrow::TypeTraits<To>::BuilderType builder(type,
+                                                        ::arrow::default_memory_pool());
+  FLOE_RETURN_NOT_OK(builder.Reserve(in.length()));
+  for (int64_t i = 0; i < in.length(); ++i) {
+    if (in.IsNull(i)) {
+      builder.UnsafeAppendNull();
+    } else {
+      builder.UnsafeAppend(static_cast<typename To::c_type>(in.Value(i)));
+    }
+  }
+  std::shared_ptr<Array> out;
+  FLOE_RETURN_NOT_OK(builder.Finish(&out));
+  return out;
+}
+
+// `array` (offset 0) as `target`'s type: children matched by field id.
+Result<std::shared_ptr<Array>> Project(const std::shared_ptr<Array>& in,
+                                       const Field& target, const std::string& what);
+
+Result<std::shared_ptr<Array>> ProjectChild(const std::shared_ptr<Array>& in,
+                                            const Field& target,
+                                            const std::string& what) {
+  std::shared_ptr<Array> array = in;
+  if (array->offset() != 0) {
+    FLOE_ASSIGN_OR_RAISE(array, ::arrow::Concatenate({array}));
+  }
+  return Project(array, target, what + "." + target.name());
+}
+
+Result<std::shared_ptr<Array>> Project(const std::shared_ptr<Array>& array,
+                                       const Field& target, const std::string& what) {
+  const auto& type = target.type();
+  const auto& from = array->type();
+  if (from->Equals(*type, /*check_metadata=*/false) && type->num_fields() == 0) {
+    return array;
+  }
+  switch (type->id()) {
+    case ::arrow::Type::STRUCT: {
+      if (from->id() != ::arrow::Type::STRUCT) break;
+      const auto& in = static_cast<const ::arrow::StructArray&>(*array);
+      std::vector<std::shared_ptr<Array>> children;
+      for (const auto& child : type->fields()) {
+        const int i = ChildById(from->fields(), FieldId(*child));
+        if (i < 0) {
+          FLOE_ASSIGN_OR_RAISE(auto nulls,
+                               ::arrow::MakeArrayOfNull(child->type(), in.length()));
+          children.push_back(std::move(nulls));
+        } else {
+          FLOE_ASSIGN_OR_RAISE(auto c, ProjectChild(in.field(i), *child, what));
+          children.push_back(std::move(c));
+        }
+      }
+      return std::make_shared<::arrow::StructArray>(
+          type, in.length(), children,
+          in.null_bitmap_data() ? in.data()->buffers[0] : nullptr, in.null_count());
+    }
+    case ::arrow::Type::LIST: {
+      if (from->id() != ::arrow::Type::LIST) break;
+      const auto& in = static_cast<const ::arrow::ListArray&>(*array);
+      const auto& element = *static_cast<const ::arrow::ListType&>(*type).value_field();
+      FLOE_ASSIGN_OR_RAISE(auto values, ProjectChild(in.values(), element, what));
+      return std::make_shared<::arrow::ListArray>(type, in.length(),
+                                                  in.data()->buffers[1], values,
+                                                  in.data()->buffers[0], in.null_count());
+    }
+    case ::arrow::Type::MAP: {
+      if (from->id() != ::arrow::Type::MAP) break;
+      const auto& in = static_cast<const ::arrow::MapArray&>(*array);
+      const auto& map_type = static_cast<const ::arrow::MapType&>(*type);
+      FLOE_ASSIGN_OR_RAISE(auto keys,
+                           ProjectChild(in.keys(), *map_type.key_field(), what));
+      FLOE_ASSIGN_OR_RAISE(auto items,
+                           ProjectChild(in.items(), *map_type.item_field(), what));
+      return std::make_shared<::arrow::MapArray>(type, in.length(), in.data()->buffers[1],
+                                                 keys, items, in.data()->buffers[0],
+                                                 in.null_count());
+    }
+    case ::arrow::Type::INT64:
+      if (from->id() == ::arrow::Type::INT32) {
+        return Widen<::arrow::Int32Type, ::arrow::Int64Type>(*array, type);
+      }
+      break;
+    case ::arrow::Type::DOUBLE:
+      if (from->id() == ::arrow::Type::FLOAT) {
+        return Widen<::arrow::FloatType, ::arrow::DoubleType>(*array, type);
+      }
+      break;
+    case ::arrow::Type::DECIMAL128: {
+      if (from->id() != ::arrow::Type::DECIMAL128) break;
+      const auto& a = static_cast<const ::arrow::Decimal128Type&>(*from);
+      const auto& b = static_cast<const ::arrow::Decimal128Type&>(*type);
+      if (a.scale() != b.scale() || a.precision() > b.precision()) break;
+      // The same 16-byte values under a wider precision.
+      auto data = array->data()->Copy();
+      data->type = type;
+      return ::arrow::MakeArray(data);
+    }
+    default:
+      if (from->Equals(*type, /*check_metadata=*/false)) return array;
+      // The same values under other field names (a relabelled nested type).
+      if (from->id() == type->id() && from->num_fields() == 0) {
+        auto data = array->data()->Copy();
+        data->type = type;
+        return ::arrow::MakeArray(data);
+      }
+  }
+  return InvalidInput(what + ": a column of type " + from->ToString() +
+                      " cannot be rewritten as " + type->ToString());
+}
+
+class Rewriter {
+ public:
+  Rewriter(storage::FileIO& io, const iceberg::Schema& schema, std::string location,
+           const RewriteOptions& options)
+      : io_(io), schema_(schema), location_(std::move(location)), options_(options) {}
+
+  ~Rewriter() {
+    if (!done_) Abandon();
+  }
+
+  Status Prepare() {
+    iceberg::Schema named = schema_;
+    named.fields =
+        schema::WithColumnNames(std::move(named.fields), options_.column_names);
+    FLOE_ASSIGN_OR_RAISE(file_schema_, schema::ToArrowSchema(named));
+    schema_json_ = iceberg::SchemaToJsonString(schema_);
+    return Status::OK();
+  }
+
+  Status Add(const iceberg::DataFile& input) {
+    const std::string& uri = input.file_path;
+    FLOE_ASSIGN_OR_RAISE(auto file, io_.OpenInputFile(uri));
+    auto reader = ::parquet::arrow::OpenFile(file, ::arrow::default_memory_pool());
+    if (!reader.ok()) return WithContext(reader.status(), "reading data file " + uri);
+    auto batches = (*reader)->GetRecordBatchReader();
+    if (!batches.ok()) return WithContext(batches.status(), "reading data file " + uri);
+    result_.bytes_read += input.file_size_in_bytes;
+    for (;;) {
+      std::shared_ptr<::arrow::RecordBatch> batch;
+      Status st = (*batches)->ReadNext(&batch);
+      if (!st.ok()) return WithContext(st, "reading data file " + uri);
+      if (!batch) break;
+      FLOE_RETURN_NOT_OK(Write(*batch, uri));
+    }
+    return Status::OK();
+  }
+
+  Result<RewriteResult> Finish() {
+    FLOE_RETURN_NOT_OK(CloseFile());
+    done_ = true;
+    return std::move(result_);
+  }
+
+ private:
+  Status Write(const ::arrow::RecordBatch& batch, const std::string& uri) {
+    std::vector<std::shared_ptr<Array>> columns;
+    for (const auto& field : file_schema_->fields()) {
+      const int i = ChildById(batch.schema()->fields(), FieldId(*field));
+      if (i < 0) {
+        FLOE_ASSIGN_OR_RAISE(auto nulls,
+                             ::arrow::MakeArrayOfNull(field->type(), batch.num_rows()));
+        columns.push_back(std::move(nulls));
+      } else {
+        FLOE_ASSIGN_OR_RAISE(auto c, ProjectChild(batch.column(i), *field, uri));
+        columns.push_back(std::move(c));
+      }
+    }
+    auto out = ::arrow::RecordBatch::Make(file_schema_, batch.num_rows(), columns);
+    FLOE_RETURN_NOT_OK(Open());
+    Status st = writer_->Write(*out);
+    if (!st.ok()) return WithContext(st, "writing data file " + open_uri_);
+    result_.rows += batch.num_rows();
+    if (writer_->EstimatedBytes() >= options_.target_file_bytes) {
+      FLOE_RETURN_NOT_OK(CloseFile());
+    }
+    return Status::OK();
+  }
+
+  Status Open() {
+    if (writer_) return Status::OK();
+    open_uri_ = location_ + "/data/" + options_.name_prefix + "-" +
+                std::to_string(result_.files.size()) + ".parquet";
+    FLOE_ASSIGN_OR_RAISE(auto out, io_.OpenOutputStream(open_uri_));
+    written_.push_back(open_uri_);
+    parquet::DataFileWriter::Options opts;
+    opts.zstd_level = options_.zstd_level;
+    opts.max_row_group_bytes = std::min<int64_t>(options_.target_file_bytes, 32 << 20);
+    opts.plain_columns = {"_kafka.offset"};
+    FLOE_ASSIGN_OR_RAISE(
+        writer_, parquet::DataFileWriter::Open(out, open_uri_, file_schema_, schema_,
+                                               schema_json_, opts));
+    return Status::OK();
+  }
+
+  Status CloseFile() {
+    if (!writer_) return Status::OK();
+    auto closed = writer_->Close();
+    writer_.reset();
+    if (!closed.ok())
+      return WithContext(closed.status(), "closing data file " + open_uri_);
+    result_.files.push_back(std::move(*closed));
+    return Status::OK();
+  }
+
+  void Abandon() {
+    writer_.reset();
+    for (const auto& uri : written_) (void)io_.Delete(uri);
+  }
+
+  storage::FileIO& io_;
+  const iceberg::Schema& schema_;
+  std::string location_;
+  const RewriteOptions& options_;
+  std::shared_ptr<::arrow::Schema> file_schema_;
+  std::string schema_json_;
+  std::unique_ptr<parquet::DataFileWriter> writer_;
+  std::string open_uri_;
+  std::vector<std::string> written_;
+  RewriteResult result_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+Result<RewriteResult> RewriteFiles(storage::FileIO& io,
+                                   const std::vector<iceberg::DataFile>& inputs,
+                                   const iceberg::Schema& schema,
+                                   const std::string& table_location,
+                                   const RewriteOptions& options) {
+  Rewriter rewriter(io, schema, table_location, options);
+  FLOE_RETURN_NOT_OK(rewriter.Prepare());
+  for (const auto& input : inputs) FLOE_RETURN_NOT_OK(rewriter.Add(input));
+  return rewriter.Finish();
+}
+
+}  // namespace floe::maintenance

@@ -1,0 +1,55 @@
+// Rewriting data files (compaction): reads a table's Parquet files, whatever schema of
+// the table each was written in, and writes their rows into new files in the table's
+// current schema, near a target size. Columns are matched by Iceberg field id at every
+// depth (structs, lists, maps), so renames are followed; a field a file lacks (added
+// since) is null; a primitive widened since (int→long, float→double, a decimal's
+// precision) is converted. The new files carry the current field ids, the table's
+// Parquet column names (floe.parquet.column-names: a renamed field keeps its column, as
+// Delta's column mapping reads it) and their Iceberg metrics, like every file Floe
+// writes. Rows keep their order, file after file.
+//
+// Threading: a function of its inputs; the FileIO is thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "floe/common/status.h"
+#include "floe/iceberg/data_file.h"
+#include "floe/iceberg/schema.h"
+
+namespace floe::storage {
+class FileIO;
+}
+
+namespace floe::maintenance {
+
+struct RewriteOptions {
+  int64_t target_file_bytes = int64_t{128}
+                              << 20;  // a file is closed once it reaches this
+  int zstd_level = 3;
+  // Field id → Parquet column name, for fields not written under their own name.
+  std::map<int, std::string> column_names;
+  // New files are `<table_location>/data/<name_prefix>-<n>.parquet`; one prefix per
+  // attempt keeps names unique.
+  std::string name_prefix;
+};
+
+struct RewriteResult {
+  std::vector<iceberg::DataFile> files;  // the new files, complete and closed
+  int64_t rows = 0;
+  int64_t bytes_read = 0;  // the inputs' sizes
+};
+
+// Errors: a file that cannot be read, or a column whose type cannot become the current
+// one (kInvalidInput, naming the file and field). On any error the files written so far
+// are deleted (best effort); none is ever referenced by anything.
+Result<RewriteResult> RewriteFiles(storage::FileIO& io,
+                                   const std::vector<iceberg::DataFile>& inputs,
+                                   const iceberg::Schema& schema,
+                                   const std::string& table_location,
+                                   const RewriteOptions& options);
+
+}  // namespace floe::maintenance

@@ -1,0 +1,239 @@
+// RewriteFiles over local files: two files written in an old schema and one in the
+// current schema become one file in the current schema, every value where it was:
+// renamed columns followed by field id (the Parquet column keeps its name), added
+// fields null, int→long, float→double and a wider decimal converted, at every depth.
+#include "floe/maintenance/rewrite.h"
+
+#include <arrow/api.h>
+#include <arrow/json/from_string.h>
+#include <arrow/util/key_value_metadata.h>
+#include <gtest/gtest.h>
+#include <parquet/arrow/reader.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "floe/iceberg/schema_json.h"
+#include "floe/parquet/writer.h"
+#include "floe/schema/arrow.h"
+#include "floe/storage/file_io.h"
+
+namespace floe::maintenance {
+namespace {
+
+using iceberg::NestedField;
+using iceberg::Type;
+using iceberg::TypeId;
+
+iceberg::Schema OldSchema() {
+  iceberg::Schema s;
+  s.fields = {
+      {1, "id", true, Type::Primitive(TypeId::kInt), {}},
+      {2, "name", false, Type::Primitive(TypeId::kString), {}},
+      {3,
+       "addr",
+       false,
+       Type::Struct({{4, "city", false, Type::Primitive(TypeId::kString), {}}}),
+       {}},
+      {5, "tags", false, Type::List(6, false, Type::Primitive(TypeId::kString)), {}},
+      {7,
+       "attrs",
+       false,
+       Type::Map(8, Type::Primitive(TypeId::kString), 9, false,
+                 Type::Primitive(TypeId::kInt)),
+       {}},
+      {10, "amount", false, Type::Decimal(9, 2), {}},
+      {11, "price", false, Type::Primitive(TypeId::kFloat), {}},
+  };
+  return s;
+}
+
+// The same table later: id widened, name renamed to full_name (its column stays "name"),
+// addr gained zip, the map's values widened, amount wider, price a double, note added.
+iceberg::Schema NewSchema() {
+  iceberg::Schema s;
+  s.schema_id = 1;
+  s.fields = {
+      {1, "id", true, Type::Primitive(TypeId::kLong), {}},
+      {2, "full_name", false, Type::Primitive(TypeId::kString), {}},
+      {3,
+       "addr",
+       false,
+       Type::Struct({{4, "city", false, Type::Primitive(TypeId::kString), {}},
+                     {12, "zip", false, Type::Primitive(TypeId::kString), {}}}),
+       {}},
+      {5, "tags", false, Type::List(6, false, Type::Primitive(TypeId::kString)), {}},
+      {7,
+       "attrs",
+       false,
+       Type::Map(8, Type::Primitive(TypeId::kString), 9, false,
+                 Type::Primitive(TypeId::kLong)),
+       {}},
+      {10, "amount", false, Type::Decimal(18, 2), {}},
+      {11, "price", false, Type::Primitive(TypeId::kDouble), {}},
+      {13, "note", false, Type::Primitive(TypeId::kString), {}},
+  };
+  return s;
+}
+
+class RewriteTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() /
+            ("floe-rewrite-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(root_);
+    std::filesystem::create_directories(root_ / "t" / "data");
+    warehouse_ = storage::PathToFileUri(root_.string());
+    io_ = storage::MakeLocalFileIO(warehouse_);
+    location_ = warehouse_ + "/t";
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+
+  // A data file of `schema` (columns named per `names`) holding the JSON rows.
+  iceberg::DataFile Write(const iceberg::Schema& schema, const std::string& name,
+                          const std::string& rows,
+                          const std::map<int, std::string>& names = {}) {
+    iceberg::Schema named = schema;
+    for (auto& f : named.fields) {
+      if (names.count(f.id)) f.name = names.at(f.id);
+    }
+    auto arrow_schema = *schema::ToArrowSchema(named);
+    auto array = ::arrow::json::ArrayFromJSONString(
+        ::arrow::struct_(arrow_schema->fields()), rows);
+    EXPECT_TRUE(array.ok()) << array.status().ToString();
+    auto batch = *::arrow::RecordBatch::FromStructArray(*array);
+    batch = ::arrow::RecordBatch::Make(arrow_schema, batch->num_rows(), batch->columns());
+    const std::string uri = location_ + "/data/" + name;
+    auto writer =
+        parquet::DataFileWriter::Open(*io_->OpenOutputStream(uri), uri, arrow_schema,
+                                      schema, iceberg::SchemaToJsonString(schema));
+    EXPECT_TRUE(writer.ok()) << writer.status().ToString();
+    EXPECT_TRUE((*writer)->Write(*batch).ok());
+    auto file = (*writer)->Close();
+    EXPECT_TRUE(file.ok()) << file.status().ToString();
+    return *file;
+  }
+
+  std::shared_ptr<::arrow::Table> Read(const std::string& uri) {
+    auto reader = *::parquet::arrow::OpenFile(*io_->OpenInputFile(uri),
+                                              ::arrow::default_memory_pool());
+    auto table = reader->ReadTable();
+    EXPECT_TRUE(table.ok()) << table.status().ToString();
+    return *(*table)->CombineChunks();
+  }
+
+  std::filesystem::path root_;
+  std::string warehouse_;
+  std::string location_;
+  std::unique_ptr<storage::FileIO> io_;
+};
+
+TEST_F(RewriteTest, OldAndNewFilesBecomeOneFileInTheCurrentSchema) {
+  auto a = Write(OldSchema(), "a.parquet", R"([
+    {"id": 1, "name": "ann", "addr": {"city": "Oslo"}, "tags": ["x", "y"],
+     "attrs": [["k", 7]], "amount": "12.34", "price": 1.5},
+    {"id": 2, "name": null, "addr": null, "tags": null, "attrs": null, "amount": null,
+     "price": null}])");
+  auto b = Write(OldSchema(), "b.parquet", R"([
+    {"id": 3, "name": "bo", "addr": {"city": null}, "tags": [], "attrs": [],
+     "amount": "-0.01", "price": -2.25}])");
+  const std::map<int, std::string> names = {{2, "name"}};
+  auto c = Write(NewSchema(), "c.parquet", R"([
+    {"id": 4000000000, "name": "cy", "addr": {"city": "Rome", "zip": "00100"},
+     "tags": ["z"], "attrs": [["big", 9000000000]], "amount": "1234567890123456.78",
+     "price": 0.1, "note": "new"}])",
+                 names);
+
+  RewriteOptions options;
+  options.column_names = names;
+  options.name_prefix = "compacted";
+  auto result = RewriteFiles(*io_, {a, b, c}, NewSchema(), location_, options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_EQ(result->files.size(), 1u);
+  EXPECT_EQ(result->rows, 4);
+  EXPECT_EQ(result->bytes_read,
+            a.file_size_in_bytes + b.file_size_in_bytes + c.file_size_in_bytes);
+  const iceberg::DataFile& out = result->files[0];
+  EXPECT_EQ(out.record_count, 4);
+  EXPECT_EQ(out.file_path, location_ + "/data/compacted-0.parquet");
+  EXPECT_EQ(*io_->Size(out.file_path), out.file_size_in_bytes);
+  EXPECT_EQ(out.null_value_counts.at(13), 3);  // note: only the new file had it
+  EXPECT_EQ(out.null_value_counts.at(12), 3);  // addr.zip likewise
+
+  auto table = Read(out.file_path);
+  // Columns by their Parquet names, with the current field ids.
+  std::vector<std::string> got_names;
+  for (const auto& f : table->schema()->fields()) got_names.push_back(f->name());
+  EXPECT_EQ(got_names, (std::vector<std::string>{"id", "name", "addr", "tags", "attrs",
+                                                 "amount", "price", "note"}));
+  EXPECT_EQ(
+      table->schema()->field(1)->metadata()->Get(schema::kParquetFieldIdKey).ValueOr(""),
+      "2");
+  // Row by row (a null struct's children may differ underneath).
+  auto rows = [](const std::shared_ptr<::arrow::Array>& array) {
+    std::vector<std::string> values;
+    for (int64_t i = 0; i < array->length(); ++i) {
+      values.push_back((*array->GetScalar(i))->ToString());
+    }
+    return values;
+  };
+  auto col = [&](const std::string& name) {
+    return rows(table->GetColumnByName(name)->chunk(0));
+  };
+  auto expect = [&](std::shared_ptr<::arrow::DataType> type, const std::string& json) {
+    return rows(*::arrow::json::ArrayFromJSONString(type, json));
+  };
+  EXPECT_EQ(col("id"), expect(::arrow::int64(), "[1, 2, 3, 4000000000]"));
+  EXPECT_EQ(col("name"), expect(::arrow::utf8(), R"(["ann", null, "bo", "cy"])"));
+  EXPECT_EQ(col("price"), expect(::arrow::float64(), "[1.5, null, -2.25, 0.1]"));
+  EXPECT_EQ(col("amount"), expect(::arrow::decimal128(18, 2),
+                                  R"(["12.34", null, "-0.01", "1234567890123456.78"])"));
+  EXPECT_EQ(col("note"), expect(::arrow::utf8(), R"([null, null, null, "new"])"));
+  EXPECT_EQ(col("addr"),
+            expect(::arrow::struct_({::arrow::field("city", ::arrow::utf8()),
+                                     ::arrow::field("zip", ::arrow::utf8())}),
+                   R"([{"city": "Oslo", "zip": null}, null, {"city": null, "zip": null},
+                       {"city": "Rome", "zip": "00100"}])"));
+  // The reader's own list and map types (element and entry names as it reads them).
+  EXPECT_EQ(col("tags"), expect(table->GetColumnByName("tags")->type(),
+                                R"([["x", "y"], null, [], ["z"]])"));
+  EXPECT_EQ(col("attrs"), expect(table->GetColumnByName("attrs")->type(),
+                                 R"([[["k", 7]], null, [], [["big", 9000000000]]])"));
+}
+
+TEST_F(RewriteTest, RollsToANewFileAtTheTargetSize) {
+  std::string rows = "[";
+  for (int i = 0; i < 2000; ++i) {
+    rows += (i ? "," : "") + std::string("{\"id\": ") + std::to_string(i) +
+            ", \"name\": \"" + std::string(200, 'a' + i % 26) + std::to_string(i) + "\"}";
+  }
+  rows += "]";
+  std::vector<iceberg::DataFile> inputs;
+  for (int f = 0; f < 4; ++f) {
+    inputs.push_back(Write(OldSchema(), "in" + std::to_string(f) + ".parquet", rows));
+  }
+  RewriteOptions options;
+  options.name_prefix = "r";
+  options.target_file_bytes = inputs[0].file_size_in_bytes;
+  auto result = RewriteFiles(*io_, inputs, OldSchema(), location_, options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_GE(result->files.size(), 2u);
+  int64_t rows_out = 0;
+  for (const auto& f : result->files) rows_out += f.record_count;
+  EXPECT_EQ(rows_out, 8000);
+}
+
+TEST_F(RewriteTest, ANarrowingChangeFailsAndLeavesNoFile) {
+  auto c = Write(NewSchema(), "c.parquet", R"([{"id": 1}])");
+  RewriteOptions options;
+  options.name_prefix = "bad";
+  auto result = RewriteFiles(*io_, {c}, OldSchema(), location_, options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("cannot be rewritten as int32"),
+            std::string::npos)
+      << result.status().ToString();
+  EXPECT_FALSE(*io_->Exists(location_ + "/data/bad-0.parquet"));
+}
+
+}  // namespace
+}  // namespace floe::maintenance
