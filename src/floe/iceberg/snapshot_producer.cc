@@ -5,14 +5,11 @@
 
 #include "floe/common/status.h"
 #include "floe/common/util.h"
+#include "floe/iceberg/snapshot_internal.h"
 
 namespace floe::iceberg {
 
-namespace {
-
-constexpr const char* kTotalKeys[] = {"total-data-files",       "total-delete-files",
-                                      "total-records",          "total-files-size",
-                                      "total-position-deletes", "total-equality-deletes"};
+namespace internal {
 
 std::string TrimSlash(std::string s) {
   while (s.size() > 1 && s.back() == '/') s.pop_back();
@@ -59,7 +56,97 @@ Status ResolveCounts(storage::FileIO& io, ManifestFile* m) {
   return Status::OK();
 }
 
-}  // namespace
+Status ParentTotals(storage::FileIO& io, const TableMetadata& base,
+                    const std::vector<ManifestFile>& carried, int64_t totals[6]) {
+  std::fill(totals, totals + 6, 0);
+  const Snapshot* parent = base.CurrentSnapshot();
+  if (!parent) return Status::OK();
+  bool have_all = true;
+  for (int i = 0; i < 6; ++i)
+    have_all = have_all && ParseCount(parent->summary, kTotalKeys[i], &totals[i]);
+  if (have_all) return Status::OK();
+  // Computed from the parent's manifests when the parent lacks them (a writer that
+  // omitted totals must not make them disappear for good).
+  std::fill(totals, totals + 6, 0);
+  for (const auto& m : carried) {
+    FLOE_ASSIGN_OR_RAISE(auto entries, ReadManifestEntries(io, m));
+    for (const auto& e : entries) {
+      if (!e.is_live()) continue;
+      const DataFile& f = e.data_file;
+      if (f.content == 0) {
+        totals[0] += 1;
+        totals[2] += f.record_count;
+      } else {
+        totals[1] += 1;
+        totals[f.content == 1 ? 4 : 5] += f.record_count;
+      }
+      totals[3] += f.file_size_in_bytes;
+    }
+  }
+  return Status::OK();
+}
+
+SnapshotRef MainRef(const TableMetadata& base, int64_t snapshot_id) {
+  SnapshotRef ref;
+  ref.snapshot_id = snapshot_id;
+  ref.type = "branch";
+  if (const SnapshotRef* old = base.Ref(kMainBranch)) {
+    // Keep main's retention settings.
+    ref.min_snapshots_to_keep = old->min_snapshots_to_keep;
+    ref.max_snapshot_age_ms = old->max_snapshot_age_ms;
+    ref.max_ref_age_ms = old->max_ref_age_ms;
+  }
+  return ref;
+}
+
+Status FinishSnapshot(storage::FileIO& io, const TableMetadata& base,
+                      const SnapshotNaming& naming, std::vector<ManifestFile> manifests,
+                      std::map<std::string, std::string> summary, int64_t now_ms,
+                      PendingSnapshot* out) {
+  const int64_t sequence_number = base.last_sequence_number + 1;
+  const std::string list_location =
+      naming.table_location + "/metadata/snap-" + std::to_string(naming.snapshot_id) +
+      "-" + std::to_string(naming.attempt) + "-" + naming.commit_uuid + ".avro";
+  FLOE_ASSIGN_OR_RAISE(std::string list,
+                       EncodeManifestList(naming.snapshot_id, naming.parent_id,
+                                          sequence_number, manifests));
+  FLOE_RETURN_NOT_OK(io.WriteNew(list_location, list));
+  out->written_files.push_back(list_location);
+  for (auto& m : manifests) {
+    if (m.sequence_number == kUnassignedSequenceNumber) {
+      m.sequence_number = sequence_number;
+      if (m.min_sequence_number == kUnassignedSequenceNumber)
+        m.min_sequence_number = sequence_number;
+    }
+  }
+  out->manifests = std::move(manifests);
+
+  Snapshot& s = out->snapshot;
+  s.snapshot_id = naming.snapshot_id;
+  s.parent_snapshot_id = naming.parent_id;
+  s.sequence_number = sequence_number;
+  // Keep the snapshot-log sorted even if this clock is behind another writer's.
+  s.timestamp_ms = now_ms;
+  if (!base.snapshot_log.empty())
+    s.timestamp_ms = std::max(s.timestamp_ms, base.snapshot_log.back().timestamp_ms);
+  s.manifest_list = list_location;
+  s.summary = std::move(summary);
+  s.schema_id = base.current_schema_id;
+
+  out->requirements.push_back(requirement::AssertTableUuid{base.table_uuid});
+  out->requirements.push_back(
+      requirement::AssertRefSnapshotId{kMainBranch, base.current_snapshot_id});
+  out->updates.push_back(update::AddSnapshot{s});
+  out->updates.push_back(
+      update::SetSnapshotRef{kMainBranch, MainRef(base, naming.snapshot_id)});
+  return Status::OK();
+}
+
+}  // namespace internal
+
+using internal::ParentTotals;
+using internal::ResolveCounts;
+using internal::TrimSlash;
 
 Result<std::unique_ptr<FastAppend>> FastAppend::Make(storage::FileIO* io,
                                                      const TableMetadata& base,
@@ -111,34 +198,9 @@ Result<std::map<std::string, std::string>> FastAppend::Summarize(
     added_size += f.file_size_in_bytes;
     partitions.insert(f.partition);
   }
-  // Totals: the parent's plus this append's; computed from the parent's manifests when
-  // the parent lacks them (a writer that omitted totals must not make them disappear for
-  // good).
-  int64_t totals[6] = {0, 0, 0, 0, 0, 0};
-  const Snapshot* parent = base.CurrentSnapshot();
-  bool have_all = true;
-  if (parent) {
-    for (int i = 0; i < 6; ++i)
-      have_all = have_all && ParseCount(parent->summary, kTotalKeys[i], &totals[i]);
-    if (!have_all) {
-      std::fill(std::begin(totals), std::end(totals), 0);
-      for (const auto& m : carried) {
-        FLOE_ASSIGN_OR_RAISE(auto entries, ReadManifestEntries(*io_, m));
-        for (const auto& e : entries) {
-          if (!e.is_live()) continue;
-          const DataFile& f = e.data_file;
-          if (f.content == 0) {
-            totals[0] += 1;
-            totals[2] += f.record_count;
-          } else {
-            totals[1] += 1;
-            totals[f.content == 1 ? 4 : 5] += f.record_count;
-          }
-          totals[3] += f.file_size_in_bytes;
-        }
-      }
-    }
-  }
+  // Totals: the parent's plus this append's.
+  int64_t totals[6];
+  FLOE_RETURN_NOT_OK(ParentTotals(*io_, base, carried, totals));
   totals[0] += added_files;
   totals[2] += added_records;
   totals[3] += added_size;
@@ -149,7 +211,8 @@ Result<std::map<std::string, std::string>> FastAppend::Summarize(
   summary["added-records"] = std::to_string(added_records);
   summary["added-files-size"] = std::to_string(added_size);
   summary["changed-partition-count"] = std::to_string(partitions.size());
-  for (int i = 0; i < 6; ++i) summary[kTotalKeys[i]] = std::to_string(totals[i]);
+  for (int i = 0; i < 6; ++i)
+    summary[internal::kTotalKeys[i]] = std::to_string(totals[i]);
   return summary;
 }
 
@@ -248,52 +311,12 @@ Result<PendingSnapshot> FastAppend::Prepare(const TableMetadata& base, int64_t n
   manifests.insert(manifests.end(), carried.begin(), carried.end());
   FLOE_RETURN_NOT_OK(MergeIfNeeded(base, &manifests, &out.written_files));
 
-  const int64_t sequence_number = base.last_sequence_number + 1;
   ++attempt_;
-  std::string list_location = table_location_ + "/metadata/snap-" +
-                              std::to_string(snapshot_id_) + "-" +
-                              std::to_string(attempt_) + "-" + commit_uuid_ + ".avro";
   std::optional<int64_t> parent_id;
   if (parent) parent_id = parent->snapshot_id;
-  FLOE_ASSIGN_OR_RAISE(std::string list, EncodeManifestList(snapshot_id_, parent_id,
-                                                            sequence_number, manifests));
-  FLOE_RETURN_NOT_OK(io_->WriteNew(list_location, list));
-  out.written_files.push_back(list_location);
-  for (auto& m : manifests) {
-    if (m.sequence_number == kUnassignedSequenceNumber) {
-      m.sequence_number = sequence_number;
-      if (m.min_sequence_number == kUnassignedSequenceNumber)
-        m.min_sequence_number = sequence_number;
-    }
-  }
-  out.manifests = std::move(manifests);
-
-  Snapshot& s = out.snapshot;
-  s.snapshot_id = snapshot_id_;
-  s.parent_snapshot_id = parent_id;
-  s.sequence_number = sequence_number;
-  // Keep the snapshot-log sorted even if this clock is behind another writer's.
-  s.timestamp_ms = now_ms;
-  if (!base.snapshot_log.empty())
-    s.timestamp_ms = std::max(s.timestamp_ms, base.snapshot_log.back().timestamp_ms);
-  s.manifest_list = list_location;
-  s.summary = std::move(summary);
-  s.schema_id = base.current_schema_id;
-
-  out.requirements.push_back(requirement::AssertTableUuid{base.table_uuid});
-  out.requirements.push_back(
-      requirement::AssertRefSnapshotId{kMainBranch, base.current_snapshot_id});
-  out.updates.push_back(update::AddSnapshot{s});
-  SnapshotRef ref;
-  ref.snapshot_id = snapshot_id_;
-  ref.type = "branch";
-  if (const SnapshotRef* old = base.Ref(kMainBranch)) {
-    // Keep main's retention settings.
-    ref.min_snapshots_to_keep = old->min_snapshots_to_keep;
-    ref.max_snapshot_age_ms = old->max_snapshot_age_ms;
-    ref.max_ref_age_ms = old->max_ref_age_ms;
-  }
-  out.updates.push_back(update::SetSnapshotRef{kMainBranch, ref});
+  FLOE_RETURN_NOT_OK(internal::FinishSnapshot(
+      *io_, base, {snapshot_id_, parent_id, attempt_, table_location_, commit_uuid_},
+      std::move(manifests), std::move(summary), now_ms, &out));
   for (const auto& u : options_.extra_updates) out.updates.push_back(u);
   return out;
 }

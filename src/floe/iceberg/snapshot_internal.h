@@ -1,0 +1,54 @@
+// What the snapshot producers (FastAppend, ReplaceFiles) share: totals, counts and the
+// main ref. Internal to floe::iceberg.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "floe/common/status.h"
+#include "floe/iceberg/manifest.h"
+#include "floe/iceberg/snapshot_producer.h"
+#include "floe/iceberg/table_metadata.h"
+#include "floe/storage/file_io.h"
+
+namespace floe::iceberg::internal {
+
+// The summary's totals, in this order.
+inline constexpr const char* kTotalKeys[] = {
+    "total-data-files", "total-delete-files",     "total-records",
+    "total-files-size", "total-position-deletes", "total-equality-deletes"};
+
+std::string TrimSlash(std::string s);
+// A count of the summary; false when absent or not a non-negative integer.
+bool ParseCount(const std::map<std::string, std::string>& summary, const char* key,
+                int64_t* out);
+// v1 manifest lists may omit counts; v2 lists require them: counted from the manifest.
+Status ResolveCounts(storage::FileIO& io, ManifestFile* m);
+// The current snapshot's totals (kTotalKeys order), counted from `carried` (its
+// manifests) when its summary lacks them; zeros without a current snapshot.
+Status ParentTotals(storage::FileIO& io, const TableMetadata& base,
+                    const std::vector<ManifestFile>& carried, int64_t totals[6]);
+// `main` pointing at `snapshot_id`, keeping the old main's retention settings.
+SnapshotRef MainRef(const TableMetadata& base, int64_t snapshot_id);
+
+struct SnapshotNaming {
+  int64_t snapshot_id = 0;
+  std::optional<int64_t> parent_id;
+  int attempt = 0;
+  std::string table_location;
+  std::string commit_uuid;
+};
+
+// The common end of a Prepare: writes the manifest list of `manifests`
+// (metadata/snap-<id>-<attempt>-<uuid>.avro), assigns the new sequence number where
+// unassigned, and fills `out` with the snapshot, the requirements (table uuid, main at
+// the base's snapshot) and the updates (add-snapshot, main to it).
+Status FinishSnapshot(storage::FileIO& io, const TableMetadata& base,
+                      const SnapshotNaming& naming, std::vector<ManifestFile> manifests,
+                      std::map<std::string, std::string> summary, int64_t now_ms,
+                      PendingSnapshot* out);
+
+}  // namespace floe::iceberg::internal
