@@ -142,3 +142,149 @@ def test_orphans_go_after_the_minimum_age_and_referenced_files_never(kafka_broke
     r = maintain(run)
     assert r.returncode == 0 and "; 0 orphans" in r.stdout, r.stdout
     assert young.exists()
+
+
+def live_files(run: FloeRun, table: str) -> list[str]:
+    cat = SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}",
+                     warehouse=f"file://{run.warehouse}")
+    t = cat.load_table(f"kafka.{table}")
+    return [task.file.file_path for task in t.scan().plan_files()]
+
+
+def assert_both_formats_hold(run: FloeRun, table: str, root: pathlib.Path,
+                             produced: dict, spark_too: bool = False) -> None:
+    """pyiceberg, DuckDB (iceberg and delta) and delta-rs (and Spark's Delta reader) return
+    exactly the produced rows, value by value."""
+    cat = SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}",
+                     warehouse=f"file://{run.warehouse}")
+    rows = cat.load_table(f"kafka.{table}").scan().to_arrow().to_pylist()
+    assert len(rows) == len(produced)
+    assert sorted((r["_kafka"]["partition"], r["_kafka"]["offset"]) for r in rows) == \
+        sorted(produced)
+    assert_rows_are_produced(rows, produced)
+    drows = pa.table(deltalake.DeltaTable(str(root)).scan()).to_pylist()
+    assert len(drows) == len(produced)
+    assert_rows_are_produced(drows, produced)
+    con = duckdb_connect()
+    con.execute("LOAD iceberg")
+    con.execute("LOAD delta")
+    md = run.metadata_location(table)
+    for scan in (f"iceberg_scan('{md}')", f"delta_scan('{root}')"):
+        got = con.execute(f"SELECT _kafka.partition, _kafka.offset, id, name FROM {scan}").fetchall()
+        assert len(got) == len(produced), scan
+        for p, o, i, name in got:
+            assert (i, name) == (produced[(p, o)]["id"], produced[(p, o)]["name"]), scan
+    if spark_too:
+        from harness import spark
+        meta, srows = spark.read_delta(root)
+        assert meta["count"] == len(produced) == len(srows)
+        assert sorted((r["_kafka"]["partition"], r["_kafka"]["offset"]) for r in srows) == \
+            sorted(produced)
+
+
+def test_compaction_rewrites_small_files_in_both_formats(kafka_broker, registry, tmp_path):
+    topic = "compact-orders"
+    partitions = 2
+    kafka_broker.create_topic(topic, partitions=partitions)
+    table = default_table_name(topic)
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **BOTH}],
+                  defaults={"commit.interval.ms": 1000},
+                  extra={"maintenance": {"compaction.min.input.files": 5}})
+    run.start()
+    produced = {}
+    for _ in range(12):  # a commit each: a dozen small files
+        produced.update(produce_orders(kafka_broker, registry, topic, 20, partitions))
+        hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+        run.wait_for_positions(table, topic, hwm, timeout=120)
+    root = wait_for_delta_txns(run, table, topic, hwm)
+    before = live_files(run, table)
+    assert len(before) >= 10, before
+
+    # Compaction while Floe ingests: more records arrive during and after it.
+    produced.update(produce_orders(kafka_broker, registry, topic, 20, partitions))
+    r = maintain(run)
+    assert r.returncode == 0, r.stdout + r.stderr
+    print(r.stdout)
+    assert "compaction rewrote" in r.stdout, r.stdout
+    produced.update(produce_orders(kafka_broker, registry, topic, 20, partitions))
+    hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+    run.wait_for_positions(table, topic, hwm, timeout=120)
+    wait_for_delta_txns(run, table, topic, hwm)
+    assert run.stop() == 0, run.log()
+
+    after = live_files(run, table)
+    assert len(after) < len(before), (before, after)
+    compacted = [f for f in after if "/compact-" in f]
+    assert len(compacted) == 1, after
+    # The Delta log has the compaction as remove/add without a data change.
+    dt = deltalake.DeltaTable(str(root))
+    history = dt.history()
+    optimize = [h for h in history if h.get("operation") == "OPTIMIZE"]
+    assert len(optimize) == 1, history
+    delta_files = {urllib.parse.unquote(u).removeprefix("file://") for u in dt.file_uris()}
+    assert delta_files == {f.removeprefix("file://") for f in after}
+    assert_both_formats_hold(run, table, root, produced, spark_too=True)
+
+    # A second run finds too few small files; positions and ingestion carry on.
+    r = maintain(run, "--table", f"kafka.{table}")
+    assert r.returncode == 0 and "no compaction (" in r.stdout, r.stdout
+    run.start()
+    produced.update(produce_orders(kafka_broker, registry, topic, 20, partitions))
+    hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+    run.wait_for_positions(table, topic, hwm, timeout=120)
+    wait_for_delta_txns(run, table, topic, hwm)
+    assert run.stop() == 0, run.log()
+    assert_both_formats_hold(run, table, root, produced)
+
+
+def test_a_crash_at_each_compaction_step_loses_and_doubles_nothing(kafka_broker, registry,
+                                                                   tmp_path):
+    topic = "compact-crash"
+    partitions = 2
+    kafka_broker.create_topic(topic, partitions=partitions)
+    table = default_table_name(topic)
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **BOTH}],
+                  extra={"maintenance": {"compaction.min.input.files": 3}})
+    run.start()
+    produced = {}
+
+    def rounds(n: int) -> dict:
+        for _ in range(n):
+            produced.update(produce_orders(kafka_broker, registry, topic, 10, partitions))
+            hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+            run.wait_for_positions(table, topic, hwm, timeout=120)
+        return hwm
+
+    root = wait_for_delta_txns(run, table, topic, rounds(4))
+    for point in ("after-compaction-write", "before-compaction-commit",
+                  "after-compaction-commit"):
+        before = live_files(run, table)
+        env = dict(os.environ, FLOE_CRASH_AT=point)
+        r = subprocess.run([str(floe_binary()), "maintain", "--config", str(run.config_path)],
+                           capture_output=True, text=True, timeout=300, env=env)
+        assert r.returncode == 86, (point, r.returncode, r.stdout, r.stderr)
+        after = live_files(run, table)
+        if point == "after-compaction-commit":
+            assert len(after) < len(before), point
+        else:
+            assert sorted(after) == sorted(before), point
+        # Ingestion goes on; its Delta mirror catches up with a compaction Delta lacks.
+        hwm = rounds(2)
+        wait_for_delta_txns(run, table, topic, hwm)
+        dt = deltalake.DeltaTable(str(root))
+        delta_files = {urllib.parse.unquote(u).removeprefix("file://") for u in dt.file_uris()}
+        assert delta_files == {f.removeprefix("file://") for f in live_files(run, table)}, point
+    assert run.stop() == 0, run.log()
+    assert_both_formats_hold(run, table, root, produced)
+    # What the crashes left is unreferenced, and orphan cleanup takes it once old.
+    refs = referenced(run, table, root)
+    everything = files_under(root)
+    leftovers = {f for f in everything - refs if "/_delta_log/" not in f}
+    assert any("/compact-" in f for f in leftovers), sorted(leftovers)
+    age(everything, 2 * DAY_S)
+    r = maintain(run)  # (it compacts the newer small files too)
+    assert r.returncode == 0, r.stderr
+    after = files_under(root)
+    assert not leftovers & after, sorted(leftovers & after)
+    assert refs <= after
+    assert_both_formats_hold(run, table, root, produced)

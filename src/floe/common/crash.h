@@ -5,7 +5,10 @@
 // for a schema change: before-schema-commit (the rows before it are committed, the new
 // schema is not) and after-schema-commit (the Iceberg schema is committed, the Delta
 // metaData not yet); for a topic under on.invalid.record: dlq: after-dead-letter-commit
-// (the batch's dead letters are committed, its good records not yet). Unset in
+// (the batch's dead letters are committed, its good records not yet); for `floe
+// maintain`'s compaction: after-compaction-write (the rewritten files are written),
+// before-compaction-commit (the replace snapshot's manifests too) and
+// after-compaction-commit (Iceberg has it, the Delta log not yet). Unset in
 // production: the check is one branch.
 #pragma once
 

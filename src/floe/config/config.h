@@ -127,6 +127,11 @@ struct HealthSettings {
 struct MaintenanceSettings {
   int64_t orphan_min_age_ms = 0;    // an unreferenced file is deleted past this age
   int64_t max_deletes_per_run = 0;  // per table and run
+  bool compaction_enabled = true;
+  int64_t compaction_target_file_bytes = 0;  // rewritten files are closed near this
+  int64_t compaction_small_file_bytes = 0;   // files below this are candidates
+  int64_t compaction_min_input_files = 0;    // fewer candidates: no rewrite
+  int64_t compaction_max_input_bytes = 0;    // per rewrite
   bool operator==(const MaintenanceSettings&) const = default;
 };
 

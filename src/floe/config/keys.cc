@@ -224,6 +224,39 @@ std::vector<KeyInfo> MakeKeys() {
            "hour: "
            "a file being written, or committed right now, is not referenced yet."});
   add({.section = "maintenance",
+       .name = "compaction.enabled",
+       .type = T::kEnum,
+       .default_text = "true",
+       .choices = {{"true", true}, {"false", true}},
+       .description = "Whether `floe maintain` compacts small data files."});
+  add({.section = "maintenance",
+       .name = "compaction.target.file.size.bytes",
+       .type = T::kInt,
+       .default_text = "134217728",
+       .min = 1 << 20,
+       .description = "Compaction writes files near this size."});
+  add({.section = "maintenance",
+       .name = "compaction.small.file.bytes",
+       .type = T::kInt,
+       .default_text = "67108864",
+       .min = 1,
+       .description = "A data file smaller than this is a candidate for compaction."});
+  add({.section = "maintenance",
+       .name = "compaction.min.input.files",
+       .type = T::kInt,
+       .default_text = "10",
+       .min = 2,
+       .description =
+           "A table is compacted once it has at least this many small files (the oldest "
+           "first, up to `compaction.max.input.bytes` per rewrite)."});
+  add({.section = "maintenance",
+       .name = "compaction.max.input.bytes",
+       .type = T::kInt,
+       .default_text = "1073741824",
+       .min = 1 << 20,
+       .description = "Upper bound on the bytes one compaction reads (one rewrite and "
+                      "commit); the rest waits for the next run."});
+  add({.section = "maintenance",
        .name = "max.deletes.per.run",
        .type = T::kInt,
        .default_text = "10000",

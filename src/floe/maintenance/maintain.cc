@@ -19,6 +19,12 @@ Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io
   FLOE_ASSIGN_OR_RAISE(auto before, catalog.LoadTable(ident));
   if (!IsFloeTable(before.metadata)) return report;
   report.floe_table = true;
+  if (settings.compaction_enabled) {
+    FLOE_ASSIGN_OR_RAISE(report.compaction,
+                         CompactTable(catalog, io, ident, settings, now_ms, dry_run));
+  } else {
+    report.compaction.skipped = "disabled";
+  }
   std::string location = before.metadata.location;
   while (!location.empty() && location.back() == '/') location.pop_back();
   // The listing first, then the references from the table as it is now: a file

@@ -1,5 +1,5 @@
-// One maintenance pass over one table (today: orphan cleanup). `floe maintain` runs it
-// over every table Floe writes; the same code will run inside `floe run`.
+// One maintenance pass over one table: compaction, then orphan cleanup. `floe maintain`
+// runs it over every table Floe writes; the same code will run inside `floe run`.
 //
 // Threading: a function of its inputs; the Catalog and FileIO are thread-safe.
 #pragma once
@@ -10,6 +10,7 @@
 #include "floe/catalog/catalog.h"
 #include "floe/common/status.h"
 #include "floe/config/config.h"
+#include "floe/maintenance/compaction.h"
 #include "floe/maintenance/orphans.h"
 #include "floe/maintenance/references.h"
 
@@ -17,8 +18,9 @@ namespace floe::maintenance {
 
 struct TableReport {
   catalog::TableIdent ident;
-  bool floe_table = false;  // false: not written by Floe, left alone
-  References refs;          // counts only (the set is dropped)
+  bool floe_table = false;      // false: not written by Floe, left alone
+  CompactionReport compaction;  // skipped "disabled" when maintenance.compaction.enabled
+  References refs;              // counts only (the set is dropped)
   OrphanReport orphans;
 };
 
@@ -26,9 +28,11 @@ struct TableReport {
 // no other table.
 bool IsFloeTable(const iceberg::TableMetadata& metadata);
 
-// Lists the table's location, reads its references from the catalog's current metadata
-// and deletes its orphans (DeleteOrphans) per `settings`. Errors: the catalog's and the
-// store's, and those of CollectReferences (nothing deleted then).
+// Compacts the table (CompactTable) when enabled, then lists its location, reads its
+// references from the catalog's current metadata and deletes its orphans (DeleteOrphans)
+// per `settings`. A failed compaction fails the table before any orphan is deleted.
+// Errors: the catalog's and the store's, and those of CollectReferences (nothing deleted
+// then).
 Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io,
                                   const catalog::TableIdent& ident,
                                   const config::MaintenanceSettings& settings,

@@ -64,6 +64,24 @@ Result<std::vector<iceberg::DataFile>> SnapshotFiles(storage::FileIO& io,
   return out;
 }
 
+Result<std::vector<iceberg::DataFile>> SnapshotRemovedFiles(storage::FileIO& io,
+                                                            const iceberg::Snapshot& s) {
+  std::vector<iceberg::DataFile> out;
+  FLOE_ASSIGN_OR_RAISE(auto manifests, iceberg::ReadManifestList(io, s.manifest_list));
+  for (const auto& m : manifests) {
+    if (m.content != iceberg::ManifestContent::kData || m.deleted_files_count == 0)
+      continue;
+    FLOE_ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifestEntries(io, m));
+    for (auto& e : entries) {
+      if (e.status == iceberg::ManifestEntryStatus::kDeleted &&
+          e.snapshot_id.value_or(-1) == s.snapshot_id) {
+        out.push_back(std::move(e.data_file));
+      }
+    }
+  }
+  return out;
+}
+
 std::string DeltaAppId(const std::string& table_uuid, const std::string& topic,
                        int32_t partition) {
   return "floe:" + table_uuid + ":" + topic + ":" + std::to_string(partition);
@@ -135,13 +153,58 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     }
     return Status::OK();
   };
-  auto commit = [&](std::vector<delta::Action> actions, int64_t snapshot_id) -> Status {
+  // A compaction's actions: its inputs removed and its outputs added, dataChange false
+  // (the rows are the same: streaming readers skip them).
+  auto rewrite_for = [&](const iceberg::Snapshot& s,
+                         std::vector<delta::Action>& actions) -> Status {
+    FLOE_ASSIGN_OR_RAISE(auto removed, SnapshotRemovedFiles(*io_, s));
+    for (const auto& f : removed) {
+      FLOE_ASSIGN_OR_RAISE(auto path, delta::RelativePath(f.file_path, md.location));
+      if (!snap.files.count(path)) continue;
+      delta::RemoveFile r;
+      r.path = std::move(path);
+      r.deletion_timestamp = now;
+      r.data_change = false;
+      r.extended_file_metadata = true;
+      r.size = f.file_size_in_bytes;
+      actions.push_back(std::move(r));
+    }
+    FLOE_ASSIGN_OR_RAISE(auto added, SnapshotFiles(*io_, s, /*only_added=*/true));
+    const size_t first_add = actions.size();
+    FLOE_RETURN_NOT_OK(adds_for(added, actions));
+    for (size_t i = first_add; i < actions.size(); ++i) {
+      if (auto* add = std::get_if<delta::AddFile>(&actions[i])) add->data_change = false;
+    }
+    return Status::OK();
+  };
+  // Whether Delta already has what a snapshot that moved no position did: a replay's
+  // files, or a compaction's outputs without its inputs.
+  auto has_files_of = [&](const iceberg::Snapshot& s) -> Result<bool> {
+    FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, s, /*only_added=*/true));
+    for (const auto& f : files) {
+      FLOE_ASSIGN_OR_RAISE(auto path, delta::RelativePath(f.file_path, md.location));
+      if (!snap.files.count(path)) return false;
+    }
+    if (!s.summary.count(kCompactionKey)) return true;
+    FLOE_ASSIGN_OR_RAISE(auto removed, SnapshotRemovedFiles(*io_, s));
+    for (const auto& f : removed) {
+      FLOE_ASSIGN_OR_RAISE(auto path, delta::RelativePath(f.file_path, md.location));
+      if (snap.files.count(path)) return false;
+    }
+    return true;
+  };
+  auto commit = [&](std::vector<delta::Action> actions, int64_t snapshot_id,
+                    bool compaction = false) -> Status {
     actions.insert(
         actions.begin(),
-        delta::MakeCommitInfo("STREAMING UPDATE",
-                              {{"outputMode", "Append"},
-                               {"icebergSnapshotId", std::to_string(snapshot_id)}},
-                              engine, now));
+        compaction
+            ? delta::MakeCommitInfo("OPTIMIZE",
+                                    {{"icebergSnapshotId", std::to_string(snapshot_id)}},
+                                    engine, now)
+            : delta::MakeCommitInfo("STREAMING UPDATE",
+                                    {{"outputMode", "Append"},
+                                     {"icebergSnapshotId", std::to_string(snapshot_id)}},
+                                    engine, now));
     CrashPoint("before-delta-commit");
     FLOE_ASSIGN_OR_RAISE(int64_t v, log.CommitNext(&snap, actions, now));
     if (log.CheckpointDue(v)) {
@@ -242,15 +305,11 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
       continue;
     }
     if (covered(*positions)) {
-      // A replay of dead letters moves no position: Delta has it when it has its files.
+      // A replay of dead letters or a compaction moves no position: Delta has it when
+      // it has its files.
       bool mirrored = true;
-      if (s->summary.count(kDeadLetterReplayKey)) {
-        FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, *s, /*only_added=*/true));
-        for (const auto& f : files) {
-          FLOE_ASSIGN_OR_RAISE(
-              auto add, delta::MakeAddFile(f, md.location, *schema, now, physical));
-          mirrored &= snap.files.count(add.path) > 0;
-        }
+      if (s->summary.count(kDeadLetterReplayKey) || s->summary.count(kCompactionKey)) {
+        FLOE_ASSIGN_OR_RAISE(mirrored, has_files_of(*s));
       }
       if (mirrored) {
         reached_covered = true;
@@ -266,6 +325,23 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     // lost).
     std::vector<delta::Action> actions = std::move(schema_actions);
     FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, *current, /*only_added=*/false));
+    // And without the files a compaction replaced meanwhile: Delta's live files become
+    // Iceberg's.
+    std::set<std::string> live;
+    for (const auto& f : files) {
+      FLOE_ASSIGN_OR_RAISE(auto path, delta::RelativePath(f.file_path, md.location));
+      live.insert(std::move(path));
+    }
+    for (const auto& [path, add] : snap.files) {
+      if (live.count(path)) continue;
+      delta::RemoveFile r;
+      r.path = path;
+      r.deletion_timestamp = now;
+      r.data_change = false;
+      r.extended_file_metadata = true;
+      r.size = add.size;
+      actions.push_back(std::move(r));
+    }
     FLOE_RETURN_NOT_OK(adds_for(files, actions));
     for (auto& t : txns_for(table_positions)) actions.push_back(std::move(t));
     FLOE_RETURN_NOT_OK(commit(std::move(actions), current->snapshot_id));
@@ -275,10 +351,15 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     const iceberg::Snapshot& s = **it;
     std::vector<delta::Action> actions = std::move(schema_actions);
     schema_actions.clear();
-    FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, s, /*only_added=*/true));
-    FLOE_RETURN_NOT_OK(adds_for(files, actions));
+    const bool compaction = s.summary.count(kCompactionKey) > 0;
+    if (compaction) {
+      FLOE_RETURN_NOT_OK(rewrite_for(s, actions));
+    } else {
+      FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, s, /*only_added=*/true));
+      FLOE_RETURN_NOT_OK(adds_for(files, actions));
+    }
     for (auto& t : txns_for(*SnapshotPositions(s))) actions.push_back(std::move(t));
-    FLOE_RETURN_NOT_OK(commit(std::move(actions), s.snapshot_id));
+    FLOE_RETURN_NOT_OK(commit(std::move(actions), s.snapshot_id, compaction));
   }
   // Positions that moved without a snapshot (every record skipped) or a pending schema.
   auto txns = txns_for(table_positions);

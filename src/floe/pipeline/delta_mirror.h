@@ -36,6 +36,11 @@ Result<std::vector<iceberg::DataFile>> SnapshotFiles(storage::FileIO& io,
                                                      const iceberg::Snapshot& s,
                                                      bool only_added);
 
+// Data files an Iceberg snapshot removed (entries it marked DELETED: a compaction's
+// inputs).
+Result<std::vector<iceberg::DataFile>> SnapshotRemovedFiles(storage::FileIO& io,
+                                                            const iceberg::Snapshot& s);
+
 // "floe:<table-uuid>:<topic>:<partition>".
 std::string DeltaAppId(const std::string& table_uuid, const std::string& topic,
                        int32_t partition);

@@ -22,6 +22,10 @@ inline constexpr const char* kClusterIdKey = "floe.kafka.cluster-id";
 // In the summary of a snapshot that appends replayed dead letters (replay.h): its
 // positions are its parent's, so the Delta mirror looks at its files instead.
 inline constexpr const char* kDeadLetterReplayKey = "floe.dlq-replay";
+// In the summary of a compaction's replace snapshot (maintenance/compaction.h): its
+// positions are its parent's too; Delta has it when it has its files and not the ones
+// it replaced.
+inline constexpr const char* kCompactionKey = "floe.compaction";
 inline constexpr const char* kWriterKey = "floe.writer";
 
 // topic → partition → next position to read.
