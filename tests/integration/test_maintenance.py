@@ -288,3 +288,32 @@ def test_a_crash_at_each_compaction_step_loses_and_doubles_nothing(kafka_broker,
     assert not leftovers & after, sorted(leftovers & after)
     assert refs <= after
     assert_both_formats_hold(run, table, root, produced)
+
+
+def test_floe_run_compacts_in_the_background_while_it_ingests(kafka_broker, registry,
+                                                              tmp_path):
+    topic = "compact-background"
+    partitions = 2
+    kafka_broker.create_topic(topic, partitions=partitions)
+    table = default_table_name(topic)
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **BOTH}],
+                  extra={"maintenance": {"interval.ms": 3000, "cpu.percent": 50,
+                                         "compaction.min.input.files": 4}})
+    run.start()
+    produced = {}
+    deadline = time.monotonic() + 120
+    while "maintenance: table kafka." + table + ": compacted" not in run.log(400):
+        assert time.monotonic() < deadline, run.log()
+        produced.update(produce_orders(kafka_broker, registry, topic, 10, partitions))
+        hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+        run.wait_for_positions(table, topic, hwm, timeout=120)
+    produced.update(produce_orders(kafka_broker, registry, topic, 10, partitions))
+    hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+    run.wait_for_positions(table, topic, hwm, timeout=120)
+    root = wait_for_delta_txns(run, table, topic, hwm)
+    assert run.stop() == 0, run.log()
+    assert any("/compact-" in f for f in live_files(run, table))
+    dt = deltalake.DeltaTable(str(root))
+    delta_files = {urllib.parse.unquote(u).removeprefix("file://") for u in dt.file_uris()}
+    assert delta_files == {f.removeprefix("file://") for f in live_files(run, table)}
+    assert_both_formats_hold(run, table, root, produced)

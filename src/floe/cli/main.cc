@@ -28,6 +28,7 @@
 #include "floe/cli/dependency_metrics.h"
 #include "floe/cli/dlq_command.h"
 #include "floe/cli/maintain_command.h"
+#include "floe/cli/maintenance_loop.h"
 #include "floe/cli/probes.h"
 #include "floe/cli/topic_admin.h"
 #include "floe/common/log.h"
@@ -118,6 +119,9 @@ int RunCommand(const std::string& config_path, const std::string& log_level_over
     FLOE_LOG_ERROR("{}", started.message());
     return ExitCodeFor(started);
   }
+  // Background maintenance borrows the catalog and the storage too.
+  floe::cli::MaintenanceLoop maintenance(*config);
+  maintenance.Start(stack->catalog.get(), stack->io.get());
   auto consumer = floe::kafka::Consumer::Make(config->kafka);
   if (!consumer.ok()) {
     FLOE_LOG_ERROR("{}", consumer.status().message());
@@ -149,6 +153,7 @@ int RunCommand(const std::string& config_path, const std::string& log_level_over
   g_reload_bridge.store(&bridge);
   floe::Status st = (*pipeline)->Run(g_stop);
   g_reload_bridge.store(nullptr);
+  maintenance.Stop();
   bridge.Close(floe::Retriable("floe is stopping"));
   stack->rest->Stop();
   if (!st.ok()) {

@@ -127,6 +127,8 @@ struct HealthSettings {
 struct MaintenanceSettings {
   int64_t orphan_min_age_ms = 0;    // an unreferenced file is deleted past this age
   int64_t max_deletes_per_run = 0;  // per table and run
+  int64_t interval_ms = 0;          // between passes inside `floe run`; 0: none there
+  int64_t cpu_percent = 0;          // of one core, at most, inside `floe run`
   bool compaction_enabled = true;
   int64_t compaction_target_file_bytes = 0;  // rewritten files are closed near this
   int64_t compaction_small_file_bytes = 0;   // files below this are candidates

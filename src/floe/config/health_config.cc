@@ -30,6 +30,10 @@ Status Parser::ParseMaintenance(const Located* node, Config* config) const {
   FLOE_ASSIGN_OR_RAISE(auto deletes,
                        GetInt(f, *FindKey("maintenance", "max.deletes.per.run")));
   m.max_deletes_per_run = *deletes;
+  FLOE_ASSIGN_OR_RAISE(auto interval, GetInt(f, *FindKey("maintenance", "interval.ms")));
+  m.interval_ms = *interval;
+  FLOE_ASSIGN_OR_RAISE(auto percent, GetInt(f, *FindKey("maintenance", "cpu.percent")));
+  m.cpu_percent = *percent;
   FLOE_ASSIGN_OR_RAISE(auto enabled,
                        GetEnum(f, *FindKey("maintenance", "compaction.enabled")));
   m.compaction_enabled = *enabled == "true";

@@ -64,7 +64,9 @@ std::vector<KeyInfo> MakeKeys() {
   add({.section = "",
        .name = "maintenance",
        .type = T::kSection,
-       .description = "Table maintenance: `floe maintain` (docs/maintenance.md)."});
+       .description =
+           "Table maintenance: compaction and orphan cleanup, in the background "
+           "of `floe run` and by `floe maintain` (docs/maintenance.md)."});
   add({.section = "",
        .name = "memory.budget.bytes",
        .type = T::kInt,
@@ -213,6 +215,27 @@ std::vector<KeyInfo> MakeKeys() {
            "How often the checks behind `GET /ready` run (Kafka through a client of "
            "their own, the catalog, the warehouse's storage), each within 2 s: "
            "`/ready` turns 503 within about this plus 2 s of one going away."});
+  add({.section = "maintenance",
+       .name = "interval.ms",
+       .type = T::kInt,
+       .default_text = "600000",
+       .min = 0,
+       .description =
+           "How often `floe run` maintains every Floe table in the background "
+           "(compaction, "
+           "then orphan cleanup; the same pass as `floe maintain`). 0: never inside "
+           "`floe run` (run `floe maintain` from cron instead)."});
+  add({.section = "maintenance",
+       .name = "cpu.percent",
+       .type = T::kInt,
+       .default_text = "25",
+       .min = 1,
+       .max = 100,
+       .description = "Upper bound on the share of one core the background maintenance "
+                      "of `floe run` "
+                      "uses: after each table it rests in proportion to the CPU time it "
+                      "took. It runs "
+                      "at the lowest priority too."});
   add({.section = "maintenance",
        .name = "orphan.min.age.ms",
        .type = T::kInt,

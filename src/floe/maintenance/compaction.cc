@@ -29,7 +29,8 @@ void DeleteAll(storage::FileIO& io, const std::vector<std::string>& uris) {
 Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO& io,
                                       const catalog::TableIdent& ident,
                                       const config::MaintenanceSettings& settings,
-                                      int64_t now_ms, bool dry_run) {
+                                      int64_t now_ms, bool dry_run,
+                                      const std::atomic<bool>* cancel) {
   CompactionReport report;
   FLOE_ASSIGN_OR_RAISE(auto loaded, catalog.LoadTable(ident));
   const iceberg::TableMetadata& md = loaded.metadata;
@@ -72,6 +73,7 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
   options.target_file_bytes = settings.compaction_target_file_bytes;
   FLOE_ASSIGN_OR_RAISE(options.column_names, schema::ParseColumnNames(md.properties));
   options.name_prefix = "compact-" + NewUuid();
+  options.cancel = cancel;
   FLOE_ASSIGN_OR_RAISE(auto rewritten,
                        RewriteFiles(io, inputs, *schema, md.location, options));
   std::vector<std::string> written;

@@ -13,6 +13,7 @@
 // Threading: a function of its inputs; the Catalog and FileIO are thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -44,6 +45,7 @@ struct CompactionReport {
 Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO& io,
                                       const catalog::TableIdent& ident,
                                       const config::MaintenanceSettings& settings,
-                                      int64_t now_ms, bool dry_run);
+                                      int64_t now_ms, bool dry_run,
+                                      const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace floe::maintenance

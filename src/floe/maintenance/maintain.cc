@@ -13,15 +13,16 @@ bool IsFloeTable(const iceberg::TableMetadata& metadata) {
 Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io,
                                   const catalog::TableIdent& ident,
                                   const config::MaintenanceSettings& settings,
-                                  int64_t now_ms, bool dry_run) {
+                                  int64_t now_ms, bool dry_run,
+                                  const std::atomic<bool>* cancel) {
   TableReport report;
   report.ident = ident;
   FLOE_ASSIGN_OR_RAISE(auto before, catalog.LoadTable(ident));
   if (!IsFloeTable(before.metadata)) return report;
   report.floe_table = true;
   if (settings.compaction_enabled) {
-    FLOE_ASSIGN_OR_RAISE(report.compaction,
-                         CompactTable(catalog, io, ident, settings, now_ms, dry_run));
+    FLOE_ASSIGN_OR_RAISE(report.compaction, CompactTable(catalog, io, ident, settings,
+                                                         now_ms, dry_run, cancel));
   } else {
     report.compaction.skipped = "disabled";
   }
@@ -29,6 +30,7 @@ Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io
   while (!location.empty() && location.back() == '/') location.pop_back();
   // The listing first, then the references from the table as it is now: a file
   // committed in between is in both or young (orphans.h).
+  if (cancel != nullptr && cancel->load()) return Status::Cancelled("floe is stopping");
   FLOE_ASSIGN_OR_RAISE(auto listing, io.ListTree(location + "/"));
   FLOE_ASSIGN_OR_RAISE(auto now, catalog.LoadTable(ident));
   if (now.metadata.location != before.metadata.location) {

@@ -4,6 +4,7 @@
 // Threading: a function of its inputs; the Catalog and FileIO are thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -36,7 +37,8 @@ bool IsFloeTable(const iceberg::TableMetadata& metadata);
 Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io,
                                   const catalog::TableIdent& ident,
                                   const config::MaintenanceSettings& settings,
-                                  int64_t now_ms, bool dry_run);
+                                  int64_t now_ms, bool dry_run,
+                                  const std::atomic<bool>* cancel = nullptr);
 
 // Every table of the catalog, namespaces at every depth, sorted.
 Result<std::vector<catalog::TableIdent>> AllTables(catalog::Catalog& catalog);

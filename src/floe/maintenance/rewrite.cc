@@ -187,6 +187,9 @@ class Rewriter {
       Status st = (*batches)->ReadNext(&batch);
       if (!st.ok()) return WithContext(st, "reading data file " + uri);
       if (!batch) break;
+      if (options_.cancel != nullptr && options_.cancel->load()) {
+        return Status::Cancelled("rewrite stopped (floe is stopping)");
+      }
       FLOE_RETURN_NOT_OK(Write(*batch, uri));
     }
     return Status::OK();

@@ -11,6 +11,7 @@
 // Threading: a function of its inputs; the FileIO is thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -35,6 +36,9 @@ struct RewriteOptions {
   // New files are `<table_location>/data/<name_prefix>-<n>.parquet`; one prefix per
   // attempt keeps names unique.
   std::string name_prefix;
+  // Checked between batches: once true the rewrite stops (kCancelled), deleting its
+  // files.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct RewriteResult {

@@ -232,12 +232,8 @@ Status TableWriter::FlushBuilders() {
     auto out = std::move(*opened);
     open_uri_ = file_uri_;  // from here on the file exists, whatever happens next
     parquet::DataFileWriter::Options opts;
-    // The open row group's compressed pages stay in memory until it closes, and then
-    // pass through the store's stream buffer (S3: one multipart part): together they are
-    // held to the same 32 MiB on every store.
-    opts.max_row_group_bytes = std::min<int64_t>(
-        options_.target_file_size_bytes,
-        std::max<int64_t>(8 << 20, (32 << 20) - options_.io->MaxStreamBufferBytes()));
+    opts.max_row_group_bytes =
+        std::min<int64_t>(options_.target_file_size_bytes, 32 << 20);
     opts.initial_compression_ratio = compression_ratio_;
     opts.zstd_level = options_.zstd_level;
     opts.dictionary_page_bytes = options_.dictionary_page_bytes;
