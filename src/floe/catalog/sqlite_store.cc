@@ -1,8 +1,10 @@
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <mutex>
 
 #include "floe/catalog/pointer_store.h"
+#include "floe/common/log.h"
 
 namespace floe::catalog {
 
@@ -415,16 +417,32 @@ class SqliteStore : public PointerStore {
   //
   // A catalog file moved or deleted under an open connection would silently take commits
   // into a file nobody finds again (a restart opens a new empty one at the path): writes
-  // wait, kRetriable, until the file is back at its path.
+  // wait, kRetriable, until a file is at its path again. A file put back under another
+  // inode (restored from a copy) is opened, as a restart would.
   Status WritableLocked() {
     int moved = 0;
     if (sqlite3_file_control(db_, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK &&
         moved != 0) {
-      return Retriable(
-          "catalog " + path_ +
-          " is gone: the file Floe has open is no longer at that path (moved "
-          "or deleted, or its volume unmounted); nothing was changed, commits "
-          "are retried until it is back");
+      struct stat st{};
+      sqlite3* fresh = nullptr;
+      if (::stat(path_.c_str(), &st) == 0 &&
+          sqlite3_open_v2(path_.c_str(), &fresh,
+                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX,
+                          nullptr) == SQLITE_OK) {
+        FLOE_LOG_WARN(
+            "catalog {}: the file at that path is not the one Floe had open; opened it",
+            path_);
+        sqlite3_busy_timeout(fresh, kBusyTimeoutMs);
+        sqlite3_close(db_);
+        db_ = fresh;
+      } else {
+        sqlite3_close(fresh);
+        return Retriable(
+            "catalog " + path_ +
+            " is gone: the file Floe has open is no longer at that path (moved "
+            "or deleted, or its volume unmounted); nothing was changed, commits "
+            "are retried until it is back");
+      }
     }
     if (sqlite3_db_readonly(db_, "main") != 1) return Status::OK();
     sqlite3* fresh = nullptr;

@@ -81,6 +81,21 @@ TEST_F(SqliteStoreTest, MovedAwayFileTakesNoCommitsUntilItIsBack) {
   EXPECT_EQ(*store_->Get(t), "v1");
 }
 
+// A file put back at the path under another inode (restored from a copy) is opened, as
+// a restart would open it; commits land in it.
+TEST_F(SqliteStoreTest, AFileRestoredFromACopyIsOpened) {
+  TableIdent t{{"ns"}, "t"};
+  ASSERT_TRUE(store_->Create(t, "v0").ok());
+  const std::string copy = path_.string() + ".copy";
+  std::filesystem::copy_file(path_, copy);
+  std::filesystem::rename(copy, path_);  // another inode at the path
+  ASSERT_TRUE(store_->CheckWritable().ok());
+  ASSERT_TRUE(store_->Swap(t, "v0", "v1").ok());
+  store_.reset();
+  store_ = *OpenSqliteStore(path_.string(), "floe");
+  EXPECT_EQ(*store_->Get(t), "v1");
+}
+
 TEST_F(SqliteStoreTest, RejectsUnsafeNames) {
   EXPECT_FALSE(store_->Create({{"a.b"}, "t"}, "x").ok());
   EXPECT_FALSE(store_->Create({{"ns"}, "../t"}, "x").ok());

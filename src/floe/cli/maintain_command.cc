@@ -47,7 +47,11 @@ int MaintainCommand(const config::Config& config,
       continue;
     }
     const auto& c = r->compaction;
-    if (c.skipped.empty()) {
+    if (!r->compaction_error.empty()) {
+      std::fprintf(stderr, "floe: table %s: compaction failed: %s\n",
+                   ident.ToString().c_str(), r->compaction_error.c_str());
+      ++failed;
+    } else if (c.skipped.empty()) {
       std::cout << fmt::format(
           "table {}: compaction {} {} small files of {} ({} bytes){}\n", ident.ToString(),
           dry_run ? "would rewrite" : "rewrote", c.candidates, c.live_files, c.bytes_in,

@@ -74,6 +74,10 @@ bool MaintenanceLoop::Pass() {
       }
     } else if (r->floe_table) {
       const auto& c = r->compaction;
+      if (!r->compaction_error.empty()) {
+        FLOE_LOG_WARN("maintenance: table {}: compaction failed: {}", ident.ToString(),
+                      r->compaction_error);
+      }
       if (c.snapshot_id != 0) {
         FLOE_LOG_INFO(
             "maintenance: table {}: compacted {} files ({} bytes) into {} ({} bytes){}",

@@ -782,6 +782,20 @@ Result<Config> Parser::Parse(const std::string& text) {
     }
   }
 
+  // Orphan cleanup must never race a commit: a data file is committed within one commit
+  // interval of being written (docs/maintenance.md).
+  int64_t longest_interval = config.defaults.commit_interval_ms;
+  for (const TopicEntry& e : config.topics) {
+    longest_interval =
+        std::max(longest_interval, e.overrides.commit_interval_ms.value_or(0));
+  }
+  if (config.maintenance.orphan_min_age_ms < 2 * longest_interval) {
+    return Fail(-1, "maintenance.orphan.min.age.ms",
+                fmt::format("{} is less than twice the longest commit.interval.ms ({}): "
+                            "orphan cleanup could delete a file about to be committed",
+                            config.maintenance.orphan_min_age_ms, longest_interval));
+  }
+
   // Entries naming one topic each are known now: their tables must not collide.
   std::vector<std::string> names;
   for (const TopicEntry& e : config.topics) {

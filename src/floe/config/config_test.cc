@@ -757,6 +757,22 @@ TEST(TableNameTest, CheckTableCollisionsOverDiscoveredTopics) {
       "them its own 'table' (a topics entry with its name) or another 'namespace'");
 }
 
+TEST(MaintenanceTest, OrphanAgeMustExceedTwiceTheLongestCommitInterval) {
+  EXPECT_EQ(
+      ErrorOf(std::string(kMinimal) +
+              "maintenance: {orphan.min.age.ms: 3600000}\n"
+              "topics:\n  - {name: slow, commit.interval.ms: 3600000}\n"),
+      "maintenance.orphan.min.age.ms: 3600000 is less than twice the longest "
+      "commit.interval.ms (3600000): orphan cleanup could delete a file about to be "
+      "committed");
+  auto ok = Parse(std::string(kMinimal) + "maintenance: {orphan.min.age.ms: 7200000}\n" +
+                  "topics:\n  - {name: slow, commit.interval.ms: 3600000}\n");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->maintenance.orphan_min_age_ms, 7200000);
+  EXPECT_EQ(ok->maintenance.interval_ms, 600000);
+  EXPECT_TRUE(ok->maintenance.compaction_enabled);
+}
+
 TEST(TableNameTest, DeadLetterTablesCollideToo) {
   EXPECT_EQ(DeadLetterTableName("orders"), "orders__dlq");
   const std::string longest(128, 'a');

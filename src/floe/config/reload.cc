@@ -14,6 +14,7 @@ std::vector<std::string> RestartOnlyChanges(const Config& running, const Config&
   check(running.catalog == next.catalog, "catalog");
   check(running.rest == next.rest, "rest");
   check(running.health == next.health, "health");
+  check(running.maintenance == next.maintenance, "maintenance");
   check(running.log_format == next.log_format, "log.format");
   return out;
 }

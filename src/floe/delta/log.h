@@ -118,12 +118,13 @@ class DeltaLog {
   Result<CleanupResult> Cleanup(int64_t retention_ms, int64_t now_ms) const;
 
   // Every data file path an `add` or `remove` action names in the log files present
-  // (commit JSON and classic checkpoints), as written: relative to the table root and
-  // URI-encoded (RelativePath), or absolute. A superset of what any version a reader
-  // can still reconstruct references, tombstones for time travel included: what table
-  // maintenance must never delete. kInvalidInput when a log file cannot be read as
-  // Delta (an unknown checkpoint kind included): nothing may be deleted then. Needs
-  // FileIO::List.
+  // (every commit JSON and the oldest classic checkpoint: a newer checkpoint names only
+  // files of those), as written: relative to the table root and URI-encoded
+  // (RelativePath), or absolute. A superset of what any version a reader can still
+  // reconstruct references, tombstones for time travel included: what table maintenance
+  // must never delete. kInvalidInput when a log file cannot be read as Delta (an unknown
+  // checkpoint kind included), kConflict when a listed file was cleaned up meanwhile:
+  // nothing may be deleted then. Needs FileIO::List.
   Result<std::set<std::string>> ReferencedPaths() const;
 
  private:

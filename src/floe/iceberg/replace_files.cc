@@ -68,10 +68,15 @@ Result<PendingSnapshot> ReplaceFiles::Prepare(const TableMetadata& base, int64_t
   std::vector<ManifestFile> kept;
   std::set<std::string> found;
   int rewritten = 0;
+  auto discard = [&](Status st) {
+    for (const auto& uri : out.written_files) (void)io_->Delete(uri);
+    return st;
+  };
   for (const auto& m : carried) {
     if (m.content != ManifestContent::kData) {
-      kept.push_back(m);
-      continue;
+      // Deletes the rewrite would not apply (another writer's merge-on-read).
+      return discard(Conflict("the table has delete files (" + m.manifest_path +
+                              "); its data files are not rewritten"));
     }
     FLOE_ASSIGN_OR_RAISE(auto entries, ReadManifestEntries(*io_, m));
     bool touches = false;
@@ -116,8 +121,9 @@ Result<PendingSnapshot> ReplaceFiles::Prepare(const TableMetadata& base, int64_t
   if (found.size() != wanted.size()) {
     for (const auto& path : wanted) {
       if (!found.count(path)) {
-        return Conflict("data file " + path +
-                        " is no longer in the table (another rewrite replaced it)");
+        return discard(
+            Conflict("data file " + path +
+                     " is no longer in the table (another rewrite replaced it)"));
       }
     }
   }

@@ -40,6 +40,13 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
     report.skipped = "no snapshot yet";
     return report;
   }
+  // Merge-on-read deletes (another writer's) would not survive a rewrite of the raw
+  // files: such a table is left alone.
+  auto deletes = current->summary.find("total-delete-files");
+  if (deletes != current->summary.end() && deletes->second != "0") {
+    report.skipped = "the table has delete files";
+    return report;
+  }
   const iceberg::PartitionSpec* spec = md.DefaultSpec();
   if (spec == nullptr || !spec->fields.empty()) {
     report.skipped = "partitioned tables are not compacted";
@@ -74,6 +81,7 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
   FLOE_ASSIGN_OR_RAISE(options.column_names, schema::ParseColumnNames(md.properties));
   options.name_prefix = "compact-" + NewUuid();
   options.cancel = cancel;
+  const int64_t started_ms = NowMs();
   FLOE_ASSIGN_OR_RAISE(auto rewritten,
                        RewriteFiles(io, inputs, *schema, md.location, options));
   std::vector<std::string> written;
@@ -83,6 +91,22 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
   }
   report.written = static_cast<int64_t>(rewritten.files.size());
   report.rows = rewritten.rows;
+  int64_t expected_rows = 0;
+  for (const auto& f : inputs) expected_rows += f.record_count;
+  if (rewritten.rows != expected_rows) {
+    DeleteAll(io, written);
+    return Internal("compaction of " + ident.ToString() + " read " +
+                    std::to_string(rewritten.rows) +
+                    " rows from files whose manifests say " +
+                    std::to_string(expected_rows) + "; nothing committed");
+  }
+  // Orphan cleanup deletes unreferenced files past maintenance.orphan.min.age.ms: files
+  // that old must not be committed now (a concurrent cleanup may be deleting them).
+  if (NowMs() - started_ms > settings.orphan_min_age_ms / 2) {
+    DeleteAll(io, written);
+    report.skipped = "the rewrite took longer than half of maintenance.orphan.min.age.ms";
+    return report;
+  }
   CrashPoint("after-compaction-write");
 
   std::map<std::string, std::string> summary = {
@@ -96,11 +120,12 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
   auto& replace = *replace_made;
   for (const auto& f : replace->written_files()) written.push_back(f);
   iceberg::TableMetadata base = md;
+  bool unknown = false;  // an attempt's outcome was unknown: its files may be referenced
   for (;;) {
     ++report.attempts;
     auto pending = replace->Prepare(base, now_ms);
     if (!pending.ok()) {
-      DeleteAll(io, written);
+      if (!unknown) DeleteAll(io, written);
       if (KindOf(pending.status()) == ErrorKind::kConflict) {
         report.skipped = "its input changed: " + pending.status().message();
         return report;
@@ -124,18 +149,20 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
       break;
     }
     const ErrorKind kind = KindOf(committed.status());
-    FLOE_ASSIGN_OR_RAISE(auto reloaded, catalog.LoadTable(ident));
-    if (kind == ErrorKind::kStateUnknown && replace->IsCommittedIn(reloaded.metadata)) {
+    unknown |= kind == ErrorKind::kStateUnknown;
+    auto reloaded = catalog.LoadTable(ident);
+    if (!reloaded.ok()) return reloaded.status();  // files left: orphans at worst
+    if (replace->IsCommittedIn(reloaded->metadata)) {
       report.snapshot_id = replace->snapshot_id();
       break;
     }
     if (kind != ErrorKind::kStateUnknown) DeleteAll(io, pending->written_files);
     if ((kind != ErrorKind::kConflict && kind != ErrorKind::kStateUnknown) ||
         report.attempts >= kMaxAttempts) {
-      if (kind != ErrorKind::kStateUnknown) DeleteAll(io, written);
+      if (!unknown) DeleteAll(io, written);
       return committed.status();
     }
-    base = std::move(reloaded.metadata);
+    base = std::move(reloaded->metadata);
   }
   CrashPoint("after-compaction-commit");
   auto formats = md.properties.find(catalog::kFormatsProperty);

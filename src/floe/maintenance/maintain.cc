@@ -20,9 +20,19 @@ Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io
   FLOE_ASSIGN_OR_RAISE(auto before, catalog.LoadTable(ident));
   if (!IsFloeTable(before.metadata)) return report;
   report.floe_table = true;
+  // A catalog that takes no commits (a read-only or moved SQLite file) may also answer
+  // from a detached file: nothing is decided on what it says.
+  FLOE_RETURN_NOT_OK(catalog.CheckWritable());
   if (settings.compaction_enabled) {
-    FLOE_ASSIGN_OR_RAISE(report.compaction, CompactTable(catalog, io, ident, settings,
-                                                         now_ms, dry_run, cancel));
+    auto compacted = CompactTable(catalog, io, ident, settings, now_ms, dry_run, cancel);
+    if (compacted.ok()) {
+      report.compaction = std::move(*compacted);
+    } else if (compacted.status().IsCancelled()) {
+      return compacted.status();
+    } else {
+      // Orphan cleanup still runs: what the failed compaction left is young.
+      report.compaction_error = compacted.status().message();
+    }
   } else {
     report.compaction.skipped = "disabled";
   }

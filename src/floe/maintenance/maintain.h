@@ -19,9 +19,10 @@ namespace floe::maintenance {
 
 struct TableReport {
   catalog::TableIdent ident;
-  bool floe_table = false;      // false: not written by Floe, left alone
-  CompactionReport compaction;  // skipped "disabled" when maintenance.compaction.enabled
-  References refs;              // counts only (the set is dropped)
+  bool floe_table = false;       // false: not written by Floe, left alone
+  CompactionReport compaction;   // skipped "disabled" when maintenance.compaction.enabled
+  std::string compaction_error;  // compaction failed (orphan cleanup still ran)
+  References refs;               // counts only (the set is dropped)
   OrphanReport orphans;
 };
 
@@ -31,7 +32,8 @@ bool IsFloeTable(const iceberg::TableMetadata& metadata);
 
 // Compacts the table (CompactTable) when enabled, then lists its location, reads its
 // references from the catalog's current metadata and deletes its orphans (DeleteOrphans)
-// per `settings`. A failed compaction fails the table before any orphan is deleted.
+// per `settings`. A failed compaction is reported in compaction_error and orphan cleanup
+// still runs; a catalog that cannot take commits fails the table before anything.
 // Errors: the catalog's and the store's, and those of CollectReferences (nothing deleted
 // then).
 Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io,

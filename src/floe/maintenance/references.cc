@@ -33,6 +33,10 @@ void CollectExtra(const iceberg::ExtraFields& extra, std::set<std::string>* out)
 }  // namespace
 
 std::string CanonicalUri(const std::string& uri) {
+  if (uri.starts_with("/")) return CanonicalUri("file://" + uri);  // a bare local path
+  if (uri.starts_with("file://localhost/")) {
+    return CanonicalUri("file:///" + uri.substr(17));
+  }
   if (uri.starts_with("file:")) {
     std::string path = "/";
     for (char c : std::string_view(uri).substr(5)) {
@@ -61,7 +65,11 @@ Result<References> CollectReferences(storage::FileIO& io,
   for (const auto& snapshot : metadata.snapshots) {
     ++refs.snapshots;
     CollectExtra(snapshot.extra_fields, &refs.uris);
-    if (snapshot.manifest_list.empty()) continue;
+    if (snapshot.manifest_list.empty()) {
+      return InvalidInput("snapshot " + std::to_string(snapshot.snapshot_id) +
+                          " has no manifest list (a v1 inline manifests list): its files "
+                          "are unknown, nothing is deleted");
+    }
     add(snapshot.manifest_list);
     auto manifests = iceberg::ReadManifestList(io, snapshot.manifest_list);
     if (!manifests.ok()) {
@@ -89,16 +97,14 @@ Result<References> CollectReferences(storage::FileIO& io,
   FLOE_ASSIGN_OR_RAISE(auto delta_paths, log.ReferencedPaths());
   refs.delta_paths = static_cast<int64_t>(delta_paths.size());
   for (const auto& path : delta_paths) {
-    if (path.find("://") != std::string::npos || path.starts_with("file:")) {
-      add(path);
-      continue;
-    }
     auto decoded = PercentDecode(path);
     if (!decoded) {
       return InvalidInput("Delta log of " + root + " names the file '" + path +
                           "', which is not percent-encoded correctly");
     }
-    add(root + "/" + *decoded);
+    const bool absolute =
+        decoded->find("://") != std::string::npos || decoded->starts_with("file:");
+    add(absolute ? *decoded : root + "/" + *decoded);
   }
   return refs;
 }

@@ -30,8 +30,9 @@ struct References {
 };
 
 // One spelling per file, so that a reference written by another writer matches a
-// listing: "file:/x", "file://x" and "file:///x" are "file:///x" (runs of '/' in the
-// path collapsed); "s3a://" and "s3n://" are "s3://". Other URIs are kept as they are.
+// listing: "/x", "file:/x", "file://x", "file://localhost/x" and "file:///x" are
+// "file:///x" (runs of '/' in the path collapsed); "s3a://" and "s3n://" are "s3://".
+// Other URIs are kept as they are.
 std::string CanonicalUri(const std::string& uri);
 
 // Walks the table whose current metadata is `metadata` (read from `metadata_location`).

@@ -114,10 +114,12 @@ Result<std::shared_ptr<Array>> Project(const std::shared_ptr<Array>& array,
       if (from->id() != ::arrow::Type::MAP) break;
       const auto& in = static_cast<const ::arrow::MapArray&>(*array);
       const auto& map_type = static_cast<const ::arrow::MapType&>(*type);
+      // Through the entries struct, so that its own offset is honoured.
+      const auto& entries = static_cast<const ::arrow::StructArray&>(*in.values());
       FLOE_ASSIGN_OR_RAISE(auto keys,
-                           ProjectChild(in.keys(), *map_type.key_field(), what));
+                           ProjectChild(entries.field(0), *map_type.key_field(), what));
       FLOE_ASSIGN_OR_RAISE(auto items,
-                           ProjectChild(in.items(), *map_type.item_field(), what));
+                           ProjectChild(entries.field(1), *map_type.item_field(), what));
       return std::make_shared<::arrow::MapArray>(type, in.length(), in.data()->buffers[1],
                                                  keys, items, in.data()->buffers[0],
                                                  in.null_count());
@@ -142,14 +144,19 @@ Result<std::shared_ptr<Array>> Project(const std::shared_ptr<Array>& array,
       data->type = type;
       return ::arrow::MakeArray(data);
     }
+    case ::arrow::Type::TIMESTAMP: {
+      if (from->id() != ::arrow::Type::TIMESTAMP) break;
+      // The same unit, the time zone spelled otherwise ("+00:00" / "UTC"): the same
+      // values. Another unit is not relabelled (ns as us would be off by 1000).
+      const auto& a = static_cast<const ::arrow::TimestampType&>(*from);
+      const auto& b = static_cast<const ::arrow::TimestampType&>(*type);
+      if (a.unit() != b.unit() || a.timezone().empty() != b.timezone().empty()) break;
+      auto data = array->data()->Copy();
+      data->type = type;
+      return ::arrow::MakeArray(data);
+    }
     default:
       if (from->Equals(*type, /*check_metadata=*/false)) return array;
-      // The same values under other field names (a relabelled nested type).
-      if (from->id() == type->id() && from->num_fields() == 0) {
-        auto data = array->data()->Copy();
-        data->type = type;
-        return ::arrow::MakeArray(data);
-      }
   }
   return InvalidInput(what + ": a column of type " + from->ToString() +
                       " cannot be rewritten as " + type->ToString());
@@ -203,6 +210,14 @@ class Rewriter {
 
  private:
   Status Write(const ::arrow::RecordBatch& batch, const std::string& uri) {
+    // Matching is by field id: a file without them (added by another tool) would come
+    // out as nulls.
+    for (const auto& field : batch.schema()->fields()) {
+      if (FieldId(*field) < 0) {
+        return InvalidInput(uri + ": column " + field->name() +
+                            " has no Iceberg field id; the file is not rewritten");
+      }
+    }
     std::vector<std::shared_ptr<Array>> columns;
     for (const auto& field : file_schema_->fields()) {
       const int i = ChildById(batch.schema()->fields(), FieldId(*field));

@@ -195,8 +195,7 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
   };
   auto commit = [&](std::vector<delta::Action> actions, int64_t snapshot_id,
                     bool compaction = false) -> Status {
-    actions.insert(
-        actions.begin(),
+    delta::CommitInfo info =
         compaction
             ? delta::MakeCommitInfo("OPTIMIZE",
                                     {{"icebergSnapshotId", std::to_string(snapshot_id)}},
@@ -204,7 +203,12 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
             : delta::MakeCommitInfo("STREAMING UPDATE",
                                     {{"outputMode", "Append"},
                                      {"icebergSnapshotId", std::to_string(snapshot_id)}},
-                                    engine, now));
+                                    engine, now);
+    // A version that removes files is no blind append (Delta's conflict checks trust it).
+    for (const auto& a : actions) {
+      if (std::holds_alternative<delta::RemoveFile>(a)) info.is_blind_append = false;
+    }
+    actions.insert(actions.begin(), std::move(info));
     CrashPoint("before-delta-commit");
     FLOE_ASSIGN_OR_RAISE(int64_t v, log.CommitNext(&snap, actions, now));
     if (log.CheckpointDue(v)) {
