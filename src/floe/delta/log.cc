@@ -270,53 +270,20 @@ Result<int64_t> DeltaLog::CommitNext(Snapshot* snapshot,
 
 Result<std::set<std::string>> DeltaLog::ReferencedPaths() const {
   FLOE_ASSIGN_OR_RAISE(auto listing, io_->List(log_dir_));
-  std::set<std::string> paths;
-  auto collect = [&](const std::vector<Action>& actions) {
-    for (const Action& a : actions) {
-      if (const auto* add = std::get_if<AddFile>(&a)) paths.insert(add->path);
-      if (const auto* remove = std::get_if<RemoveFile>(&a)) paths.insert(remove->path);
-    }
-  };
-  // Every file a later checkpoint names was added by a version whose JSON is still here
-  // or is in the oldest checkpoint: reading that one and every JSON is enough.
-  std::optional<int64_t> oldest_checkpoint;
-  std::vector<std::string> commits;
   for (const auto& f : listing) {
     std::string_view name = BaseName(f.uri);
-    if (ParseVersioned(name, kJsonSuffix)) {
-      commits.push_back(f.uri);
-    } else if (auto v = ParseVersioned(name, kCheckpointSuffix)) {
-      if (!oldest_checkpoint || *v < *oldest_checkpoint) oldest_checkpoint = v;
-    } else if (name.find(".checkpoint") != std::string_view::npos ||
-               name.ends_with(".parquet")) {
+    if (!ParseVersioned(name, kCheckpointSuffix) &&
+        (name.find(".checkpoint") != std::string_view::npos ||
+         name.ends_with(".parquet"))) {
       return InvalidInput("Delta log " + log_dir_ + " has " + std::string(name) +
                           ", a checkpoint kind Floe does not read: its references are "
                           "unknown");
     }
   }
-  // A file cleaned up meanwhile (Cleanup runs after commits) may have named files only
-  // a newer checkpoint, not in the listing, names now: the references are then unknown.
-  auto vanished = [&](const std::string& uri) {
-    return Conflict("Delta log file " + uri +
-                    " was cleaned up while its references were read; try again");
-  };
-  if (oldest_checkpoint) {
-    const std::string uri = CheckpointUri(*oldest_checkpoint);
-    auto bytes = io_->Read(uri);
-    if (!bytes.ok() && KindOf(bytes.status()) == ErrorKind::kNotFound)
-      return vanished(uri);
-    FLOE_RETURN_NOT_OK(bytes.status());
-    FLOE_ASSIGN_OR_RAISE(auto actions, internal::DecodeCheckpoint(*bytes, uri));
-    collect(actions);
-  }
-  for (const auto& uri : commits) {
-    auto text = io_->Read(uri);
-    if (!text.ok() && KindOf(text.status()) == ErrorKind::kNotFound) return vanished(uri);
-    FLOE_RETURN_NOT_OK(text.status());
-    auto actions = DecodeActions(*text);
-    if (!actions.ok()) return WithContext(actions.status(), uri);
-    collect(*actions);
-  }
+  FLOE_ASSIGN_OR_RAISE(Snapshot snap, ReadSnapshot());
+  std::set<std::string> paths;
+  for (const auto& [path, add] : snap.files) paths.insert(path);
+  for (const auto& [path, remove] : snap.tombstones) paths.insert(path);
   return paths;
 }
 

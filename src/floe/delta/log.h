@@ -117,14 +117,13 @@ class DeltaLog {
   // reconstructible. Needs FileIO::List (NotImplemented otherwise).
   Result<CleanupResult> Cleanup(int64_t retention_ms, int64_t now_ms) const;
 
-  // Every data file path an `add` or `remove` action names in the log files present
-  // (every commit JSON and the oldest classic checkpoint: a newer checkpoint names only
-  // files of those), as written: relative to the table root and URI-encoded
-  // (RelativePath), or absolute. A superset of what any version a reader can still
-  // reconstruct references, tombstones for time travel included: what table maintenance
-  // must never delete. kInvalidInput when a log file cannot be read as Delta (an unknown
-  // checkpoint kind included), kConflict when a listed file was cleaned up meanwhile:
-  // nothing may be deleted then. Needs FileIO::List.
+  // The data files table maintenance must not delete for Delta's sake, as the log writes
+  // them (relative and URI-encoded, or absolute): the newest version's live files and its
+  // tombstones (removes younger than the tombstone retention when checkpointed, and every
+  // remove after the checkpoint). That is VACUUM's rule: time travel keeps working for
+  // versions inside delta.deletedFileRetentionDuration. Reads the newest checkpoint and
+  // the commits after it, never the whole log. kInvalidInput when the log cannot be read
+  // as Delta (an unknown checkpoint kind included): nothing may be deleted then.
   Result<std::set<std::string>> ReferencedPaths() const;
 
  private:

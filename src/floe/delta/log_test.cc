@@ -167,6 +167,28 @@ TEST_F(DeltaLogTest, RemoveThenReAdd) {
   EXPECT_EQ(Paths(*read), Paths(s));
 }
 
+// What maintenance keeps for Delta: live files and tombstones (VACUUM's rule), read
+// through the newest checkpoint; an unknown checkpoint kind makes it unknowable.
+TEST_F(DeltaLogTest, ReferencedPathsAreLiveFilesAndTombstones) {
+  Snapshot s = Build(12);  // a checkpoint at 10
+  RemoveFile rm;
+  rm.path = "data/f-3.parquet";
+  rm.deletion_timestamp = kNow;
+  ASSERT_TRUE(log_->CommitNext(&s, {rm}, kNow).ok());
+  auto paths = log_->ReferencedPaths();
+  ASSERT_TRUE(paths.ok()) << paths.status().ToString();
+  EXPECT_EQ(paths->size(), 12u);
+  EXPECT_EQ(paths->count("data/f-3.parquet"), 1u);  // a tombstone: time travel needs it
+  EXPECT_EQ(paths->count("data/f-12.parquet"), 1u);
+  ASSERT_TRUE(io_->WriteNew(table_uri_ + "/_delta_log/" +
+                                Name(20,
+                                     ".checkpoint.0000000001."
+                                     "0000000002.parquet"),
+                            "x")
+                  .ok());
+  EXPECT_EQ(KindOf(log_->ReferencedPaths().status()), ErrorKind::kInvalidInput);
+}
+
 TEST_F(DeltaLogTest, CheckpointAtTenThenReplayThroughIt) {
   Snapshot built = Build(12);
   ASSERT_TRUE(fs::exists(LogPath("00000000000000000010.checkpoint.parquet")));

@@ -9,6 +9,8 @@
 
 #include "floe/catalog/catalog.h"
 #include "floe/common/util.h"
+#include "floe/delta/actions.h"
+#include "floe/delta/log.h"
 #include "floe/iceberg/snapshot_producer.h"
 #include "floe/maintenance/maintain.h"
 #include "floe/storage/file_io.h"
@@ -95,12 +97,14 @@ TEST_F(MaintenanceTest, DeletesOldUnreferencedFilesAndNothingElse) {
   const std::string lost_manifest = Put(loc + "/metadata/lost-m0.avro");
   // Only the Delta log names it (a file Delta still time-travels to), percent-encoded.
   const std::string delta_only = Put(loc + "/data/delta only.parquet");
-  ASSERT_TRUE(
-      io_->WriteNew(loc + "/_delta_log/00000000000000000000.json",
-                    R"({"add":{"path":"data/delta%20only.parquet","partitionValues":{},)"
-                    R"("size":13,"modificationTime":1,"dataChange":true}})"
-                    "\n")
-          .ok());
+  delta::AddFile add;
+  add.path = "data/delta%20only.parquet";
+  add.size = 13;
+  add.modification_time = 1;
+  delta::DeltaLog log(io_.get(), loc);
+  ASSERT_TRUE(log.Commit(0, {*delta::ProtocolFor(schema_),
+                             *delta::MakeMetadata("uuid", schema_, NowMs()), add})
+                  .ok());
   const std::string log_junk = Put(loc + "/_delta_log/junk.tmp");
 
   // Young: nothing is deleted, the two orphans are counted as too young.

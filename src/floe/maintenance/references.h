@@ -1,9 +1,9 @@
 // References: every file a table's metadata points at, in both formats: the current
 // metadata file and the ones its metadata log names, every snapshot's manifest list,
 // every manifest in them and every file in those manifests (entries of every status),
-// any file URI in fields Floe keeps verbatim (statistics files), and every path an
-// add or remove action names in the Delta log files present. What table maintenance
-// must never delete.
+// any file URI in fields Floe keeps verbatim (statistics files), and the Delta log's
+// live files and tombstones (DeltaLog::ReferencedPaths). What table maintenance must
+// never delete.
 //
 // Threading: a function of its inputs; the FileIO is thread-safe.
 #pragma once
