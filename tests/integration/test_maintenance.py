@@ -8,8 +8,10 @@ exactly the produced rows, at the current and the oldest snapshot / version.
 """
 from __future__ import annotations
 
+import collections
 import os
 import pathlib
+import random
 import subprocess
 import time
 import urllib.parse
@@ -317,3 +319,51 @@ def test_floe_run_compacts_in_the_background_while_it_ingests(kafka_broker, regi
     delta_files = {urllib.parse.unquote(u).removeprefix("file://") for u in dt.file_uris()}
     assert delta_files == {f.removeprefix("file://") for f in live_files(run, table)}
     assert_both_formats_hold(run, table, root, produced)
+
+
+COMPACTION_CRASH_POINTS = ["after-compaction-write", "before-compaction-commit",
+                           "after-compaction-commit"]
+
+
+def test_kill_9_while_ingesting_and_compacting_keeps_both_formats_exact(kafka_broker, registry,
+                                                                        tmp_path):
+    """Background compaction every second while Floe ingests; SIGKILL at random six times,
+    then a crash at each compaction crash point inside `floe run`: the multiset of
+    (partition, offset, seq) in Iceberg and in Delta equals a read_committed consumer's."""
+    from test_exactly_once import (committed_records, crash_and_kill, serializer,
+                                   table_records, wait_total)
+    topic = "compact-kill"
+    partitions = 2
+    kafka_broker.create_topic(topic, partitions=partitions)
+    table = default_table_name(topic)
+    ser = serializer(registry)
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **BOTH}],
+                  extra={"maintenance": {"interval.ms": 1000, "cpu.percent": 100,
+                                         "compaction.min.input.files": 2}})
+    rnd = random.Random(20)
+    produced = crash_and_kill(run, kafka_broker.bootstrap, ser, topic, partitions, 300,
+                              [], 6, rnd, pause_s=(1.0, 4.0))
+    # Each crash-point run commits its chunk, then compacts it with what is there.
+    from test_exactly_once import produce_events
+    for point in COMPACTION_CRASH_POINTS:
+        produce_events(kafka_broker.bootstrap, ser, topic, produced, 300, partitions)
+        produced += 300
+        run.start(env={"FLOE_CRASH_AT": point})
+        assert run.wait_exit(timeout=120) == 86, f"no crash at {point}:\n{run.log()}"
+        assert f"FLOE_CRASH_AT={point}" in run.log(5)
+    run.start()
+    wait_total(run, table, produced)
+    hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+    run.wait_for_positions(table, topic, hwm)
+    root = wait_for_delta_txns(run, table, topic, hwm)
+    assert run.stop() == 0, run.log()
+
+    want = committed_records(kafka_broker.bootstrap, topic)
+    assert sum(want.values()) == produced
+    assert table_records(run, table) == want
+    delta = collections.Counter(
+        (r["_kafka"]["partition"], r["_kafka"]["offset"], r["seq"])
+        for r in pa.table(deltalake.DeltaTable(str(root)).scan(
+            columns=["_kafka", "seq"])).to_pylist())
+    assert delta == want
+    assert any("/compact-" in f for f in live_files(run, table)), live_files(run, table)
