@@ -47,12 +47,13 @@ Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io
     return Conflict("table " + ident.ToString() + " moved to " + now.metadata.location +
                     " during maintenance; nothing deleted, run again");
   }
-  FLOE_ASSIGN_OR_RAISE(report.refs,
-                       CollectReferences(io, now.metadata_location, now.metadata));
+  FLOE_ASSIGN_OR_RAISE(
+      report.refs, CollectReferences(io, now.metadata_location, now.metadata, cancel));
   OrphanOptions options;
   options.min_age_ms = settings.orphan_min_age_ms;
   options.max_deletes = settings.max_deletes_per_run;
   options.dry_run = dry_run;
+  options.cancel = cancel;
   FLOE_ASSIGN_OR_RAISE(
       report.orphans, DeleteOrphans(io, location, listing, report.refs, now_ms, options));
   report.refs.uris.clear();

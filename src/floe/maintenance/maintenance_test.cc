@@ -164,6 +164,16 @@ TEST_F(MaintenanceTest, DeletesAtMostTheBoundPerRunOldestFirst) {
   EXPECT_EQ(second->orphans.orphans, 3);
 }
 
+TEST_F(MaintenanceTest, AStopDeletesNothingMore) {
+  const catalog::TableIdent t{{"kafka"}, "stopped"};
+  const std::string loc = Create(t, true);
+  const std::string lost = Put(loc + "/data/lost.parquet");
+  std::atomic<bool> stop{true};
+  auto r = MaintainTable(*catalog_, *io_, t, settings_, NowMs() + 2 * kDay, false, &stop);
+  EXPECT_TRUE(r.status().IsCancelled()) << r.status().ToString();
+  EXPECT_TRUE(Exists(lost));
+}
+
 TEST_F(MaintenanceTest, LeavesOtherWritersTablesAlone) {
   const catalog::TableIdent t{{"ext"}, "theirs"};
   const std::string loc = Create(t, false);

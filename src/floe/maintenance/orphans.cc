@@ -36,6 +36,9 @@ Result<OrphanReport> DeleteOrphans(storage::FileIO& io, const std::string& locat
   if (options.dry_run) return report;
   for (const storage::FileInfo& f : report.candidates) {
     if (report.deleted >= options.max_deletes) break;
+    if (options.cancel != nullptr && options.cancel->load()) {
+      return Status::Cancelled("orphan cleanup stopped (floe is stopping)");
+    }
     FLOE_RETURN_NOT_OK(io.Delete(f.uri));
     ++report.deleted;
     report.deleted_bytes += f.size;

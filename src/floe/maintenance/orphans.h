@@ -13,6 +13,7 @@
 // Threading: a function of its inputs; the FileIO is thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct OrphanOptions {
   int64_t min_age_ms = int64_t{24} * 3600 * 1000;
   int64_t max_deletes = 10000;  // per call; the rest wait for the next
   bool dry_run = false;         // count and name them, delete nothing
+  // Checked before each delete: once true the call stops (kCancelled); what was deleted
+  // stays deleted.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct OrphanReport {

@@ -53,7 +53,8 @@ std::string CanonicalUri(const std::string& uri) {
 
 Result<References> CollectReferences(storage::FileIO& io,
                                      const std::string& metadata_location,
-                                     const iceberg::TableMetadata& metadata) {
+                                     const iceberg::TableMetadata& metadata,
+                                     const std::atomic<bool>* cancel) {
   References refs;
   auto add = [&](const std::string& uri) { refs.uris.insert(CanonicalUri(uri)); };
   add(metadata_location);
@@ -78,6 +79,9 @@ Result<References> CollectReferences(storage::FileIO& io,
     }
     for (const auto& manifest : *manifests) {
       if (!manifests_seen.insert(manifest.manifest_path).second) continue;
+      if (cancel != nullptr && cancel->load()) {
+        return Status::Cancelled("reading references stopped (floe is stopping)");
+      }
       add(manifest.manifest_path);
       FLOE_ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifestEntries(io, manifest));
       for (const auto& entry : entries) {

@@ -8,6 +8,7 @@
 // Threading: a function of its inputs; the FileIO is thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -38,8 +39,10 @@ std::string CanonicalUri(const std::string& uri);
 // Walks the table whose current metadata is `metadata` (read from `metadata_location`).
 // Any file that cannot be read (a manifest list, a manifest, the Delta log) is an error:
 // without it the references are unknown, and nothing may be deleted.
+// `cancel`, checked between manifests: once true the walk stops (kCancelled).
 Result<References> CollectReferences(storage::FileIO& io,
                                      const std::string& metadata_location,
-                                     const iceberg::TableMetadata& metadata);
+                                     const iceberg::TableMetadata& metadata,
+                                     const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace floe::maintenance
