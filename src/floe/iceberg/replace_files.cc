@@ -23,26 +23,11 @@ Result<std::unique_ptr<ReplaceFiles>> ReplaceFiles::Make(
     r->snapshot_id_ = RandomPositiveInt64();
   } while (base.SnapshotById(r->snapshot_id_));
   if (r->added_.empty()) return r;
-  const Schema* schema = base.CurrentSchema();
-  const PartitionSpec* spec = base.DefaultSpec();
-  if (!schema || !spec) {
-    return InvalidInput("ReplaceFiles: table metadata lacks its current schema or spec");
-  }
-  std::vector<ManifestEntry> entries;
-  for (const auto& f : r->added_) {
-    if (f.content != 0)
-      return InvalidInput("ReplaceFiles: " + f.file_path + " is not data");
-    ManifestEntry e;
-    e.status = ManifestEntryStatus::kAdded;
-    e.snapshot_id = r->snapshot_id_;
-    e.data_file = f;
-    entries.push_back(std::move(e));
-  }
   r->added_manifest_path_ =
       r->table_location_ + "/metadata/" + r->commit_uuid_ + "-m0.avro";
-  FLOE_ASSIGN_OR_RAISE(r->added_manifest_,
-                       WriteManifest(*io, r->added_manifest_path_, *schema, *spec,
-                                     r->snapshot_id_, entries));
+  FLOE_ASSIGN_OR_RAISE(r->added_manifest_, internal::WriteAddedManifest(
+                                               *io, base, r->added_, r->snapshot_id_,
+                                               r->added_manifest_path_, "ReplaceFiles"));
   return r;
 }
 

@@ -34,6 +34,14 @@ Status ParentTotals(storage::FileIO& io, const TableMetadata& base,
 // `main` pointing at `snapshot_id`, keeping the old main's retention settings.
 SnapshotRef MainRef(const TableMetadata& base, int64_t snapshot_id);
 
+// Writes the manifest of `files` (data files only) as ADDED entries of `snapshot_id`,
+// their sequence numbers left to inheritance, in the base's current schema and default
+// spec. `who` names the producer in errors.
+Result<ManifestFile> WriteAddedManifest(storage::FileIO& io, const TableMetadata& base,
+                                        const std::vector<DataFile>& files,
+                                        int64_t snapshot_id, const std::string& location,
+                                        const char* who);
+
 struct SnapshotNaming {
   int64_t snapshot_id = 0;
   std::optional<int64_t> parent_id;

@@ -142,6 +142,33 @@ Status FinishSnapshot(storage::FileIO& io, const TableMetadata& base,
   return Status::OK();
 }
 
+Result<ManifestFile> WriteAddedManifest(storage::FileIO& io, const TableMetadata& base,
+                                        const std::vector<DataFile>& files,
+                                        int64_t snapshot_id, const std::string& location,
+                                        const char* who) {
+  const Schema* schema = base.CurrentSchema();
+  const PartitionSpec* spec = base.DefaultSpec();
+  if (!schema || !spec) {
+    return InvalidInput(std::string(who) +
+                        ": table metadata lacks its current schema or spec");
+  }
+  std::vector<ManifestEntry> entries;
+  entries.reserve(files.size());
+  for (const auto& f : files) {
+    if (f.content != 0) {
+      return InvalidInput(std::string(who) + ": " + f.file_path + " is not a data file");
+    }
+    ManifestEntry e;
+    e.status = ManifestEntryStatus::kAdded;
+    e.snapshot_id = snapshot_id;
+    // Sequence numbers stay null: inherited from the manifest list of whichever attempt
+    // commits (spec "Sequence Number Inheritance").
+    e.data_file = f;
+    entries.push_back(std::move(e));
+  }
+  return WriteManifest(io, location, *schema, *spec, snapshot_id, entries);
+}
+
 }  // namespace internal
 
 using internal::ParentTotals;
@@ -164,26 +191,10 @@ Result<std::unique_ptr<FastAppend>> FastAppend::Make(storage::FileIO* io,
   } while (base.SnapshotById(a->snapshot_id_));
   if (a->files_.empty()) return a;
 
-  const Schema* schema = base.CurrentSchema();
-  const PartitionSpec* spec = base.DefaultSpec();
-  if (!schema || !spec)
-    return InvalidInput("FastAppend: table metadata lacks its current schema or spec");
-  std::vector<ManifestEntry> entries;
-  entries.reserve(a->files_.size());
-  for (const auto& f : a->files_) {
-    if (f.content != 0)
-      return InvalidInput("FastAppend: " + f.file_path + " is not a data file");
-    ManifestEntry e;
-    e.status = ManifestEntryStatus::kAdded;
-    e.snapshot_id = a->snapshot_id_;
-    // Sequence numbers stay null: inherited from the manifest list of whichever attempt
-    // commits (spec "Sequence Number Inheritance").
-    e.data_file = f;
-    entries.push_back(std::move(e));
-  }
   std::string location = a->table_location_ + "/metadata/" + a->commit_uuid_ + "-m0.avro";
-  FLOE_ASSIGN_OR_RAISE(
-      auto mf, WriteManifest(*io, location, *schema, *spec, a->snapshot_id_, entries));
+  FLOE_ASSIGN_OR_RAISE(auto mf,
+                       internal::WriteAddedManifest(*io, base, a->files_, a->snapshot_id_,
+                                                    location, "FastAppend"));
   a->data_manifest_ = std::move(mf);
   return a;
 }
