@@ -9,6 +9,7 @@ exactly the produced rows, at the current and the oldest snapshot / version.
 from __future__ import annotations
 
 import collections
+import json
 import os
 import pathlib
 import random
@@ -91,10 +92,16 @@ def test_orphans_go_after_the_minimum_age_and_referenced_files_never(kafka_broke
     kinds = {pathlib.Path(f).suffix for f in leftovers}
     assert {".parquet", ".avro", ".json"} <= kinds, sorted(leftovers)
 
-    # Young: nothing goes.
+    # Young: nothing goes but the lost metadata file. It is no orphan to wait for: its
+    # version is below the current one, so it lost the swap for good (expiry.h).
+    stale = {f for f in leftovers if f.endswith(".metadata.json")}
+    assert len(stale) == 1, leftovers
     r = maintain(run)
     assert r.returncode == 0, r.stderr
     assert f"table kafka.{table}:" in r.stdout and "; 0 orphans" in r.stdout, r.stdout
+    assert "1 metadata files past the metadata log deleted" in r.stdout, r.stdout
+    everything -= stale
+    leftovers -= stale
     assert files_under(root) == everything
 
     # Two days later (every file aged), plus one orphan written just now.
@@ -367,3 +374,119 @@ def test_kill_9_while_ingesting_and_compacting_keeps_both_formats_exact(kafka_br
             columns=["_kafka", "seq"])).to_pylist())
     assert delta == want
     assert any("/compact-" in f for f in live_files(run, table)), live_files(run, table)
+
+
+def delta_uris(root: pathlib.Path, version: int) -> set[str]:
+    dt = deltalake.DeltaTable(str(root), version=version)
+    return {urllib.parse.unquote(u).removeprefix("file://") for u in dt.file_uris()}
+
+
+def test_expiry_frees_storage_and_keeps_time_travel_inside_the_retention(kafka_broker, registry,
+                                                                         tmp_path):
+    """snapshot.retention.ms 20 s, snapshot.min.count 1. Four commits, a compaction, then
+    three commits 11 s later; `floe maintain` runs once the compaction is past the retention.
+    Afterwards: every file a retained Iceberg snapshot or a Delta version inside the retention
+    references exists (walked with pyiceberg and delta-rs); pyiceberg, delta-rs and Spark's
+    Delta reader time-travel to the oldest of them and get exactly the records up to its
+    positions; every other data file is gone, the compacted originals included."""
+    topic = "expiry-orders"
+    retention_s = 20
+    kafka_broker.create_topic(topic, partitions=1)
+    table = default_table_name(topic)
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **BOTH}],
+                  defaults={"commit.interval.ms": 1000,
+                            "snapshot.retention.ms": retention_s * 1000,
+                            "snapshot.min.count": 1},
+                  extra={"maintenance": {"interval.ms": 3600000,
+                                         "compaction.min.input.files": 3}})
+    run.start()
+    produced: dict = {}
+
+    def commit_a_batch() -> pathlib.Path:
+        produced.update(produce_orders(kafka_broker, registry, topic, 30, 1))
+        hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+        run.wait_for_positions(table, topic, hwm, timeout=120)
+        return wait_for_delta_txns(run, table, topic, hwm)
+
+    for _ in range(4):
+        root = commit_a_batch()
+    originals = {f.removeprefix("file://") for f in live_files(run, table)}
+    assert len(originals) >= 3, originals
+    r = maintain(run)
+    assert r.returncode == 0 and "compaction rewrote" in r.stdout, r.stdout + r.stderr
+    compacted_at = time.time()
+    time.sleep(max(0.0, compacted_at + 11 - time.time()))
+    for _ in range(3):
+        root = commit_a_batch()
+    assert run.stop() == 0, run.log()
+    data_before = {str(p) for p in (root / "data").rglob("*.parquet")}
+    # The compaction's Iceberg snapshot and Delta tombstones are past the retention now;
+    # the last three commits are not.
+    time.sleep(max(0.0, compacted_at + retention_s + 4 - time.time()))
+    started = time.time()
+    r = maintain(run)
+    finished = time.time()
+    assert r.returncode == 0, r.stdout + r.stderr
+    print(r.stdout)
+    expired = int(r.stdout.split("expired ", 1)[1].split(" ", 1)[0])
+    assert expired >= 5, r.stdout
+
+    # Every file a retained Iceberg snapshot reaches exists.
+    cat = SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}",
+                     warehouse=f"file://{run.warehouse}")
+    t = cat.load_table(f"kafka.{table}")
+    assert 3 <= len(t.metadata.snapshots) < 3 + 5, t.metadata.snapshots
+    must_exist = {t.metadata_location}
+    must_exist.update(e.metadata_file for e in t.metadata.metadata_log)
+    iceberg_live = set()
+    for snap in t.metadata.snapshots:
+        must_exist.add(snap.manifest_list)
+        for m in snap.manifests(t.io):
+            must_exist.add(m.manifest_path)
+            iceberg_live.update(e.data_file.file_path for e in m.fetch_manifest_entry(t.io))
+    must_exist |= iceberg_live
+    # And every file of a Delta version inside the retention.
+    history = {h["version"]: h["timestamp"] / 1000 for h in deltalake.DeltaTable(str(root)).history()}
+    inside = sorted(v for v, ts in history.items() if ts >= finished - retention_s)
+    assert inside, history
+    for v in inside:
+        must_exist |= delta_uris(root, v)
+    must_exist = {u.removeprefix("file://") for u in must_exist}
+    missing = {u for u in must_exist if not pathlib.Path(u).exists()}
+    assert not missing, sorted(missing)
+
+    # Every other data file is gone (Delta may keep the version just before its window).
+    may_exist = {u.removeprefix("file://") for u in iceberg_live}
+    for v in range(max(0, min(v for v, ts in history.items() if ts >= started - retention_s) - 1),
+                   max(history) + 1):
+        may_exist |= delta_uris(root, v)
+    data_after = {str(p) for p in (root / "data").rglob("*.parquet")}
+    assert data_after <= may_exist, sorted(data_after - may_exist)
+    assert not (originals & data_after), sorted(originals & data_after)
+    assert len(data_after) < len(data_before), (data_before, data_after)
+
+    # Time travel to the oldest retained snapshot and to the oldest Delta version inside the
+    # retention: exactly the records below their positions.
+    oldest = min(t.metadata.snapshots, key=lambda s: s.timestamp_ms)
+    positions = json.loads(oldest.summary["floe.kafka.offsets"])[topic]
+    want = {k for k in produced if k[1] < positions[str(k[0])]}
+    rows = t.scan(snapshot_id=oldest.snapshot_id).to_arrow().to_pylist()
+    assert sorted((x["_kafka"]["partition"], x["_kafka"]["offset"]) for x in rows) == sorted(want)
+    assert_rows_are_produced(rows, produced)
+    v = inside[0]
+    dt = deltalake.DeltaTable(str(root), version=v)
+    position = dt.transaction_version(f"floe:{t.metadata.table_uuid}:{topic}:0")
+    want = {k for k in produced if k[1] < position}
+    drows = pa.table(dt.scan()).to_pylist()
+    assert sorted((x["_kafka"]["partition"], x["_kafka"]["offset"]) for x in drows) == sorted(want)
+    assert_rows_are_produced(drows, produced)
+    from harness import spark
+    meta, srows = spark.read_delta(root, version=v)
+    assert meta["count"] == len(want) == len(srows)
+    assert sorted((x["_kafka"]["partition"], x["_kafka"]["offset"]) for x in srows) == sorted(want)
+
+    # Another run (the retained snapshots have aged meanwhile), then the current state in
+    # every reader.
+    r = maintain(run)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert_both_formats_hold(run, table, root, produced)

@@ -204,11 +204,6 @@ bool WantsCreate(const std::vector<iceberg::TableRequirement>& reqs) {
   });
 }
 
-std::string TrimSlashes(std::string s) {
-  while (s.size() > 1 && s.back() == '/') s.pop_back();
-  return s;
-}
-
 }  // namespace
 
 Namespace SplitNamespace(const std::string& joined, char separator) {
@@ -234,7 +229,7 @@ Catalog::Catalog(PointerStore* store, storage::FileIO* io, std::string warehouse
                  Clock clock)
     : store_(store),
       io_(io),
-      warehouse_uri_(TrimSlashes(std::move(warehouse_uri))),
+      warehouse_uri_(TrimTrailingSlashes(std::move(warehouse_uri))),
       clock_(clock ? std::move(clock) : Clock(NowMs)) {}
 
 Status Catalog::CheckLocation(const std::string& location) const {
@@ -289,7 +284,7 @@ Result<std::vector<std::pair<TableIdent, std::string>>> Catalog::TableLocations(
       if (location.empty()) {
         auto md = iceberg::ReadTableMetadata(*io_, *pointer);
         if (md.ok()) {
-          location = TrimSlashes(md->location);
+          location = TrimTrailingSlashes(md->location);
           std::lock_guard lock(cache_mu_);
           // Metadata files never change, so entries never go stale; the bound only caps
           // memory (a cleared cache costs one read per table on the next check).
@@ -477,7 +472,7 @@ Result<LoadedTable> Catalog::CreateTable(const CreateTableRequest& req) {
   // Location from validated names plus a uuid, never from raw input (ARCHITECTURE.md §3).
   std::string location;
   if (req.location) {
-    location = TrimSlashes(*req.location);
+    location = TrimTrailingSlashes(*req.location);
     FLOE_RETURN_NOT_OK(CheckLocation(location));
   } else {
     location = warehouse_uri_;
@@ -571,7 +566,7 @@ Result<Catalog::Prepared> Catalog::Prepare(const TableCommit& commit, Writer wri
   FLOE_RETURN_NOT_OK(CheckLocation(p.metadata.location));
   // The server never references (and purge never deletes) a file outside the table's own
   // location: every snapshot this commit adds keeps its manifest list inside it.
-  const std::string root = TrimSlashes(p.metadata.location);
+  const std::string root = TrimTrailingSlashes(p.metadata.location);
   for (const auto& u : commit.updates) {
     const auto* add = std::get_if<iceberg::update::AddSnapshot>(&u);
     if (add && !LiesUnder(add->snapshot.manifest_list, root)) {
@@ -686,7 +681,7 @@ Status Catalog::DropTable(const TableIdent& ident, bool purge) {
   // Purge deletes only files under the table's own location (a client may have named
   // any warehouse file in a snapshot) that no other registered table references. Both
   // are decided before the table is dropped, so a refused purge changes nothing.
-  const std::string root = TrimSlashes(md.location);
+  const std::string root = TrimTrailingSlashes(md.location);
   std::set<std::string> candidates;
   size_t skipped = 0;
   Status st = CollectReferences(*io_, md, root, &candidates, &skipped);
@@ -770,7 +765,7 @@ Result<LoadedTable> Catalog::RegisterTable(const TableIdent& ident,
   // answers 400 once it knows the namespace exists; corrupt: 400; an outage: 503).
   if (!md.ok()) return WithContext(md.status(), "cannot register " + ident.ToString());
   FLOE_RETURN_NOT_OK(CheckLocation(md->location));
-  const std::string root = TrimSlashes(md->location);
+  const std::string root = TrimTrailingSlashes(md->location);
   if (!LiesUnder(metadata_location, root)) {
     return InvalidInput("cannot register " + ident.ToString() + ": metadata file '" +
                         metadata_location + "' is outside the table location " + root +

@@ -65,6 +65,15 @@ int MaintainCommand(const config::Config& config,
       std::cout << "table " << ident.ToString() << ": no compaction (" << c.skipped
                 << ")\n";
     }
+    const auto& e = r->expiry;
+    std::cout << fmt::format(
+        "table {}: {} {} snapshots{}, {} files only they reached{}; {} metadata files "
+        "past "
+        "the metadata log{}\n",
+        ident.ToString(), dry_run ? "would expire" : "expired", e.expired,
+        e.postponed > 0 ? fmt::format(" ({} more next run)", e.postponed) : "", e.files,
+        dry_run ? " would be deleted" : fmt::format(", {} deleted", e.deleted),
+        e.metadata_files, dry_run ? " would be deleted" : " deleted");
     const auto& o = r->orphans;
     std::cout << fmt::format(
         "table {}: {} files, {} referenced ({} snapshots, {} manifests, {} data files, "

@@ -84,6 +84,13 @@ bool MaintenanceLoop::Pass() {
             ident.ToString(), c.candidates, c.bytes_in, c.written, c.bytes_out,
             c.delta_error.empty() ? "" : "; Delta not updated yet: " + c.delta_error);
       }
+      if (r->expiry.expired > 0 || r->expiry.metadata_files > 0) {
+        FLOE_LOG_INFO(
+            "maintenance: table {}: expired {} snapshots, deleted {} files only they "
+            "reached and {} old metadata files",
+            ident.ToString(), r->expiry.expired, r->expiry.deleted,
+            r->expiry.metadata_files);
+      }
       if (r->orphans.deleted > 0) {
         FLOE_LOG_INFO("maintenance: table {}: deleted {} unreferenced files ({} bytes)",
                       ident.ToString(), r->orphans.deleted, r->orphans.deleted_bytes);

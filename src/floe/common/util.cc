@@ -70,6 +70,11 @@ std::string HexEncode(std::string_view bytes) {
   return out;
 }
 
+std::string TrimTrailingSlashes(std::string s) {
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
 std::string NewUuid() {
   unsigned char b[16];
   RandomBytes(b, 16);

@@ -17,6 +17,9 @@ int64_t NowMs();
 // Monotonic clock in milliseconds (for intervals and timeouts).
 int64_t MonotonicMs();
 std::string HexEncode(std::string_view bytes);
+
+// `s` without trailing '/' (a location or directory URI); "/" stays "/".
+std::string TrimTrailingSlashes(std::string s);
 // Percent-encodes every byte outside [A-Za-z0-9-._~] (and '/' when `keep_slash`) as %XX
 // (upper-case hex): a URI path, or one path segment when '/' is encoded too.
 std::string PercentEncode(std::string_view text, bool keep_slash);

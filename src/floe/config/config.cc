@@ -576,6 +576,10 @@ Result<TopicOverrides> Parser::ParseTopicSettings(const Fields& f) const {
   FLOE_ASSIGN_OR_RAISE(o.zstd_level, GetInt(f, *FindKey("defaults", "zstd.level")));
   FLOE_ASSIGN_OR_RAISE(o.dictionary_page_size_bytes,
                        GetInt(f, *FindKey("defaults", "dictionary.page.size.bytes")));
+  FLOE_ASSIGN_OR_RAISE(o.snapshot_retention_ms,
+                       GetInt(f, *FindKey("defaults", "snapshot.retention.ms")));
+  FLOE_ASSIGN_OR_RAISE(o.snapshot_min_count,
+                       GetInt(f, *FindKey("defaults", "snapshot.min.count")));
   FLOE_ASSIGN_OR_RAISE(
       o.on_invalid_record,
       GetEnumAs(f, *FindKey("defaults", "on.invalid.record"), kInvalidRecordPolicies));
@@ -757,6 +761,8 @@ Result<Config> Parser::Parse(const std::string& text) {
   ds.target_file_size_bytes = *d.target_file_size_bytes;
   ds.zstd_level = *d.zstd_level;
   ds.dictionary_page_size_bytes = *d.dictionary_page_size_bytes;
+  ds.snapshot_retention_ms = *d.snapshot_retention_ms;
+  ds.snapshot_min_count = *d.snapshot_min_count;
   ds.on_invalid_record = *d.on_invalid_record;
   ds.key_format = *d.key_format;
   ds.value_format = *d.value_format;

@@ -47,6 +47,8 @@ struct TopicSettings {
   int64_t target_file_size_bytes = 0;
   int64_t zstd_level = 0;
   int64_t dictionary_page_size_bytes = 0;
+  int64_t snapshot_retention_ms = 0;  // time travel window, both formats
+  int64_t snapshot_min_count = 0;     // newest snapshots kept however old
   InvalidRecordPolicy on_invalid_record = InvalidRecordPolicy::kSuspend;
   KeyFormat key_format = KeyFormat::kBinary;
   ValueFormat value_format = ValueFormat::kRegistry;
@@ -71,6 +73,8 @@ struct TopicOverrides {
   std::optional<int64_t> target_file_size_bytes;
   std::optional<int64_t> zstd_level;
   std::optional<int64_t> dictionary_page_size_bytes;
+  std::optional<int64_t> snapshot_retention_ms;
+  std::optional<int64_t> snapshot_min_count;
   std::optional<InvalidRecordPolicy> on_invalid_record;
   std::optional<KeyFormat> key_format;
   std::optional<ValueFormat> value_format;

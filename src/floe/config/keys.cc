@@ -534,6 +534,29 @@ std::vector<KeyInfo> MakeKeys() {
            "until the row group is written.",
        .per_topic = true});
   add({.section = "defaults",
+       .name = "snapshot.retention.ms",
+       .type = T::kInt,
+       .default_text = "3600000",
+       .min = 1000,
+       .max = int64_t{365} * 24 * 3600 * 1000,
+       .description =
+           "How long time travel reaches back, in both formats. Snapshots older than "
+           "this (beyond the newest `snapshot.min.count`) are expired, and the files "
+           "only they referenced are deleted; the Delta log keeps versions and removed "
+           "files for the same time (docs/maintenance.md, \"Expiry\"). Recorded as the "
+           "table property `history.expire.max-snapshot-age-ms`.",
+       .per_topic = true});
+  add({.section = "defaults",
+       .name = "snapshot.min.count",
+       .type = T::kInt,
+       .default_text = "100",
+       .min = 1,
+       .max = 100000,
+       .description =
+           "Snapshots kept however old they are (the newest ones). Recorded as the "
+           "table property `history.expire.min-snapshots-to-keep`.",
+       .per_topic = true});
+  add({.section = "defaults",
        .name = "on.invalid.record",
        .type = T::kEnum,
        .default_text = "suspend",

@@ -205,11 +205,6 @@ Action ParseCommitInfo(const Json& j) {
   return c;
 }
 
-std::string StripTrailingSlash(std::string s) {
-  while (s.size() > 1 && s.back() == '/') s.pop_back();
-  return s;
-}
-
 }  // namespace
 
 namespace internal {
@@ -355,7 +350,7 @@ Result<Metadata> MakeMetadata(const std::string& table_uuid,
 
 Result<std::string> RelativePath(const std::string& file_uri,
                                  const std::string& table_root_uri) {
-  const std::string root = StripTrailingSlash(table_root_uri) + "/";
+  const std::string root = TrimTrailingSlashes(table_root_uri) + "/";
   if (file_uri.size() <= root.size() || file_uri.compare(0, root.size(), root) != 0) {
     return InvalidConfig("data file " + file_uri + " is not under the Delta table root " +
                          table_root_uri);

@@ -268,7 +268,7 @@ Result<int64_t> DeltaLog::CommitNext(Snapshot* snapshot,
   return version;
 }
 
-Result<std::set<std::string>> DeltaLog::ReferencedPaths() const {
+Result<std::set<std::string>> DeltaLog::ReferencedPaths(int64_t now_ms) const {
   FLOE_ASSIGN_OR_RAISE(auto listing, io_->List(log_dir_));
   for (const auto& f : listing) {
     std::string_view name = BaseName(f.uri);
@@ -283,7 +283,12 @@ Result<std::set<std::string>> DeltaLog::ReferencedPaths() const {
   FLOE_ASSIGN_OR_RAISE(Snapshot snap, ReadSnapshot());
   std::set<std::string> paths;
   for (const auto& [path, add] : snap.files) paths.insert(path);
-  for (const auto& [path, remove] : snap.tombstones) paths.insert(path);
+  const int64_t cutoff = now_ms - options_.tombstone_retention_ms;
+  for (const auto& [path, remove] : snap.tombstones) {
+    if (!remove.deletion_timestamp || *remove.deletion_timestamp >= cutoff) {
+      paths.insert(path);
+    }
+  }
   return paths;
 }
 

@@ -119,12 +119,12 @@ class DeltaLog {
 
   // The data files table maintenance must not delete for Delta's sake, as the log writes
   // them (relative and URI-encoded, or absolute): the newest version's live files and its
-  // tombstones (removes younger than the tombstone retention when checkpointed, and every
-  // remove after the checkpoint). That is VACUUM's rule: time travel keeps working for
-  // versions inside delta.deletedFileRetentionDuration. Reads the newest checkpoint and
-  // the commits after it, never the whole log. kInvalidInput when the log cannot be read
-  // as Delta (an unknown checkpoint kind included): nothing may be deleted then.
-  Result<std::set<std::string>> ReferencedPaths() const;
+  // tombstones younger than the tombstone retention at `now_ms` (a remove without a
+  // deletionTimestamp counts as young). That is VACUUM's rule: time travel keeps working
+  // for versions inside the retention. Reads the newest checkpoint and the commits after
+  // it, never the whole log. kInvalidInput when the log cannot be read as Delta (an
+  // unknown checkpoint kind included): nothing may be deleted then.
+  Result<std::set<std::string>> ReferencedPaths(int64_t now_ms) const;
 
  private:
   Result<std::optional<int64_t>> FindCheckpoint() const;

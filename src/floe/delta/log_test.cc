@@ -167,7 +167,7 @@ TEST_F(DeltaLogTest, RemoveThenReAdd) {
   EXPECT_EQ(Paths(*read), Paths(s));
 }
 
-// What maintenance keeps for Delta: live files and tombstones (VACUUM's rule), read
+// What maintenance keeps for Delta: live files and young tombstones (VACUUM's rule), read
 // through the newest checkpoint; an unknown checkpoint kind makes it unknowable.
 TEST_F(DeltaLogTest, ReferencedPathsAreLiveFilesAndTombstones) {
   Snapshot s = Build(12);  // a checkpoint at 10
@@ -175,18 +175,23 @@ TEST_F(DeltaLogTest, ReferencedPathsAreLiveFilesAndTombstones) {
   rm.path = "data/f-3.parquet";
   rm.deletion_timestamp = kNow;
   ASSERT_TRUE(log_->CommitNext(&s, {rm}, kNow).ok());
-  auto paths = log_->ReferencedPaths();
+  auto paths = log_->ReferencedPaths(kNow);
   ASSERT_TRUE(paths.ok()) << paths.status().ToString();
   EXPECT_EQ(paths->size(), 12u);
   EXPECT_EQ(paths->count("data/f-3.parquet"), 1u);  // a tombstone: time travel needs it
   EXPECT_EQ(paths->count("data/f-12.parquet"), 1u);
+  // Past the tombstone retention (a week by default) only the live files remain.
+  auto later = log_->ReferencedPaths(kNow + int64_t{8} * 24 * 3600 * 1000);
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->size(), 11u);
+  EXPECT_EQ(later->count("data/f-3.parquet"), 0u);
   ASSERT_TRUE(io_->WriteNew(table_uri_ + "/_delta_log/" +
                                 Name(20,
                                      ".checkpoint.0000000001."
                                      "0000000002.parquet"),
                             "x")
                   .ok());
-  EXPECT_EQ(KindOf(log_->ReferencedPaths().status()), ErrorKind::kInvalidInput);
+  EXPECT_EQ(KindOf(log_->ReferencedPaths(kNow).status()), ErrorKind::kInvalidInput);
 }
 
 TEST_F(DeltaLogTest, CheckpointAtTenThenReplayThroughIt) {

@@ -8,11 +8,6 @@ namespace floe::iceberg {
 
 namespace {
 
-std::string TrimSlash(std::string s) {
-  while (s.size() > 1 && s.back() == '/') s.pop_back();
-  return s;
-}
-
 int ParseDigits(const std::string& s) {
   if (s.empty() || s.size() > 9) return -1;
   int v = 0;
@@ -44,7 +39,7 @@ int ParseMetadataFileVersion(const std::string& metadata_location) {
 std::string NewMetadataFileLocation(const std::string& table_location, int version) {
   char prefix[16];
   std::snprintf(prefix, sizeof(prefix), "%05d", version);
-  return TrimSlash(table_location) + "/metadata/" + prefix + "-" + NewUuid() +
+  return TrimTrailingSlashes(table_location) + "/metadata/" + prefix + "-" + NewUuid() +
          ".metadata.json";
 }
 

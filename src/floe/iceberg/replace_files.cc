@@ -17,7 +17,7 @@ Result<std::unique_ptr<ReplaceFiles>> ReplaceFiles::Make(
   r->removed_ = std::move(removed);
   r->added_ = std::move(added);
   r->summary_ = std::move(summary);
-  r->table_location_ = internal::TrimSlash(base.location);
+  r->table_location_ = TrimTrailingSlashes(base.location);
   r->commit_uuid_ = NewUuid();
   do {
     r->snapshot_id_ = RandomPositiveInt64();

@@ -21,7 +21,6 @@ inline constexpr const char* kTotalKeys[] = {
     "total-data-files", "total-delete-files",     "total-records",
     "total-files-size", "total-position-deletes", "total-equality-deletes"};
 
-std::string TrimSlash(std::string s);
 // A count of the summary; false when absent or not a non-negative integer.
 bool ParseCount(const std::map<std::string, std::string>& summary, const char* key,
                 int64_t* out);

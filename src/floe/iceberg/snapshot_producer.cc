@@ -1,6 +1,7 @@
 #include "floe/iceberg/snapshot_producer.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "floe/common/status.h"
@@ -10,11 +11,6 @@
 namespace floe::iceberg {
 
 namespace internal {
-
-std::string TrimSlash(std::string s) {
-  while (s.size() > 1 && s.back() == '/') s.pop_back();
-  return s;
-}
 
 bool ParseCount(const std::map<std::string, std::string>& summary, const char* key,
                 int64_t* out) {
@@ -173,7 +169,6 @@ Result<ManifestFile> WriteAddedManifest(storage::FileIO& io, const TableMetadata
 
 using internal::ParentTotals;
 using internal::ResolveCounts;
-using internal::TrimSlash;
 
 Result<std::unique_ptr<FastAppend>> FastAppend::Make(storage::FileIO* io,
                                                      const TableMetadata& base,
@@ -184,7 +179,7 @@ Result<std::unique_ptr<FastAppend>> FastAppend::Make(storage::FileIO* io,
   a->io_ = io;
   a->options_ = std::move(options);
   a->files_ = std::move(files);
-  a->table_location_ = TrimSlash(base.location);
+  a->table_location_ = TrimTrailingSlashes(base.location);
   a->commit_uuid_ = NewUuid();
   do {
     a->snapshot_id_ = RandomPositiveInt64();
@@ -330,6 +325,16 @@ Result<PendingSnapshot> FastAppend::Prepare(const TableMetadata& base, int64_t n
       std::move(manifests), std::move(summary), now_ms, &out));
   for (const auto& u : options_.extra_updates) out.updates.push_back(u);
   return out;
+}
+
+RetentionPolicy RetentionPolicyOf(const TableMetadata& metadata) {
+  RetentionPolicy p;
+  int64_t age = metadata.PropertyAsInt(kMaxSnapshotAgeProperty, p.max_age_ms);
+  int64_t keep = metadata.PropertyAsInt(kMinSnapshotsToKeepProperty, p.min_keep);
+  if (age > 0) p.max_age_ms = age;
+  if (keep > 0 && keep <= std::numeric_limits<int>::max())
+    p.min_keep = static_cast<int>(keep);
+  return p;
 }
 
 std::optional<update::RemoveSnapshots> ExpireSnapshots(

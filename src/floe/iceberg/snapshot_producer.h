@@ -97,6 +97,23 @@ class FastAppend {
   std::optional<ManifestFile> data_manifest_;
 };
 
+// The table properties holding a table's snapshot retention (Iceberg Java's names: its
+// expire-snapshots action follows them too).
+inline constexpr const char* kMaxSnapshotAgeProperty =
+    "history.expire.max-snapshot-age-ms";
+inline constexpr const char* kMinSnapshotsToKeepProperty =
+    "history.expire.min-snapshots-to-keep";
+
+struct RetentionPolicy {
+  int64_t max_age_ms = 3'600'000;
+  int min_keep = 100;
+  bool operator==(const RetentionPolicy&) const = default;
+};
+
+// The policy `metadata`'s properties record; a property that is absent or not a positive
+// integer keeps the default above.
+RetentionPolicy RetentionPolicyOf(const TableMetadata& metadata);
+
 // Snapshots to expire (spec "Snapshot Retention Policy"): every ref's snapshot is kept;
 // each branch keeps its ancestors while they are younger than its max-snapshot-age-ms
 // (default `max_age_ms`) or among its newest min-snapshots-to-keep (default `min_keep`);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "floe/common/util.h"
 #include "floe/storage/file_io.h"
 
 namespace floe::maintenance {
@@ -36,8 +37,12 @@ Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io
   } else {
     report.compaction.skipped = "disabled";
   }
-  std::string location = before.metadata.location;
-  while (!location.empty() && location.back() == '/') location.pop_back();
+  ExpiryOptions expiry;
+  expiry.max_deletes = settings.max_deletes_per_run;
+  expiry.dry_run = dry_run;
+  expiry.cancel = cancel;
+  FLOE_ASSIGN_OR_RAISE(report.expiry, ExpireTable(catalog, io, ident, now_ms, expiry));
+  const std::string location = TrimTrailingSlashes(before.metadata.location);
   // The listing first, then the references from the table as it is now: a file
   // committed in between is in both or young (orphans.h).
   if (cancel != nullptr && cancel->load()) return Status::Cancelled("floe is stopping");
@@ -47,8 +52,8 @@ Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io
     return Conflict("table " + ident.ToString() + " moved to " + now.metadata.location +
                     " during maintenance; nothing deleted, run again");
   }
-  FLOE_ASSIGN_OR_RAISE(
-      report.refs, CollectReferences(io, now.metadata_location, now.metadata, cancel));
+  FLOE_ASSIGN_OR_RAISE(report.refs, CollectReferences(io, now.metadata_location,
+                                                      now.metadata, now_ms, cancel));
   OrphanOptions options;
   options.min_age_ms = settings.orphan_min_age_ms;
   options.max_deletes = settings.max_deletes_per_run;

@@ -1,5 +1,6 @@
-// One maintenance pass over one table: compaction, then orphan cleanup. `floe maintain`
-// runs it over every table Floe writes; the same code will run inside `floe run`.
+// One maintenance pass over one table: compaction, snapshot expiry, orphan cleanup. `floe
+// maintain` runs it over every table Floe writes; the same code will run inside `floe
+// run`.
 //
 // Threading: a function of its inputs; the Catalog and FileIO are thread-safe.
 #pragma once
@@ -12,6 +13,7 @@
 #include "floe/common/status.h"
 #include "floe/config/config.h"
 #include "floe/maintenance/compaction.h"
+#include "floe/maintenance/expiry.h"
 #include "floe/maintenance/orphans.h"
 #include "floe/maintenance/references.h"
 
@@ -21,8 +23,9 @@ struct TableReport {
   catalog::TableIdent ident;
   bool floe_table = false;       // false: not written by Floe, left alone
   CompactionReport compaction;   // skipped "disabled" when maintenance.compaction.enabled
-  std::string compaction_error;  // compaction failed (orphan cleanup still ran)
-  References refs;               // counts only (the set is dropped)
+  std::string compaction_error;  // compaction failed (expiry and orphan cleanup ran)
+  ExpiryReport expiry;
+  References refs;  // counts only (the set is dropped)
   OrphanReport orphans;
 };
 
@@ -30,12 +33,12 @@ struct TableReport {
 // no other table.
 bool IsFloeTable(const iceberg::TableMetadata& metadata);
 
-// Compacts the table (CompactTable) when enabled, then lists its location, reads its
-// references from the catalog's current metadata and deletes its orphans (DeleteOrphans)
-// per `settings`. A failed compaction is reported in compaction_error and orphan cleanup
-// still runs; a catalog that cannot take commits fails the table before anything.
-// Errors: the catalog's and the store's, and those of CollectReferences (nothing deleted
-// then).
+// Compacts the table (CompactTable) when enabled, expires its snapshots and deletes what
+// only they referenced (ExpireTable), then lists its location, reads its references from
+// the catalog's current metadata and deletes its orphans (DeleteOrphans) per `settings`.
+// A failed compaction is reported in compaction_error and the rest still runs; a catalog
+// that cannot take commits fails the table before anything. Errors: the catalog's and the
+// store's, and those of CollectReferences (nothing deleted then).
 Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io,
                                   const catalog::TableIdent& ident,
                                   const config::MaintenanceSettings& settings,

@@ -11,7 +11,9 @@
 #include "floe/common/util.h"
 #include "floe/delta/actions.h"
 #include "floe/delta/log.h"
+#include "floe/iceberg/replace_files.h"
 #include "floe/iceberg/snapshot_producer.h"
+#include "floe/iceberg/table_update.h"
 #include "floe/maintenance/maintain.h"
 #include "floe/storage/file_io.h"
 
@@ -73,6 +75,14 @@ class MaintenanceTest : public ::testing::Test {
     ASSERT_TRUE(pending.ok()) << pending.status().ToString();
     auto done = catalog_->CommitTable({ident, pending->requirements, pending->updates},
                                       catalog::Writer::kFloe);
+    ASSERT_TRUE(done.ok()) << done.status().ToString();
+  }
+
+  void SetProperties(const catalog::TableIdent& ident,
+                     std::map<std::string, std::string> properties) {
+    auto done = catalog_->CommitTable(
+        {ident, {}, {iceberg::update::SetProperties{std::move(properties)}}},
+        catalog::Writer::kFloe);
     ASSERT_TRUE(done.ok()) << done.status().ToString();
   }
 
@@ -201,6 +211,137 @@ TEST_F(MaintenanceTest, AnUnreadableManifestListDeletesNothing) {
       << r.status().ToString();
   EXPECT_TRUE(Exists(lost));
   EXPECT_TRUE(Exists(loc + "/data/a.parquet"));
+}
+
+// Expiry (expiry.h): a table of three snapshots, S1 adds a and b, S2 adds c, S3 compacts
+// a and b into d; its retention keeps one snapshot for an hour. Two hours later S1 and
+// S2 expire: a and b (DELETED in S3, live in no retained snapshot), S1's manifest, their
+// manifest lists go; b survives while a young Delta tombstone names it; c and d stay.
+TEST_F(MaintenanceTest, ExpiryDeletesWhatOnlyExpiredSnapshotsReached) {
+  const catalog::TableIdent t{{"kafka"}, "expiring"};
+  const std::string loc = Create(t, true);
+  SetProperties(t, {{iceberg::kMaxSnapshotAgeProperty, "3600000"},
+                    {iceberg::kMinSnapshotsToKeepProperty, "1"}});
+  Append(t, {loc + "/data/a.parquet", loc + "/data/b.parquet"});
+  Append(t, {loc + "/data/c.parquet"});
+  auto before = catalog_->LoadTable(t)->metadata;
+  {
+    std::vector<iceberg::DataFile> removed;
+    for (const char* name : {"a", "b"}) {
+      iceberg::DataFile f;
+      f.file_path = loc + "/data/" + name + ".parquet";
+      f.record_count = 1;
+      f.file_size_in_bytes = 13;
+      removed.push_back(f);
+    }
+    iceberg::DataFile d;
+    d.file_path = Put(loc + "/data/d.parquet");
+    d.record_count = 2;
+    d.file_size_in_bytes = 13;
+    auto rf = iceberg::ReplaceFiles::Make(io_.get(), before, removed, {d});
+    ASSERT_TRUE(rf.ok()) << rf.status().ToString();
+    auto pending = (*rf)->Prepare(before, NowMs());
+    ASSERT_TRUE(pending.ok()) << pending.status().ToString();
+    ASSERT_TRUE(catalog_
+                    ->CommitTable({t, pending->requirements, pending->updates},
+                                  catalog::Writer::kFloe)
+                    .ok());
+  }
+  // Delta removed b a minute ago: its tombstone keeps it inside the hour.
+  const int64_t later = NowMs() + 2 * 3600 * 1000;
+  delta::RemoveFile rm;
+  rm.path = "data/b.parquet";
+  rm.deletion_timestamp = later - 60 * 1000;
+  delta::DeltaLog log(io_.get(), loc);
+  ASSERT_TRUE(log.Commit(0, {*delta::ProtocolFor(schema_),
+                             *delta::MakeMetadata("uuid", schema_, NowMs()), rm})
+                  .ok());
+  const std::string s1_list = before.snapshots[0].manifest_list;
+  const std::string s2_list = before.snapshots[1].manifest_list;
+
+  ExpiryOptions dry;
+  dry.dry_run = true;
+  auto plan = ExpireTable(*catalog_, *io_, t, later, dry);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->expired, 2);
+  EXPECT_EQ(catalog_->LoadTable(t)->metadata.snapshots.size(), 3u);
+  EXPECT_TRUE(Exists(loc + "/data/a.parquet"));
+
+  auto r = ExpireTable(*catalog_, *io_, t, later, ExpiryOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->expired, 2);
+  EXPECT_EQ(r->files, r->deleted);
+  auto after = catalog_->LoadTable(t)->metadata;
+  ASSERT_EQ(after.snapshots.size(), 1u);
+  EXPECT_FALSE(Exists(loc + "/data/a.parquet"));
+  EXPECT_TRUE(Exists(loc + "/data/b.parquet"));  // the Delta tombstone
+  EXPECT_TRUE(Exists(loc + "/data/c.parquet"));
+  EXPECT_TRUE(Exists(loc + "/data/d.parquet"));
+  EXPECT_FALSE(Exists(s1_list));
+  EXPECT_FALSE(Exists(s2_list));
+  // Everything the retained snapshot reaches is there.
+  auto reached = SnapshotFiles(*io_, {&after.snapshots[0]});
+  ASSERT_TRUE(reached.ok());
+  for (const auto& uri : *reached) {
+    if (uri.find("/data/") == std::string::npos) {
+      EXPECT_TRUE(Exists(uri)) << uri;
+    }
+  }
+  // Once the tombstone is past the hour, b is no longer kept by Delta; it is an orphan
+  // now (orphan cleanup's, after its minimum age).
+  auto again = ExpireTable(*catalog_, *io_, t, later + 3600 * 1000, ExpiryOptions{});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->expired, 0);
+}
+
+// Metadata files past the metadata log go; the current one, those the log names and a
+// file of a version above the current one (a commit in flight) stay.
+TEST_F(MaintenanceTest, ExpiryDeletesMetadataFilesPastTheLog) {
+  const catalog::TableIdent t{{"kafka"}, "logged"};
+  const std::string loc = Create(t, true);
+  SetProperties(t, {{iceberg::kMetadataPreviousVersionsMax, "2"}});
+  for (int i = 0; i < 4; ++i)
+    Append(t, {loc + "/data/f" + std::to_string(i) + ".parquet"});
+  const std::string in_flight = Put(loc + "/metadata/00099-x.metadata.json");
+  auto r = ExpireTable(*catalog_, *io_, t, NowMs(), ExpiryOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto loaded = catalog_->LoadTable(t);
+  ASSERT_EQ(loaded->metadata.metadata_log.size(), 2u);
+  // Versions 0 (create), 1 (properties), 2..5 (appends): 5 is current, 3 and 4 logged.
+  EXPECT_EQ(r->metadata_files, 3);
+  EXPECT_TRUE(Exists(loaded->metadata_location));
+  for (const auto& m : loaded->metadata.metadata_log)
+    EXPECT_TRUE(Exists(m.metadata_file));
+  EXPECT_TRUE(Exists(in_flight));
+  auto listing = io_->List(loc + "/metadata/");
+  ASSERT_TRUE(listing.ok());
+  int metadata_files = 0;
+  for (const auto& f : *listing) metadata_files += f.uri.ends_with(".metadata.json");
+  EXPECT_EQ(metadata_files, 4);
+}
+
+// A bound on deletes postpones the youngest due snapshots to the next call.
+TEST_F(MaintenanceTest, ExpiryStopsAtTheDeleteBound) {
+  const catalog::TableIdent t{{"kafka"}, "bounded_expiry"};
+  const std::string loc = Create(t, true);
+  SetProperties(t, {{iceberg::kMaxSnapshotAgeProperty, "1000"},
+                    {iceberg::kMinSnapshotsToKeepProperty, "1"}});
+  for (int i = 0; i < 4; ++i)
+    Append(t, {loc + "/data/f" + std::to_string(i) + ".parquet"});
+  ExpiryOptions bounded;
+  bounded.max_deletes = 1;
+  auto r = ExpireTable(*catalog_, *io_, t, NowMs() + 60 * 1000, bounded);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->expired, 1);  // one manifest list per snapshot: one snapshot a call
+  EXPECT_EQ(r->postponed, 2);
+  EXPECT_EQ(r->deleted, 1);
+  auto rest = ExpireTable(*catalog_, *io_, t, NowMs() + 60 * 1000, ExpiryOptions{});
+  ASSERT_TRUE(rest.ok());
+  EXPECT_EQ(rest->expired, 2);
+  EXPECT_EQ(catalog_->LoadTable(t)->metadata.snapshots.size(), 1u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(Exists(loc + "/data/f" + std::to_string(i) + ".parquet")) << i;
+  }
 }
 
 TEST(CanonicalUriTest, OneSpellingPerFile) {

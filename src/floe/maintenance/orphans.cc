@@ -2,14 +2,15 @@
 
 #include <algorithm>
 
+#include "floe/common/util.h"
+
 namespace floe::maintenance {
 
 Result<OrphanReport> DeleteOrphans(storage::FileIO& io, const std::string& location,
                                    const std::vector<storage::FileInfo>& listing,
                                    const References& refs, int64_t now_ms,
                                    const OrphanOptions& options) {
-  std::string root = CanonicalUri(location);
-  while (!root.empty() && root.back() == '/') root.pop_back();
+  const std::string root = TrimTrailingSlashes(CanonicalUri(location));
   const std::string delta_log = root + "/_delta_log/";
   OrphanReport report;
   for (const storage::FileInfo& f : listing) {

@@ -1,9 +1,15 @@
 // References: every file a table's metadata points at, in both formats: the current
 // metadata file and the ones its metadata log names, every snapshot's manifest list,
-// every manifest in them and every file in those manifests (entries of every status),
-// any file URI in fields Floe keeps verbatim (statistics files), and the Delta log's
-// live files and tombstones (DeltaLog::ReferencedPaths). What table maintenance must
+// every manifest in them and every file live in those manifests (ADDED or EXISTING), any
+// file URI in fields Floe keeps verbatim (statistics files), and the Delta log's live
+// files and young tombstones (DeltaLog::ReferencedPaths). What table maintenance must
 // never delete.
+//
+// A DELETED entry references nothing: it records that its snapshot removed the file,
+// which only that snapshot's ancestors read. While one of them is retained the file is
+// live in its manifests; once none is, no reader of a retained snapshot opens the file
+// (Iceberg's expire-snapshots reasons the same way). Counting DELETED entries would keep
+// every file a compaction replaced for as long as its output manifest is carried.
 //
 // Threading: a function of its inputs; the FileIO is thread-safe.
 #pragma once
@@ -12,6 +18,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "floe/common/status.h"
 #include "floe/iceberg/table_metadata.h"
@@ -37,12 +44,21 @@ struct References {
 std::string CanonicalUri(const std::string& uri);
 
 // Walks the table whose current metadata is `metadata` (read from `metadata_location`).
-// Any file that cannot be read (a manifest list, a manifest, the Delta log) is an error:
-// without it the references are unknown, and nothing may be deleted.
-// `cancel`, checked between manifests: once true the walk stops (kCancelled).
+// Delta tombstones count while younger than the table's retention at `now_ms`
+// (iceberg::RetentionPolicyOf). Any file that cannot be read (a manifest list, a
+// manifest, the Delta log) is an error: without it the references are unknown, and
+// nothing may be deleted. `cancel`, checked between manifests: once true the walk stops
+// (kCancelled).
 Result<References> CollectReferences(storage::FileIO& io,
                                      const std::string& metadata_location,
                                      const iceberg::TableMetadata& metadata,
+                                     int64_t now_ms,
                                      const std::atomic<bool>* cancel = nullptr);
+
+// What `snapshots` reach, canonical: their manifest lists, their manifests and every
+// file in those (entries of every status). Errors as CollectReferences.
+Result<std::set<std::string>> SnapshotFiles(
+    storage::FileIO& io, const std::vector<const iceberg::Snapshot*>& snapshots,
+    const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace floe::maintenance

@@ -253,6 +253,12 @@ Status Committer::Commit(const CommitRequest& req) {
         {kClusterIdKey, req.cluster_id},
         {kWriterKey, "floe/" FLOE_VERSION_STRING}};
     std::map<std::string, std::string> properties = floe_keys;
+    if (req.retention) {
+      properties[iceberg::kMaxSnapshotAgeProperty] =
+          std::to_string(req.retention->max_age_ms);
+      properties[iceberg::kMinSnapshotsToKeepProperty] =
+          std::to_string(req.retention->min_keep);
+    }
     if (req.properties) {
       auto extra = req.properties(base);
       if (!extra.ok()) return fail(extra.status());
@@ -294,8 +300,11 @@ Status Committer::Commit(const CommitRequest& req) {
       // Bounded metadata (ARCHITECTURE.md §3): expire old snapshots, never the newest one
       // carrying positions.
       auto newest = iceberg::NewestAncestorWithSummaryKey(base, kOffsetsKey);
+      const iceberg::RetentionPolicy policy =
+          req.retention ? *req.retention : iceberg::RetentionPolicyOf(base);
       auto expire = iceberg::ExpireSnapshots(
-          base, now, 3'600'000, 100,
+          base, now, policy.max_age_ms * std::max(1, req.expire_age_factor),
+          policy.min_keep,
           [&](const iceberg::Snapshot& s) { return newest && s.snapshot_id == *newest; });
       if (expire) updates.push_back(*expire);
     }

@@ -16,6 +16,7 @@
 #include "floe/common/status.h"
 #include "floe/iceberg/data_file.h"
 #include "floe/iceberg/schema.h"
+#include "floe/iceberg/snapshot_producer.h"
 #include "floe/pipeline/positions.h"
 #include "floe/schema/rename_hints.h"
 
@@ -58,6 +59,16 @@ struct CommitRequest {
       properties;
   // Optional: more entries of the new snapshot's summary.
   std::map<std::string, std::string> summary;
+  // Optional: the table's snapshot retention (TopicSettings snapshot.*), recorded in its
+  // history.expire.* properties, which table maintenance follows. Unset: the table's
+  // own properties stand.
+  std::optional<iceberg::RetentionPolicy> retention;
+  // The commit itself expires snapshots older than this many times the retention
+  // (metadata only: their files stay). 1 when nothing else expires snapshots; more when
+  // background maintenance does (its expiry also deletes the files only they referenced,
+  // docs/maintenance.md), so that the commit's expiry is only a backstop bounding the
+  // metadata should maintenance fall behind.
+  int expire_age_factor = 1;
 };
 
 class Committer {

@@ -109,6 +109,35 @@ TEST_F(CommitterTest, MetadataStaysBoundedOver1200Commits) {
   EXPECT_EQ(reloaded.cluster_id, "cluster-a");
 }
 
+// The topic's retention is recorded in the table's history.expire.* properties (what
+// maintenance follows); the commit's own expiry waits `expire_age_factor` times longer.
+TEST_F(CommitterTest, RetentionIsRecordedAndTheCommitsExpiryIsABackstop) {
+  auto state = *committer_->CreateIfAbsent(ident_, schema_);
+  auto commit_all = [&](int factor, int from, int count) {
+    for (int i = from; i < from + count; ++i) {
+      CommitRequest req;
+      req.ident = ident_;
+      req.files = {FakeFile(state.location, i)};
+      req.expected["t"][0] = i == 0 ? std::nullopt : std::optional<int64_t>(i * 10);
+      req.new_positions["t"][0] = (i + 1) * 10;
+      req.retention = iceberg::RetentionPolicy{60'000, 2};
+      req.expire_age_factor = factor;
+      ASSERT_TRUE(committer_->Commit(req).ok()) << "commit " << i;
+      now_ += 10'000;
+    }
+  };
+  commit_all(1, 0, 40);
+  auto md = Current();
+  EXPECT_EQ(md.properties.at(iceberg::kMaxSnapshotAgeProperty), "60000");
+  EXPECT_EQ(md.properties.at(iceberg::kMinSnapshotsToKeepProperty), "2");
+  EXPECT_EQ(iceberg::RetentionPolicyOf(md), (iceberg::RetentionPolicy{60'000, 2}));
+  EXPECT_LE(md.snapshots.size(), 8u);  // a minute of 10 s commits
+  commit_all(4, 40, 40);
+  md = Current();
+  EXPECT_GE(md.snapshots.size(), 24u);  // four minutes
+  EXPECT_LE(md.snapshots.size(), 26u);
+}
+
 TEST_F(CommitterTest, FenceRejectsABatchThatDoesNotStartAtTheRecordedPosition) {
   auto state = *committer_->CreateIfAbsent(ident_, schema_);
   CommitRequest first;

@@ -11,6 +11,7 @@
 #include "floe/delta/schema.h"
 #include "floe/delta/type_widening.h"
 #include "floe/iceberg/manifest.h"
+#include "floe/iceberg/snapshot_producer.h"
 #include "floe/schema/rename_hints.h"
 
 namespace floe::pipeline {
@@ -18,7 +19,6 @@ namespace {
 
 constexpr int kMaxConflictRetries = 5;
 // Delta's default delta.logRetentionDuration (30 days).
-constexpr int64_t kLogRetentionMs = int64_t{30} * 24 * 3600 * 1000;
 
 // The Delta schema string of the table's earlier Iceberg schemas, folded oldest first
 // so that it records every type change of the history (delta::ToDeltaSchema's
@@ -115,7 +115,12 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
   FLOE_ASSIGN_OR_RAISE(delta::PhysicalNames physical,
                        schema::ParseColumnNames(md.properties));
 
-  delta::DeltaLog log(io_, md.location);
+  // Delta keeps versions and removed files as long as Iceberg keeps snapshots: one time
+  // travel window for both formats (docs/maintenance.md, "Expiry").
+  const iceberg::RetentionPolicy retention = iceberg::RetentionPolicyOf(md);
+  delta::DeltaLogOptions log_options;
+  log_options.tombstone_retention_ms = retention.max_age_ms;
+  delta::DeltaLog log(io_, md.location, log_options);
   auto cit = cache_.find(md.location);
   if (cit == cache_.end() || cit->second.table_uuid != md.table_uuid) {
     FLOE_ASSIGN_OR_RAISE(auto snap, log.ReadSnapshot());
@@ -212,10 +217,10 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     CrashPoint("before-delta-commit");
     FLOE_ASSIGN_OR_RAISE(int64_t v, log.CommitNext(&snap, actions, now));
     if (log.CheckpointDue(v)) {
-      // Bounded log (ARCHITECTURE.md §3): files a checkpoint covers, once past Delta's
-      // default log retention. Best effort: a failure leaves files for the next
+      // Bounded log (ARCHITECTURE.md §3): files a checkpoint covers, once past the
+      // table's retention. Best effort: a failure leaves files for the next
       // checkpoint.
-      auto cleaned = log.Cleanup(kLogRetentionMs, now);
+      auto cleaned = log.Cleanup(retention.max_age_ms, now);
       if (!cleaned.ok()) {
         FLOE_LOG_WARN("delta log of {}: cleanup failed: {}", ident.ToString(),
                       cleaned.status().message());

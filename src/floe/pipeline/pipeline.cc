@@ -797,6 +797,12 @@ class PipelineImpl : public Pipeline {
     CommitRequest req;
     req.ident = ts.ident;
     req.cluster_id = cluster_id_;
+    req.retention =
+        iceberg::RetentionPolicy{ts.settings.snapshot_retention_ms,
+                                 static_cast<int>(ts.settings.snapshot_min_count)};
+    // Background maintenance expires snapshots and deletes their files; the commit's own
+    // expiry then only bounds the metadata should maintenance fall behind.
+    req.expire_age_factor = config_.maintenance.interval_ms > 0 ? 4 : 1;
     const int64_t commit_started_ms = clock_.monotonic_ms();
     const int64_t newest_ms = ts.writer ? ts.writer->newest_timestamp_ms() : -1;
     if (ts.writer) {
