@@ -109,10 +109,11 @@ def expected_row(order: dict, partition: int, offset: int) -> dict:
 
 
 def produce_orders(kafka, registry, topic: str, n: int, partitions: int,
-                   index: dict | None = None) -> dict[tuple, dict]:
+                   index: dict | None = None, timestamp_ms=None) -> dict[tuple, dict]:
     """Produces n orders round-robin over partitions; returns {(partition, offset): order}.
     `index`, when given, receives {(partition, offset): i} (record i has key b"k<i>" and, for
-    odd i, the header ("h", b"v<i>"))."""
+    odd i, the header ("h", b"v<i>")). `timestamp_ms(i)`, when given, is record i's Kafka
+    timestamp (else the producer's clock)."""
     client = SchemaRegistryClient({"url": registry.url})
     ser = AvroSerializer(client, json.dumps(ORDER_SCHEMA))
     p = Producer({"bootstrap.servers": kafka.bootstrap, "enable.idempotence": True,
@@ -135,7 +136,8 @@ def produce_orders(kafka, registry, topic: str, n: int, partitions: int,
         value = ser(order, SerializationContext(topic, MessageField.VALUE))
         p.produce(topic, key=f"k{i}".encode(), value=value, partition=i % partitions,
                   headers=[("h", f"v{i}".encode())] if i % 2 else None,
-                  on_delivery=delivered(order, i))
+                  on_delivery=delivered(order, i),
+                  timestamp=timestamp_ms(i) if timestamp_ms else 0)
         if i % 1000 == 0:
             p.poll(0)
     assert p.flush(60) == 0

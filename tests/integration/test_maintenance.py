@@ -490,3 +490,80 @@ def test_expiry_frees_storage_and_keeps_time_travel_inside_the_retention(kafka_b
     r = maintain(run)
     assert r.returncode == 0, r.stdout + r.stderr
     assert_both_formats_hold(run, table, root, produced)
+
+
+def test_row_retention_drops_old_rows_from_both_formats(kafka_broker, registry, tmp_path):
+    """retention.ms one hour. Three commits: 40 records three hours old (a file wholly past
+    the retention), 40 alternating two hours old and new (a file straddling it), 30 new.
+    While Floe keeps ingesting, `floe maintain` removes the first file unread and rewrites
+    the second without its old rows: pyiceberg, DuckDB (iceberg and delta), delta-rs and
+    Spark's Delta reader then return exactly the new records, value by value, and time
+    travel to the snapshot before still has every record."""
+    topic = "ttl-orders"
+    kafka_broker.create_topic(topic, partitions=1)
+    table = default_table_name(topic)
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
+                  [{"name": topic, **BOTH, "retention.ms": 3600000}],
+                  defaults={"commit.interval.ms": 1000},
+                  extra={"maintenance": {"interval.ms": 3600000,
+                                         "compaction.min.input.files": 100}})
+    run.start()
+    now_ms = int(time.time() * 1000)
+    every: dict = {}
+    old: set = set()
+
+    def commit_a_batch(n: int, ts) -> pathlib.Path:
+        got = produce_orders(kafka_broker, registry, topic, n, 1, timestamp_ms=ts)
+        every.update(got)
+        hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+        run.wait_for_positions(table, topic, hwm, timeout=120)
+        return got
+
+    got = commit_a_batch(40, lambda i: now_ms - 3 * 3600 * 1000 + i)
+    old |= set(got)
+    index: dict = {}
+    got = produce_orders(kafka_broker, registry, topic, 40, 1, index=index,
+                         timestamp_ms=lambda i: now_ms - 2 * 3600 * 1000 if i % 2 == 0
+                         else now_ms + i)
+    every.update(got)
+    old |= {k for k, i in index.items() if i % 2 == 0}
+    hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+    run.wait_for_positions(table, topic, hwm, timeout=120)
+    commit_a_batch(30, None)
+    root = wait_for_delta_txns(run, table, topic, hwm)
+    files_before = live_files(run, table)
+    assert len(files_before) == 3, files_before
+    cat = SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}",
+                     warehouse=f"file://{run.warehouse}")
+    before_id = cat.load_table(f"kafka.{table}").metadata.current_snapshot_id
+
+    r = maintain(run)
+    assert r.returncode == 0, r.stdout + r.stderr
+    print(r.stdout)
+    assert f"row retention 3600000 ms: removed 1 files whole and rewrote 1 straddling it " \
+           f"({len(old)} rows)" in r.stdout, r.stdout
+    # Ingestion goes on after it (the retention snapshot moved no position).
+    commit_a_batch(20, None)
+    hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+    wait_for_delta_txns(run, table, topic, hwm)
+    assert run.stop() == 0, run.log()
+
+    young = {k: v for k, v in every.items() if k not in old}
+    assert len(young) == 20 + 30 + 20
+    assert_both_formats_hold(run, table, root, young, spark_too=True)
+    t = cat.load_table(f"kafka.{table}")
+    retention_snap = [s for s in t.metadata.snapshots
+                      if s.summary.get("floe.row-retention") is not None]
+    assert len(retention_snap) == 1, t.metadata.snapshots
+    assert retention_snap[0].summary.operation.value == "overwrite", retention_snap
+    # Time travel inside snapshot.retention.ms still sees the old rows.
+    rows = t.scan(snapshot_id=before_id).to_arrow().to_pylist()
+    assert sorted((x["_kafka"]["partition"], x["_kafka"]["offset"]) for x in rows) == \
+        sorted(k for k in every if k[1] < 110)
+    # Delta recorded it as a DELETE with data changes.
+    history = deltalake.DeltaTable(str(root)).history()
+    deletes = [h for h in history if h.get("operation") == "DELETE"]
+    assert len(deletes) == 1, history
+    # A second pass finds nothing left past the retention.
+    r = maintain(run)
+    assert r.returncode == 0 and "no row is past the retention" in r.stdout, r.stdout

@@ -46,6 +46,22 @@ int MaintainCommand(const config::Config& config,
                   << ": not written by Floe, left alone\n";
       continue;
     }
+    const auto& rr = r->row_retention;
+    if (!r->row_retention_error.empty()) {
+      std::fprintf(stderr, "floe: table %s: row retention failed: %s\n",
+                   ident.ToString().c_str(), r->row_retention_error.c_str());
+      ++failed;
+    } else if (rr.retention_ms > 0) {
+      std::cout << fmt::format(
+          "table {}: row retention {} ms: {}\n", ident.ToString(), rr.retention_ms,
+          !rr.skipped.empty()
+              ? rr.skipped
+              : fmt::format("{} {} files whole and {} {} straddling it ({} rows){}",
+                            dry_run ? "would remove" : "removed", rr.dropped_files,
+                            dry_run ? "would rewrite" : "rewrote", rr.rewritten_files,
+                            rr.rows_dropped,
+                            dry_run ? "" : fmt::format(", snapshot {}", rr.snapshot_id)));
+    }
     const auto& c = r->compaction;
     if (!r->compaction_error.empty()) {
       std::fprintf(stderr, "floe: table %s: compaction failed: %s\n",

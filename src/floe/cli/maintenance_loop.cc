@@ -73,6 +73,19 @@ bool MaintenanceLoop::Pass() {
                       r.status().message());
       }
     } else if (r->floe_table) {
+      const auto& rr = r->row_retention;
+      if (!r->row_retention_error.empty()) {
+        FLOE_LOG_WARN("maintenance: table {}: row retention failed: {}", ident.ToString(),
+                      r->row_retention_error);
+      }
+      if (rr.snapshot_id != 0) {
+        FLOE_LOG_INFO(
+            "maintenance: table {}: row retention removed {} files and rewrote {} ({} "
+            "rows past {} ms){}",
+            ident.ToString(), rr.dropped_files, rr.rewritten_files, rr.rows_dropped,
+            rr.retention_ms,
+            rr.delta_error.empty() ? "" : "; Delta not updated yet: " + rr.delta_error);
+      }
       const auto& c = r->compaction;
       if (!r->compaction_error.empty()) {
         FLOE_LOG_WARN("maintenance: table {}: compaction failed: {}", ident.ToString(),

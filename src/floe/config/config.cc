@@ -580,6 +580,7 @@ Result<TopicOverrides> Parser::ParseTopicSettings(const Fields& f) const {
                        GetInt(f, *FindKey("defaults", "snapshot.retention.ms")));
   FLOE_ASSIGN_OR_RAISE(o.snapshot_min_count,
                        GetInt(f, *FindKey("defaults", "snapshot.min.count")));
+  FLOE_ASSIGN_OR_RAISE(o.retention_ms, GetInt(f, *FindKey("defaults", "retention.ms")));
   FLOE_ASSIGN_OR_RAISE(
       o.on_invalid_record,
       GetEnumAs(f, *FindKey("defaults", "on.invalid.record"), kInvalidRecordPolicies));
@@ -763,6 +764,7 @@ Result<Config> Parser::Parse(const std::string& text) {
   ds.dictionary_page_size_bytes = *d.dictionary_page_size_bytes;
   ds.snapshot_retention_ms = *d.snapshot_retention_ms;
   ds.snapshot_min_count = *d.snapshot_min_count;
+  ds.retention_ms = *d.retention_ms;
   ds.on_invalid_record = *d.on_invalid_record;
   ds.key_format = *d.key_format;
   ds.value_format = *d.value_format;

@@ -49,6 +49,7 @@ struct TopicSettings {
   int64_t dictionary_page_size_bytes = 0;
   int64_t snapshot_retention_ms = 0;  // time travel window, both formats
   int64_t snapshot_min_count = 0;     // newest snapshots kept however old
+  int64_t retention_ms = 0;           // rows older than this leave the table; 0: never
   InvalidRecordPolicy on_invalid_record = InvalidRecordPolicy::kSuspend;
   KeyFormat key_format = KeyFormat::kBinary;
   ValueFormat value_format = ValueFormat::kRegistry;
@@ -75,6 +76,7 @@ struct TopicOverrides {
   std::optional<int64_t> dictionary_page_size_bytes;
   std::optional<int64_t> snapshot_retention_ms;
   std::optional<int64_t> snapshot_min_count;
+  std::optional<int64_t> retention_ms;
   std::optional<InvalidRecordPolicy> on_invalid_record;
   std::optional<KeyFormat> key_format;
   std::optional<ValueFormat> value_format;

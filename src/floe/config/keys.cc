@@ -557,6 +557,20 @@ std::vector<KeyInfo> MakeKeys() {
            "table property `history.expire.min-snapshots-to-keep`.",
        .per_topic = true});
   add({.section = "defaults",
+       .name = "retention.ms",
+       .type = T::kInt,
+       .default_text = "0",
+       .min = 0,
+       .description =
+           "Row retention (TTL): rows whose Kafka timestamp is older than this leave the "
+           "table in both formats, at the next maintenance pass (files wholly past it "
+           "are "
+           "removed unread, files straddling it rewritten; docs/maintenance.md, \"Row "
+           "retention\"). 0 keeps rows forever. Time travel inside "
+           "`snapshot.retention.ms` still sees them. Recorded as the table property "
+           "`floe.retention.ms`.",
+       .per_topic = true});
+  add({.section = "defaults",
        .name = "on.invalid.record",
        .type = T::kEnum,
        .default_text = "suspend",

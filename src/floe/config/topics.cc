@@ -73,6 +73,7 @@ std::optional<TopicSettings> ResolveTopic(const Config& config,
     }
     if (o.snapshot_retention_ms) s.snapshot_retention_ms = *o.snapshot_retention_ms;
     if (o.snapshot_min_count) s.snapshot_min_count = *o.snapshot_min_count;
+    if (o.retention_ms) s.retention_ms = *o.retention_ms;
     if (o.on_invalid_record) s.on_invalid_record = *o.on_invalid_record;
     if (o.key_format) s.key_format = *o.key_format;
     if (o.value_format) s.value_format = *o.value_format;

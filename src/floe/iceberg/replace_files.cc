@@ -130,7 +130,7 @@ Result<PendingSnapshot> ReplaceFiles::Prepare(const TableMetadata& base, int64_t
   totals[2] += added_records - deleted_records;
   totals[3] += added_size - deleted_size;
   std::map<std::string, std::string> summary = summary_;
-  summary["operation"] = "replace";
+  summary.emplace("operation", "replace");  // unless the caller named another
   summary["added-data-files"] = std::to_string(added_.size());
   summary["deleted-data-files"] = std::to_string(removed_.size());
   summary["added-records"] = std::to_string(added_records);

@@ -29,7 +29,9 @@ namespace floe::iceberg {
 class ReplaceFiles {
  public:
   // `removed`: data files live in `base`'s current snapshot (matched by file_path);
-  // `added`: their rewrite, complete on storage. `summary`: extra summary entries.
+  // `added`: their rewrite, complete on storage. `summary`: extra summary entries; its
+  // "operation" is "replace" unless it names another ("delete" or "overwrite" when rows
+  // went away: row retention).
   static Result<std::unique_ptr<ReplaceFiles>> Make(
       storage::FileIO* io, const TableMetadata& base, std::vector<DataFile> removed,
       std::vector<DataFile> added, std::map<std::string, std::string> summary = {});

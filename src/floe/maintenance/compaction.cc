@@ -5,7 +5,7 @@
 #include "floe/common/crash.h"
 #include "floe/common/log.h"
 #include "floe/common/util.h"
-#include "floe/iceberg/replace_files.h"
+#include "floe/maintenance/replace_commit.h"
 #include "floe/maintenance/rewrite.h"
 #include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/positions.h"
@@ -13,19 +13,6 @@
 #include "floe/storage/file_io.h"
 
 namespace floe::maintenance {
-namespace {
-
-constexpr int kMaxAttempts = 10;
-
-void DeleteAll(storage::FileIO& io, const std::vector<std::string>& uris) {
-  for (const auto& uri : uris) {
-    Status st = io.Delete(uri);
-    if (!st.ok()) FLOE_LOG_WARN("could not delete {}: {}", uri, st.message());
-  }
-}
-
-}  // namespace
-
 Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO& io,
                                       const catalog::TableIdent& ident,
                                       const config::MaintenanceSettings& settings,
@@ -34,19 +21,10 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
   CompactionReport report;
   FLOE_ASSIGN_OR_RAISE(auto loaded, catalog.LoadTable(ident));
   const iceberg::TableMetadata& md = loaded.metadata;
+  report.skipped = RewriteBlocker(md);
+  if (!report.skipped.empty()) return report;
   const iceberg::Snapshot* current = md.CurrentSnapshot();
   const iceberg::Schema* schema = md.CurrentSchema();
-  if (current == nullptr || schema == nullptr) {
-    report.skipped = "no snapshot yet";
-    return report;
-  }
-  // Merge-on-read deletes (another writer's) would not survive a rewrite of the raw
-  // files: such a table is left alone.
-  auto deletes = current->summary.find("total-delete-files");
-  if (deletes != current->summary.end() && deletes->second != "0") {
-    report.skipped = "the table has delete files";
-    return report;
-  }
   const iceberg::PartitionSpec* spec = md.DefaultSpec();
   if (spec == nullptr || !spec->fields.empty()) {
     report.skipped = "partitioned tables are not compacted";
@@ -109,69 +87,18 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
   }
   CrashPoint("after-compaction-write");
 
-  std::map<std::string, std::string> summary = {
-      {pipeline::kCompactionKey, std::to_string(inputs.size()) + " files"}};
-  auto replace_made =
-      iceberg::ReplaceFiles::Make(&io, md, inputs, rewritten.files, summary);
-  if (!replace_made.ok()) {
-    DeleteAll(io, written);
-    return replace_made.status();
-  }
-  auto& replace = *replace_made;
-  for (const auto& f : replace->written_files()) written.push_back(f);
-  iceberg::TableMetadata base = md;
-  bool unknown = false;  // an attempt's outcome was unknown: its files may be referenced
-  for (;;) {
-    ++report.attempts;
-    auto pending = replace->Prepare(base, now_ms);
-    if (!pending.ok()) {
-      if (!unknown) DeleteAll(io, written);
-      if (KindOf(pending.status()) == ErrorKind::kConflict) {
-        report.skipped = "its input changed: " + pending.status().message();
-        return report;
-      }
-      return pending.status();
-    }
-    // The positions of the snapshot it follows: a replace moves none.
-    auto it = base.CurrentSnapshot()->summary.find(pipeline::kOffsetsKey);
-    if (it != base.CurrentSnapshot()->summary.end()) {
-      for (auto& u : pending->updates) {
-        if (auto* add = std::get_if<iceberg::update::AddSnapshot>(&u)) {
-          add->snapshot.summary[pipeline::kOffsetsKey] = it->second;
-        }
-      }
-    }
-    CrashPoint("before-compaction-commit");
-    auto committed = catalog.CommitTable({ident, pending->requirements, pending->updates},
-                                         catalog::Writer::kFloe);
-    if (committed.ok()) {
-      report.snapshot_id = replace->snapshot_id();
-      break;
-    }
-    const ErrorKind kind = KindOf(committed.status());
-    unknown |= kind == ErrorKind::kStateUnknown;
-    auto reloaded = catalog.LoadTable(ident);
-    if (!reloaded.ok()) return reloaded.status();  // files left: orphans at worst
-    if (replace->IsCommittedIn(reloaded->metadata)) {
-      report.snapshot_id = replace->snapshot_id();
-      break;
-    }
-    if (kind != ErrorKind::kStateUnknown) DeleteAll(io, pending->written_files);
-    if ((kind != ErrorKind::kConflict && kind != ErrorKind::kStateUnknown) ||
-        report.attempts >= kMaxAttempts) {
-      if (!unknown) DeleteAll(io, written);
-      return committed.status();
-    }
-    base = std::move(reloaded->metadata);
-  }
-  CrashPoint("after-compaction-commit");
-  auto formats = md.properties.find(catalog::kFormatsProperty);
-  if (formats != md.properties.end() &&
-      formats->second.find("delta") != std::string::npos) {
-    pipeline::DeltaMirror mirror(&catalog, &io);
-    auto synced = mirror.Sync(ident);
-    if (!synced.ok()) report.delta_error = synced.status().message();
-  }
+  ReplaceRequest request;
+  request.ident = ident;
+  request.base = md;
+  request.removed = std::move(inputs);
+  request.added = std::move(rewritten.files);
+  request.summary = {
+      {pipeline::kCompactionKey, std::to_string(request.removed.size()) + " files"}};
+  request.before_commit = "before-compaction-commit";
+  request.after_commit = "after-compaction-commit";
+  FLOE_ASSIGN_OR_RAISE(auto outcome,
+                       CommitReplace(catalog, io, request, now_ms, std::move(written)));
+  Record(std::move(outcome), &report);
   return report;
 }
 

@@ -1,4 +1,5 @@
-// One maintenance pass over one table: compaction, snapshot expiry, orphan cleanup. `floe
+// One maintenance pass over one table: row retention, compaction, snapshot expiry,
+// orphan cleanup. `floe
 // maintain` runs it over every table Floe writes; the same code will run inside `floe
 // run`.
 //
@@ -16,12 +17,15 @@
 #include "floe/maintenance/expiry.h"
 #include "floe/maintenance/orphans.h"
 #include "floe/maintenance/references.h"
+#include "floe/maintenance/row_retention.h"
 
 namespace floe::maintenance {
 
 struct TableReport {
   catalog::TableIdent ident;
-  bool floe_table = false;       // false: not written by Floe, left alone
+  bool floe_table = false;  // false: not written by Floe, left alone
+  RowRetentionReport row_retention;
+  std::string row_retention_error;  // it failed (the rest still ran)
   CompactionReport compaction;   // skipped "disabled" when maintenance.compaction.enabled
   std::string compaction_error;  // compaction failed (expiry and orphan cleanup ran)
   ExpiryReport expiry;
@@ -33,7 +37,8 @@ struct TableReport {
 // no other table.
 bool IsFloeTable(const iceberg::TableMetadata& metadata);
 
-// Compacts the table (CompactTable) when enabled, expires its snapshots and deletes what
+// Drops the rows past the table's row retention (ApplyRowRetention), compacts the table
+// (CompactTable) when enabled, expires its snapshots and deletes what
 // only they referenced (ExpireTable), then lists its location, reads its references from
 // the catalog's current metadata and deletes its orphans (DeleteOrphans) per `settings`.
 // A failed compaction is reported in compaction_error and the rest still runs; a catalog

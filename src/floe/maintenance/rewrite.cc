@@ -12,6 +12,7 @@
 #include "floe/parquet/writer.h"
 #include "floe/schema/arrow.h"
 #include "floe/schema/rename_hints.h"
+#include "floe/schema/table_schema.h"
 #include "floe/storage/file_io.h"
 
 namespace floe::maintenance {
@@ -231,10 +232,61 @@ class Rewriter {
       }
     }
     auto out = ::arrow::RecordBatch::Make(file_schema_, batch.num_rows(), columns);
+    if (!options_.keep_from_timestamp_us) return WriteRows(*out);
+    // Row retention: the runs of rows at or past the cutoff, put together again into
+    // arrays of their own (the writer reads arrays from offset 0).
+    FLOE_ASSIGN_OR_RAISE(auto ts, KafkaTimestamps(*out, uri));
+    const int64_t cutoff = *options_.keep_from_timestamp_us;
+    auto keep = [&](int64_t i) { return ts->IsNull(i) || ts->Value(i) >= cutoff; };
+    const int64_t n = out->num_rows();
+    std::vector<std::pair<int64_t, int64_t>> runs;  // offset, length
+    int64_t kept = 0;
+    for (int64_t i = 0; i < n;) {
+      int64_t j = i;
+      while (j < n && keep(j) == keep(i)) ++j;
+      if (keep(i)) {
+        runs.emplace_back(i, j - i);
+        kept += j - i;
+      }
+      i = j;
+    }
+    result_.rows_dropped += n - kept;
+    if (kept == n) return WriteRows(*out);
+    if (kept == 0) return Status::OK();
+    std::vector<std::shared_ptr<Array>> kept_columns;
+    for (int c = 0; c < out->num_columns(); ++c) {
+      std::vector<std::shared_ptr<Array>> pieces;
+      for (const auto& [offset, length] : runs) {
+        pieces.push_back(out->column(c)->Slice(offset, length));
+      }
+      auto joined = ::arrow::Concatenate(pieces);
+      if (!joined.ok()) return WithContext(joined.status(), "filtering rows of " + uri);
+      kept_columns.push_back(std::move(*joined));
+    }
+    return WriteRows(*::arrow::RecordBatch::Make(file_schema_, kept, kept_columns));
+  }
+
+  // `_kafka.timestamp` of a batch in the current schema.
+  Result<std::shared_ptr<::arrow::TimestampArray>> KafkaTimestamps(
+      const ::arrow::RecordBatch& batch, const std::string& uri) {
+    auto kafka = std::dynamic_pointer_cast<::arrow::StructArray>(
+        batch.GetColumnByName(schema::kKafkaColumn));
+    auto ts = kafka ? std::dynamic_pointer_cast<::arrow::TimestampArray>(
+                          kafka->GetFieldByName("timestamp"))
+                    : nullptr;
+    if (!ts) {
+      return InvalidInput(uri +
+                          ": the table has no _kafka.timestamp column; row retention " +
+                          "cannot judge its rows' age");
+    }
+    return ts;
+  }
+
+  Status WriteRows(const ::arrow::RecordBatch& rows) {
     FLOE_RETURN_NOT_OK(Open());
-    Status st = writer_->Write(*out);
+    Status st = writer_->Write(rows);
     if (!st.ok()) return WithContext(st, "writing data file " + open_uri_);
-    result_.rows += batch.num_rows();
+    result_.rows += rows.num_rows();
     if (writer_->EstimatedBytes() >= options_.target_file_bytes) {
       FLOE_RETURN_NOT_OK(CloseFile());
     }

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,12 +40,16 @@ struct RewriteOptions {
   // Checked between batches: once true the rewrite stops (kCancelled), deleting its
   // files.
   const std::atomic<bool>* cancel = nullptr;
+  // Row retention: rows whose `_kafka.timestamp` is below this (µs since the epoch) are
+  // left out; rows without a timestamp are kept. Unset: every row is kept.
+  std::optional<int64_t> keep_from_timestamp_us;
 };
 
 struct RewriteResult {
   std::vector<iceberg::DataFile> files;  // the new files, complete and closed
-  int64_t rows = 0;
-  int64_t bytes_read = 0;  // the inputs' sizes
+  int64_t rows = 0;                      // written
+  int64_t rows_dropped = 0;              // left out by keep_from_timestamp_us
+  int64_t bytes_read = 0;                // the inputs' sizes
 };
 
 // Errors: a file that cannot be read, or a column whose type cannot become the current

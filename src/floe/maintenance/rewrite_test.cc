@@ -223,6 +223,55 @@ TEST_F(RewriteTest, RollsToANewFileAtTheTargetSize) {
   EXPECT_EQ(rows_out, 8000);
 }
 
+// Row retention: rows whose _kafka.timestamp is below the cutoff are left out, rows
+// without one kept, in order; a file whose rows all go yields no file; the bounds of the
+// new file start at the cutoff.
+TEST_F(RewriteTest, RowRetentionLeavesOutRowsBeforeTheCutoff) {
+  iceberg::Schema s;
+  s.fields = {
+      {1, "id", true, Type::Primitive(TypeId::kLong), {}},
+      {2,
+       "_kafka",
+       true,
+       Type::Struct({{3, "offset", true, Type::Primitive(TypeId::kLong), {}},
+                     {4, "timestamp", false, Type::Primitive(TypeId::kTimestampTz), {}}}),
+       {}},
+  };
+  auto straddling = Write(s, "mixed.parquet",
+                          R"([{"id": 1, "_kafka": {"offset": 0, "timestamp": 100}},
+                              {"id": 2, "_kafka": {"offset": 1, "timestamp": 900}},
+                              {"id": 3, "_kafka": {"offset": 2, "timestamp": null}},
+                              {"id": 4, "_kafka": {"offset": 3, "timestamp": 200}},
+                              {"id": 5, "_kafka": {"offset": 4, "timestamp": 500}}])");
+  auto old =
+      Write(s, "old.parquet", R"([{"id": 6, "_kafka": {"offset": 5, "timestamp": 10}}])");
+  RewriteOptions options;
+  options.name_prefix = "retain";
+  options.keep_from_timestamp_us = 500;
+  auto result = RewriteFiles(*io_, {straddling, old}, s, location_, options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->rows, 3);
+  EXPECT_EQ(result->rows_dropped, 3);
+  ASSERT_EQ(result->files.size(), 1u);
+  EXPECT_EQ(result->files[0].record_count, 3);
+  auto t = Read(result->files[0].file_path);
+  auto ids =
+      std::static_pointer_cast<::arrow::Int64Array>(t->GetColumnByName("id")->chunk(0));
+  ASSERT_EQ(ids->length(), 3);
+  EXPECT_EQ(ids->Value(0), 2);
+  EXPECT_EQ(ids->Value(1), 3);
+  EXPECT_EQ(ids->Value(2), 5);
+  EXPECT_EQ(result->files[0].null_value_counts.at(4), 1);
+
+  // Every row gone: no file at all.
+  options.name_prefix = "none";
+  options.keep_from_timestamp_us = 1000;
+  auto none = RewriteFiles(*io_, {old}, s, location_, options);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE(none->files.empty());
+  EXPECT_EQ(none->rows_dropped, 1);
+}
+
 TEST_F(RewriteTest, ANarrowingChangeFailsAndLeavesNoFile) {
   auto c = Write(NewSchema(), "c.parquet", R"([{"id": 1}])");
   RewriteOptions options;

@@ -259,6 +259,9 @@ Status Committer::Commit(const CommitRequest& req) {
       properties[iceberg::kMinSnapshotsToKeepProperty] =
           std::to_string(req.retention->min_keep);
     }
+    if (req.row_retention_ms) {
+      properties[kRowRetentionProperty] = std::to_string(*req.row_retention_ms);
+    }
     if (req.properties) {
       auto extra = req.properties(base);
       if (!extra.ok()) return fail(extra.status());

@@ -158,9 +158,10 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     }
     return Status::OK();
   };
-  // A compaction's actions: its inputs removed and its outputs added, dataChange false
-  // (the rows are the same: streaming readers skip them).
-  auto rewrite_for = [&](const iceberg::Snapshot& s,
+  // A rewrite's actions: its inputs removed and its outputs added. A compaction's have
+  // dataChange false (the rows are the same: streaming readers skip them); a row
+  // retention's true (rows went away).
+  auto rewrite_for = [&](const iceberg::Snapshot& s, bool data_change,
                          std::vector<delta::Action>& actions) -> Status {
     FLOE_ASSIGN_OR_RAISE(auto removed, SnapshotRemovedFiles(*io_, s));
     for (const auto& f : removed) {
@@ -169,7 +170,7 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
       delta::RemoveFile r;
       r.path = std::move(path);
       r.deletion_timestamp = now;
-      r.data_change = false;
+      r.data_change = data_change;
       r.extended_file_metadata = true;
       r.size = f.file_size_in_bytes;
       actions.push_back(std::move(r));
@@ -178,7 +179,9 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     const size_t first_add = actions.size();
     FLOE_RETURN_NOT_OK(adds_for(added, actions));
     for (size_t i = first_add; i < actions.size(); ++i) {
-      if (auto* add = std::get_if<delta::AddFile>(&actions[i])) add->data_change = false;
+      if (auto* add = std::get_if<delta::AddFile>(&actions[i])) {
+        add->data_change = data_change;
+      }
     }
     return Status::OK();
   };
@@ -190,7 +193,9 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
       FLOE_ASSIGN_OR_RAISE(auto path, delta::RelativePath(f.file_path, md.location));
       if (!snap.files.count(path)) return false;
     }
-    if (!s.summary.count(kCompactionKey)) return true;
+    if (!s.summary.count(kCompactionKey) && !s.summary.count(kRowRetentionKey)) {
+      return true;
+    }
     FLOE_ASSIGN_OR_RAISE(auto removed, SnapshotRemovedFiles(*io_, s));
     for (const auto& f : removed) {
       FLOE_ASSIGN_OR_RAISE(auto path, delta::RelativePath(f.file_path, md.location));
@@ -198,16 +203,17 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     }
     return true;
   };
+  // `kind`: the snapshot's summary key saying what it did ("" for an append).
   auto commit = [&](std::vector<delta::Action> actions, int64_t snapshot_id,
-                    bool compaction = false) -> Status {
+                    const std::string& kind = "") -> Status {
+    const std::string id = std::to_string(snapshot_id);
     delta::CommitInfo info =
-        compaction
-            ? delta::MakeCommitInfo("OPTIMIZE",
-                                    {{"icebergSnapshotId", std::to_string(snapshot_id)}},
-                                    engine, now)
+        kind == kCompactionKey
+            ? delta::MakeCommitInfo("OPTIMIZE", {{"icebergSnapshotId", id}}, engine, now)
+        : kind == kRowRetentionKey
+            ? delta::MakeCommitInfo("DELETE", {{"icebergSnapshotId", id}}, engine, now)
             : delta::MakeCommitInfo("STREAMING UPDATE",
-                                    {{"outputMode", "Append"},
-                                     {"icebergSnapshotId", std::to_string(snapshot_id)}},
+                                    {{"outputMode", "Append"}, {"icebergSnapshotId", id}},
                                     engine, now);
     // A version that removes files is no blind append (Delta's conflict checks trust it).
     for (const auto& a : actions) {
@@ -317,7 +323,8 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
       // A replay of dead letters or a compaction moves no position: Delta has it when
       // it has its files.
       bool mirrored = true;
-      if (s->summary.count(kDeadLetterReplayKey) || s->summary.count(kCompactionKey)) {
+      if (s->summary.count(kDeadLetterReplayKey) || s->summary.count(kCompactionKey) ||
+          s->summary.count(kRowRetentionKey)) {
         FLOE_ASSIGN_OR_RAISE(mirrored, has_files_of(*s));
       }
       if (mirrored) {
@@ -360,15 +367,17 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
     const iceberg::Snapshot& s = **it;
     std::vector<delta::Action> actions = std::move(schema_actions);
     schema_actions.clear();
-    const bool compaction = s.summary.count(kCompactionKey) > 0;
-    if (compaction) {
-      FLOE_RETURN_NOT_OK(rewrite_for(s, actions));
+    std::string kind;
+    if (s.summary.count(kCompactionKey)) kind = kCompactionKey;
+    if (s.summary.count(kRowRetentionKey)) kind = kRowRetentionKey;
+    if (!kind.empty()) {
+      FLOE_RETURN_NOT_OK(rewrite_for(s, kind == kRowRetentionKey, actions));
     } else {
       FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, s, /*only_added=*/true));
       FLOE_RETURN_NOT_OK(adds_for(files, actions));
     }
     for (auto& t : txns_for(*SnapshotPositions(s))) actions.push_back(std::move(t));
-    FLOE_RETURN_NOT_OK(commit(std::move(actions), s.snapshot_id, compaction));
+    FLOE_RETURN_NOT_OK(commit(std::move(actions), s.snapshot_id, kind));
   }
   // Positions that moved without a snapshot (every record skipped) or a pending schema.
   auto txns = txns_for(table_positions);

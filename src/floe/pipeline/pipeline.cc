@@ -803,6 +803,7 @@ class PipelineImpl : public Pipeline {
     // Background maintenance expires snapshots and deletes their files; the commit's own
     // expiry then only bounds the metadata should maintenance fall behind.
     req.expire_age_factor = config_.maintenance.interval_ms > 0 ? 4 : 1;
+    req.row_retention_ms = ts.settings.retention_ms;
     const int64_t commit_started_ms = clock_.monotonic_ms();
     const int64_t newest_ms = ts.writer ? ts.writer->newest_timestamp_ms() : -1;
     if (ts.writer) {

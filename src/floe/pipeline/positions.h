@@ -26,7 +26,15 @@ inline constexpr const char* kDeadLetterReplayKey = "floe.dlq-replay";
 // positions are its parent's too; Delta has it when it has its files and not the ones
 // it replaced.
 inline constexpr const char* kCompactionKey = "floe.compaction";
+// Summary key of a row-retention snapshot (maintenance/row_retention.h): files whose rows
+// all passed the retention removed, files straddling it rewritten without those rows.
+// Its positions are its parent's too; Delta has it as a compaction (by its files), but
+// with dataChange true: rows went away.
+inline constexpr const char* kRowRetentionKey = "floe.row-retention";
 inline constexpr const char* kWriterKey = "floe.writer";
+// Table property: the topic's retention.ms, rows older than it leave the table
+// (maintenance/row_retention.h); absent or 0: none.
+inline constexpr const char* kRowRetentionProperty = "floe.retention.ms";
 
 // topic → partition → next position to read.
 using Positions = std::map<std::string, std::map<int32_t, int64_t>>;

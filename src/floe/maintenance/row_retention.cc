@@ -1,0 +1,151 @@
+#include "floe/maintenance/row_retention.h"
+
+#include <optional>
+
+#include "floe/common/crash.h"
+#include "floe/common/util.h"
+#include "floe/maintenance/replace_commit.h"
+#include "floe/maintenance/rewrite.h"
+#include "floe/pipeline/delta_mirror.h"
+#include "floe/pipeline/positions.h"
+#include "floe/schema/rename_hints.h"
+#include "floe/schema/table_schema.h"
+
+namespace floe::maintenance {
+namespace {
+
+// The field id of `_kafka.timestamp` in `schema`, if it has one.
+std::optional<int> KafkaTimestampId(const iceberg::Schema& schema) {
+  for (const auto& f : schema.fields) {
+    if (f.name != schema::kKafkaColumn || !f.type ||
+        f.type->id != iceberg::TypeId::kStruct) {
+      continue;
+    }
+    for (const auto& c : f.type->fields) {
+      if (c.name == "timestamp") return c.id;
+    }
+  }
+  return std::nullopt;
+}
+
+// A timestamp bound (Iceberg's single-value form: 8 bytes, little-endian µs).
+std::optional<int64_t> Bound(const std::map<int, std::string>& bounds, int id) {
+  auto it = bounds.find(id);
+  if (it == bounds.end() || it->second.size() != 8) return std::nullopt;
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(it->second[i]);
+  return static_cast<int64_t>(v);
+}
+
+}  // namespace
+
+Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
+                                             storage::FileIO& io,
+                                             const catalog::TableIdent& ident,
+                                             const config::MaintenanceSettings& settings,
+                                             int64_t now_ms, bool dry_run,
+                                             const std::atomic<bool>* cancel) {
+  RowRetentionReport report;
+  FLOE_ASSIGN_OR_RAISE(auto loaded, catalog.LoadTable(ident));
+  const iceberg::TableMetadata& md = loaded.metadata;
+  report.retention_ms = md.PropertyAsInt(pipeline::kRowRetentionProperty, 0);
+  if (report.retention_ms <= 0) {
+    report.retention_ms = 0;
+    report.skipped = "no row retention";
+    return report;
+  }
+  report.skipped = RewriteBlocker(md);
+  if (!report.skipped.empty()) return report;
+  const iceberg::Snapshot* current = md.CurrentSnapshot();
+  const iceberg::Schema* schema = md.CurrentSchema();
+  const auto ts_id = KafkaTimestampId(*schema);
+  if (!ts_id) {
+    report.skipped = "the table has no _kafka.timestamp column";
+    return report;
+  }
+  const iceberg::PartitionSpec* spec = md.DefaultSpec();
+  const bool partitioned = spec == nullptr || !spec->fields.empty();
+  const int64_t cutoff_us = (now_ms - report.retention_ms) * 1000;
+
+  FLOE_ASSIGN_OR_RAISE(auto live, pipeline::SnapshotFiles(io, *current, false));
+  std::vector<iceberg::DataFile> dropped;
+  std::vector<iceberg::DataFile> straddling;
+  int64_t straddling_bytes = 0;
+  for (auto& f : live) {
+    if (f.content != 0) continue;
+    const auto upper = Bound(f.upper_bounds, *ts_id);
+    const auto lower = Bound(f.lower_bounds, *ts_id);
+    if (upper && *upper < cutoff_us) {
+      // A null timestamp has no bound: a file with nulls keeps them only when rewritten.
+      auto nulls = f.null_value_counts.find(*ts_id);
+      if (nulls != f.null_value_counts.end() && nulls->second == 0) {
+        report.rows_dropped += f.record_count;
+        dropped.push_back(std::move(f));
+        continue;
+      }
+    } else if (lower && *lower >= cutoff_us) {
+      continue;  // every row is young enough
+    }
+    if (partitioned) continue;
+    if (straddling_bytes + f.file_size_in_bytes > settings.compaction_max_input_bytes &&
+        !straddling.empty()) {
+      continue;  // the next pass
+    }
+    straddling_bytes += f.file_size_in_bytes;
+    straddling.push_back(std::move(f));
+  }
+  report.dropped_files = static_cast<int64_t>(dropped.size());
+  report.rewritten_files = static_cast<int64_t>(straddling.size());
+  if (dropped.empty() && straddling.empty()) {
+    report.skipped = "no row is past the retention";
+    return report;
+  }
+  if (dry_run) return report;
+
+  RewriteResult rewritten;
+  if (!straddling.empty()) {
+    RewriteOptions options;
+    options.target_file_bytes = settings.compaction_target_file_bytes;
+    FLOE_ASSIGN_OR_RAISE(options.column_names, schema::ParseColumnNames(md.properties));
+    options.name_prefix = "retain-" + NewUuid();
+    options.cancel = cancel;
+    options.keep_from_timestamp_us = cutoff_us;
+    FLOE_ASSIGN_OR_RAISE(rewritten,
+                         RewriteFiles(io, straddling, *schema, md.location, options));
+    int64_t expected = 0;
+    for (const auto& f : straddling) expected += f.record_count;
+    if (rewritten.rows + rewritten.rows_dropped != expected) {
+      std::vector<std::string> written;
+      for (const auto& f : rewritten.files) written.push_back(f.file_path);
+      DeleteAll(io, written);
+      return Internal("row retention of " + ident.ToString() + " read " +
+                      std::to_string(rewritten.rows + rewritten.rows_dropped) +
+                      " rows from files whose manifests say " + std::to_string(expected) +
+                      "; nothing committed");
+    }
+    report.rows_dropped += rewritten.rows_dropped;
+    report.written = static_cast<int64_t>(rewritten.files.size());
+  }
+  std::vector<std::string> written;
+  for (const auto& f : rewritten.files) written.push_back(f.file_path);
+  CrashPoint("after-retention-write");
+
+  ReplaceRequest request;
+  request.ident = ident;
+  request.base = md;
+  request.removed = std::move(dropped);
+  request.removed.insert(request.removed.end(), straddling.begin(), straddling.end());
+  request.added = std::move(rewritten.files);
+  request.summary = {
+      {pipeline::kRowRetentionKey,
+       "_kafka.timestamp before " + std::to_string(cutoff_us / 1000) + " ms"},
+      {"operation", request.added.empty() ? "delete" : "overwrite"}};
+  request.before_commit = "before-retention-commit";
+  request.after_commit = "after-retention-commit";
+  FLOE_ASSIGN_OR_RAISE(auto outcome,
+                       CommitReplace(catalog, io, request, now_ms, std::move(written)));
+  Record(std::move(outcome), &report);
+  return report;
+}
+
+}  // namespace floe::maintenance
