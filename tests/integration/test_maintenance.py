@@ -329,14 +329,15 @@ def test_floe_run_compacts_in_the_background_while_it_ingests(kafka_broker, regi
 
 
 COMPACTION_CRASH_POINTS = ["after-compaction-write", "before-compaction-commit",
-                           "after-compaction-commit"]
+                           "after-compaction-commit", "after-expiry-commit"]
 
 
 def test_kill_9_while_ingesting_and_compacting_keeps_both_formats_exact(kafka_broker, registry,
                                                                         tmp_path):
-    """Background compaction every second while Floe ingests; SIGKILL at random six times,
-    then a crash at each compaction crash point inside `floe run`: the multiset of
-    (partition, offset, seq) in Iceberg and in Delta equals a read_committed consumer's."""
+    """Background compaction and expiry (5 s retention) every second while Floe ingests;
+    SIGKILL at random six times, then a crash at each compaction and expiry crash point
+    inside `floe run`: the multiset of (partition, offset, seq) in Iceberg and in Delta
+    equals a read_committed consumer's."""
     from test_exactly_once import (committed_records, crash_and_kill, serializer,
                                    table_records, wait_total)
     topic = "compact-kill"
@@ -344,7 +345,9 @@ def test_kill_9_while_ingesting_and_compacting_keeps_both_formats_exact(kafka_br
     kafka_broker.create_topic(topic, partitions=partitions)
     table = default_table_name(topic)
     ser = serializer(registry)
-    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **BOTH}],
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
+                  [{"name": topic, **BOTH, "snapshot.retention.ms": 5000,
+                    "snapshot.min.count": 1}],
                   extra={"maintenance": {"interval.ms": 1000, "cpu.percent": 100,
                                          "compaction.min.input.files": 2}})
     rnd = random.Random(20)
@@ -492,6 +495,30 @@ def test_expiry_frees_storage_and_keeps_time_travel_inside_the_retention(kafka_b
     assert_both_formats_hold(run, table, root, produced)
 
 
+def produce_aged(run: FloeRun, kafka_broker, registry, topic: str, table: str):
+    """Three commits to a one-partition topic: 40 records three hours old, 40 alternating
+    two hours old and new (one file straddling a one-hour retention), 30 new. Returns
+    (every record, the old ones' keys, a function committing n more new records)."""
+    now_ms = int(time.time() * 1000)
+    every: dict = {}
+
+    def commit_a_batch(n: int, ts=None, index=None) -> dict:
+        got = produce_orders(kafka_broker, registry, topic, n, 1, index=index,
+                             timestamp_ms=ts)
+        every.update(got)
+        hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+        run.wait_for_positions(table, topic, hwm, timeout=120)
+        return got
+
+    old = set(commit_a_batch(40, lambda i: now_ms - 3 * 3600 * 1000 + i))
+    index: dict = {}
+    commit_a_batch(40, lambda i: now_ms - 2 * 3600 * 1000 if i % 2 == 0 else now_ms + i,
+                   index)
+    old |= {k for k, i in index.items() if i % 2 == 0}
+    commit_a_batch(30)
+    return every, old, commit_a_batch
+
+
 def test_row_retention_drops_old_rows_from_both_formats(kafka_broker, registry, tmp_path):
     """retention.ms one hour. Three commits: 40 records three hours old (a file wholly past
     the retention), 40 alternating two hours old and new (a file straddling it), 30 new.
@@ -508,28 +535,8 @@ def test_row_retention_drops_old_rows_from_both_formats(kafka_broker, registry, 
                   extra={"maintenance": {"interval.ms": 3600000,
                                          "compaction.min.input.files": 100}})
     run.start()
-    now_ms = int(time.time() * 1000)
-    every: dict = {}
-    old: set = set()
-
-    def commit_a_batch(n: int, ts) -> pathlib.Path:
-        got = produce_orders(kafka_broker, registry, topic, n, 1, timestamp_ms=ts)
-        every.update(got)
-        hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
-        run.wait_for_positions(table, topic, hwm, timeout=120)
-        return got
-
-    got = commit_a_batch(40, lambda i: now_ms - 3 * 3600 * 1000 + i)
-    old |= set(got)
-    index: dict = {}
-    got = produce_orders(kafka_broker, registry, topic, 40, 1, index=index,
-                         timestamp_ms=lambda i: now_ms - 2 * 3600 * 1000 if i % 2 == 0
-                         else now_ms + i)
-    every.update(got)
-    old |= {k for k, i in index.items() if i % 2 == 0}
+    every, old, commit_a_batch = produce_aged(run, kafka_broker, registry, topic, table)
     hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
-    run.wait_for_positions(table, topic, hwm, timeout=120)
-    commit_a_batch(30, None)
     root = wait_for_delta_txns(run, table, topic, hwm)
     files_before = live_files(run, table)
     assert len(files_before) == 3, files_before
@@ -567,3 +574,39 @@ def test_row_retention_drops_old_rows_from_both_formats(kafka_broker, registry, 
     # A second pass finds nothing left past the retention.
     r = maintain(run)
     assert r.returncode == 0 and "no row is past the retention" in r.stdout, r.stdout
+
+
+def test_a_crash_at_each_row_retention_step_loses_and_doubles_nothing(kafka_broker, registry,
+                                                                      tmp_path):
+    """`floe maintain` crashes at each row-retention crash point while Floe ingests; after
+    each, ingestion goes on and Delta's files equal Iceberg's; in the end both formats hold
+    exactly the records inside the retention."""
+    topic = "ttl-crash"
+    kafka_broker.create_topic(topic, partitions=1)
+    table = default_table_name(topic)
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
+                  [{"name": topic, **BOTH, "retention.ms": 3600000}],
+                  defaults={"commit.interval.ms": 1000},
+                  extra={"maintenance": {"interval.ms": 3600000,
+                                         "compaction.min.input.files": 100}})
+    run.start()
+    every, old, commit_a_batch = produce_aged(run, kafka_broker, registry, topic, table)
+    for point in ("after-retention-write", "before-retention-commit",
+                  "after-retention-commit"):
+        before = live_files(run, table)
+        env = dict(os.environ, FLOE_CRASH_AT=point)
+        r = subprocess.run([str(floe_binary()), "maintain", "--config", str(run.config_path)],
+                           capture_output=True, text=True, timeout=300, env=env)
+        assert r.returncode == 86, (point, r.returncode, r.stdout, r.stderr)
+        if point != "after-retention-commit":
+            assert sorted(live_files(run, table)) == sorted(before), point
+        commit_a_batch(10)
+        hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+        root = wait_for_delta_txns(run, table, topic, hwm)
+        dt = deltalake.DeltaTable(str(root))
+        delta_files = {urllib.parse.unquote(u).removeprefix("file://") for u in dt.file_uris()}
+        assert delta_files == {f.removeprefix("file://") for f in live_files(run, table)}, point
+    assert run.stop() == 0, run.log()
+    r = maintain(run)
+    assert r.returncode == 0 and "no row is past the retention" in r.stdout, r.stdout
+    assert_both_formats_hold(run, table, root, {k: v for k, v in every.items() if k not in old})
