@@ -610,3 +610,69 @@ def test_a_crash_at_each_row_retention_step_loses_and_doubles_nothing(kafka_brok
     r = maintain(run)
     assert r.returncode == 0 and "no row is past the retention" in r.stdout, r.stdout
     assert_both_formats_hold(run, table, root, {k: v for k, v in every.items() if k not in old})
+
+
+def test_3000_commits_with_compaction_keep_the_file_count_bounded(tmp_path):
+    """3,000 commits of three records each through the production committer and Delta mirror
+    with an injected clock (one second per commit; the binary would need 50 minutes):
+    `floe_maintenance_soak` runs MaintainTable every 100 commits with Floe's default
+    compaction settings and a two-minute snapshot retention. The live file count stays at
+    most 101 (100 commits' files plus the compacted one) and is 1 after each compaction;
+    after every one of the 30 compactions pyiceberg, DuckDB (iceberg and delta) and delta-rs
+    read exactly the produced (id, offset) pairs, Spark's Delta reader too at commits 1,500
+    and 3,000. Expiry frees the storage of what the compactions replaced."""
+    from test_core import duckdb_connect
+    from harness import spark
+    soak = floe_binary().parent.parent / "maintenance" / "floe_maintenance_soak"
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    db = tmp_path / "catalog.db"
+    proc = subprocess.Popen([str(soak), "--warehouse", str(wh), "--catalog", str(db),
+                             "--commits", "3000", "--records", "3", "--maintain-every", "100",
+                             "--pause"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+    cat = SqlCatalog("floe", uri=f"sqlite:///{db}", warehouse=f"file://{wh}")
+    con = duckdb_connect()
+    con.execute("LOAD iceberg")
+    con.execute("LOAD delta")
+    reports = []
+    try:
+        for line in proc.stdout:
+            if not line.startswith("{"):
+                continue  # a log line
+            rep = json.loads(line)
+            reports.append(rep)
+            assert rep["max_live_files"] <= 101, rep
+            assert rep["live_files"] == 1, rep
+            want = [(i, i) for i in range(rep["records"])]
+            t = cat.load_table("kafka.soak")
+            root = t.metadata.location.removeprefix("file://")
+            rows = t.scan(selected_fields=("id", "_kafka")).to_arrow().to_pylist()
+            assert sorted((r["id"], r["_kafka"]["offset"]) for r in rows) == want, rep
+            for scan in (f"iceberg_scan('{rep['metadata']}')", f"delta_scan('{root}')"):
+                got = con.execute(f"SELECT id, _kafka.offset FROM {scan}").fetchall()
+                assert sorted(got) == want, (scan, rep)
+            drows = pa.table(deltalake.DeltaTable(root).scan(columns=["id", "_kafka"]))
+            assert sorted((r["id"], r["_kafka"]["offset"]) for r in drows.to_pylist()) == want
+            if rep["commits"] in (1500, 3000):
+                meta, srows = spark.read_delta(root)
+                assert sorted((r["id"], r["_kafka"]["offset"]) for r in srows) == want, rep
+            proc.stdin.write("\n")
+            proc.stdin.flush()
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    assert len(reports) == 30
+    print(reports[-1])
+    # Expiry deleted what only expired snapshots reached: far fewer data files than commits.
+    assert reports[-1]["expired"] > 0 and reports[-1]["deleted"] > 0, reports[-1]
+    on_disk = list(pathlib.Path(root, "data").glob("*.parquet"))
+    assert len(on_disk) < 1000, len(on_disk)
+    # And every file a retained snapshot or the Delta log references is there.
+    t = cat.load_table("kafka.soak")
+    for snap in t.metadata.snapshots:
+        for m in snap.manifests(t.io):
+            for e in m.fetch_manifest_entry(t.io):
+                assert pathlib.Path(e.data_file.file_path.removeprefix("file://")).exists()
+    for u in deltalake.DeltaTable(root).file_uris():
+        assert pathlib.Path(urllib.parse.unquote(u).removeprefix("file://")).exists(), u

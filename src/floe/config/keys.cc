@@ -561,6 +561,7 @@ std::vector<KeyInfo> MakeKeys() {
        .type = T::kInt,
        .default_text = "0",
        .min = 0,
+       .max = int64_t{100} * 365 * 24 * 3600 * 1000,
        .description =
            "Row retention (TTL): rows whose Kafka timestamp is older than this leave the "
            "table in both formats, at the next maintenance pass (files wholly past it "

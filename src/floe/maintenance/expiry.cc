@@ -7,9 +7,11 @@
 #include "floe/common/crash.h"
 #include "floe/common/log.h"
 #include "floe/common/util.h"
+#include "floe/delta/log.h"
 #include "floe/iceberg/metadata_io.h"
 #include "floe/iceberg/snapshot_producer.h"
 #include "floe/maintenance/references.h"
+#include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/positions.h"
 
 namespace floe::maintenance {
@@ -50,6 +52,84 @@ Result<std::vector<std::string>> StaleMetadataFiles(storage::FileIO& io,
   return out;
 }
 
+// The snapshots of `md` past its retention policy at `now_ms`; never the newest one
+// carrying positions (a restart resumes from them, however old they are).
+std::set<int64_t> DueSnapshots(const iceberg::TableMetadata& md, int64_t now_ms) {
+  const iceberg::RetentionPolicy policy = iceberg::RetentionPolicyOf(md);
+  const auto newest = iceberg::NewestAncestorWithSummaryKey(md, pipeline::kOffsetsKey);
+  auto due = iceberg::ExpireSnapshots(
+      md, now_ms, policy.max_age_ms, policy.min_keep,
+      [&](const iceberg::Snapshot& s) { return newest && s.snapshot_id == *newest; });
+  if (!due) return {};
+  return {due->snapshot_ids.begin(), due->snapshot_ids.end()};
+}
+
+// How many of `expiring` (oldest first) the Delta log covers, counted from the oldest:
+// every position the snapshot's summary records is at or below Delta's txn for that
+// partition. All of them when the table has no Delta log; a snapshot without positions
+// (not Floe's) counts as covered (the mirror skips it).
+Result<size_t> DeltaCovered(storage::FileIO& io, const iceberg::TableMetadata& md,
+                            const std::string& location,
+                            const std::vector<const iceberg::Snapshot*>& expiring) {
+  auto formats = md.properties.find(catalog::kFormatsProperty);
+  if (formats == md.properties.end() ||
+      formats->second.find("delta") == std::string::npos) {
+    return expiring.size();
+  }
+  delta::DeltaLog log(&io, location);
+  FLOE_ASSIGN_OR_RAISE(auto snap, log.ReadSnapshot());
+  size_t n = 0;
+  for (const auto* s : expiring) {
+    auto positions = pipeline::SnapshotPositions(*s);
+    if (positions) {
+      for (const auto& [topic, parts] : *positions) {
+        for (const auto& [p, pos] : parts) {
+          auto have = snap.TxnVersion(pipeline::DeltaAppId(md.table_uuid, topic, p));
+          if (!have || *have < pos) return n;
+        }
+      }
+    }
+    ++n;
+  }
+  return n;
+}
+
+// Removes `chosen` in one commit that asserts every ref where it was when the commit was
+// prepared (a rollback or a new tag meanwhile must not lose its snapshot); an ingestion
+// commit meanwhile moves main: prepared again on the new table, with the chosen ids that
+// are still due there. `*expired`: how many were removed.
+Result<catalog::LoadedTable> CommitExpiry(catalog::Catalog& catalog,
+                                          const catalog::TableIdent& ident,
+                                          int64_t now_ms,
+                                          const std::vector<int64_t>& chosen,
+                                          int64_t* expired) {
+  constexpr int kAttempts = 10;
+  for (int attempt = 1;; ++attempt) {
+    FLOE_ASSIGN_OR_RAISE(auto table, catalog.LoadTable(ident));
+    const iceberg::TableMetadata& md = table.metadata;
+    const std::set<int64_t> due = DueSnapshots(md, now_ms);
+    iceberg::update::RemoveSnapshots remove;
+    for (int64_t id : chosen) {
+      if (due.count(id)) remove.snapshot_ids.push_back(id);
+    }
+    *expired = static_cast<int64_t>(remove.snapshot_ids.size());
+    if (remove.snapshot_ids.empty()) return table;
+    std::vector<iceberg::TableRequirement> requirements = {
+        iceberg::requirement::AssertTableUuid{md.table_uuid}};
+    for (const auto& [name, ref] : md.refs) {
+      requirements.push_back(
+          iceberg::requirement::AssertRefSnapshotId{name, ref.snapshot_id});
+    }
+    auto committed = catalog.CommitTable(
+        {ident, std::move(requirements), {iceberg::TableUpdate{std::move(remove)}}},
+        catalog::Writer::kFloe);
+    if (committed.ok() || KindOf(committed.status()) != ErrorKind::kConflict ||
+        attempt >= kAttempts) {
+      return committed;
+    }
+  }
+}
+
 }  // namespace
 
 Result<ExpiryReport> ExpireTable(catalog::Catalog& catalog, storage::FileIO& io,
@@ -59,37 +139,39 @@ Result<ExpiryReport> ExpireTable(catalog::Catalog& catalog, storage::FileIO& io,
   FLOE_ASSIGN_OR_RAISE(auto base, catalog.LoadTable(ident));
   const iceberg::TableMetadata& md = base.metadata;
   const std::string location = TrimTrailingSlashes(md.location);
-  const iceberg::RetentionPolicy policy = iceberg::RetentionPolicyOf(md);
-  // The positions a restart resumes from stay readable however old they are.
-  const auto newest = iceberg::NewestAncestorWithSummaryKey(md, pipeline::kOffsetsKey);
-  auto due = iceberg::ExpireSnapshots(
-      md, now_ms, policy.max_age_ms, policy.min_keep,
-      [&](const iceberg::Snapshot& s) { return newest && s.snapshot_id == *newest; });
+  const std::set<int64_t> due_ids = DueSnapshots(md, now_ms);
 
-  if (due) {
-    // Oldest first, so that a call cut short by max_deletes leaves the youngest due.
-    std::set<int64_t> due_ids(due->snapshot_ids.begin(), due->snapshot_ids.end());
+  if (!due_ids.empty()) {
+    // Oldest first, so that a call cut short leaves the youngest due.
     std::vector<const iceberg::Snapshot*> expiring;
-    iceberg::TableMetadata after = md;
-    after.snapshots.clear();
     for (const auto& s : md.snapshots) {
-      if (due_ids.count(s.snapshot_id)) {
-        expiring.push_back(&s);
-      } else {
-        after.snapshots.push_back(s);
-      }
+      if (due_ids.count(s.snapshot_id)) expiring.push_back(&s);
     }
     std::stable_sort(expiring.begin(), expiring.end(), [](const auto* a, const auto* b) {
       return a->timestamp_ms < b->timestamp_ms;
     });
+    // A Delta mirror that lags reads the snapshots Delta lacks and adds their files: a
+    // snapshot goes only once Delta covers its positions.
+    FLOE_ASSIGN_OR_RAISE(size_t covered, DeltaCovered(io, md, location, expiring));
+    report.postponed = static_cast<int64_t>(expiring.size() - covered);
+    expiring.resize(covered);
+    iceberg::TableMetadata after = md;
+    after.snapshots.clear();
+    std::set<int64_t> leaving;
+    for (const auto* s : expiring) leaving.insert(s->snapshot_id);
+    for (const auto& s : md.snapshots) {
+      if (!leaving.count(s.snapshot_id)) after.snapshots.push_back(s);
+    }
     // What stays referenced once they are gone (both formats). Read again after the
     // commit before anything is deleted; this read only sizes the call.
     FLOE_ASSIGN_OR_RAISE(auto kept, CollectReferences(io, base.metadata_location, after,
                                                       now_ms, options.cancel));
     std::set<std::string> chosen_files;
+    std::set<std::string> seen_manifests;  // read once over all the expiring snapshots
     std::vector<int64_t> chosen;
     for (const iceberg::Snapshot* s : expiring) {
-      FLOE_ASSIGN_OR_RAISE(auto reached, SnapshotFiles(io, {s}, options.cancel));
+      FLOE_ASSIGN_OR_RAISE(auto reached,
+                           SnapshotFiles(io, {s}, options.cancel, &seen_manifests));
       std::set<std::string> more;
       for (const auto& uri : reached) {
         if (!kept.uris.count(uri) && !chosen_files.count(uri)) more.insert(uri);
@@ -102,21 +184,14 @@ Result<ExpiryReport> ExpireTable(catalog::Catalog& catalog, storage::FileIO& io,
       chosen_files.insert(more.begin(), more.end());
     }
     report.expired = static_cast<int64_t>(chosen.size());
-    report.postponed = static_cast<int64_t>(expiring.size() - chosen.size());
+    report.postponed += static_cast<int64_t>(expiring.size() - chosen.size());
 
     if (!options.dry_run) {
       if (Cancelled(options)) return Stopping();
-      // Ids another expiry removed meanwhile are ignored by the update; ingestion
-      // commits meanwhile only add snapshots.
-      iceberg::update::RemoveSnapshots remove;
-      remove.snapshot_ids = chosen;
-      FLOE_ASSIGN_OR_RAISE(
-          auto committed,
-          catalog.CommitTable({ident,
-                               {iceberg::requirement::AssertTableUuid{md.table_uuid}},
-                               {iceberg::TableUpdate{std::move(remove)}}},
-                              catalog::Writer::kFloe));
-      CrashPoint("after-expiry-commit");
+      FLOE_ASSIGN_OR_RAISE(auto committed,
+                           CommitExpiry(catalog, ident, now_ms, chosen, &report.expired));
+      if (report.expired == 0) chosen_files.clear();  // none is due any more
+      if (report.expired > 0) CrashPoint("after-expiry-commit");
       // The references as they are now: a snapshot committed since the first read may
       // only reach files live in its base or written by itself (expiry.h).
       FLOE_ASSIGN_OR_RAISE(
@@ -136,6 +211,7 @@ Result<ExpiryReport> ExpireTable(catalog::Catalog& catalog, storage::FileIO& io,
 
   // Metadata files past the metadata log, from the table as it is now.
   FLOE_ASSIGN_OR_RAISE(auto now, catalog.LoadTable(ident));
+  if (TrimTrailingSlashes(now.metadata.location) != location) return report;  // moved
   References log_refs;
   log_refs.uris.insert(CanonicalUri(now.metadata_location));
   for (const auto& e : now.metadata.metadata_log) {

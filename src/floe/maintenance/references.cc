@@ -59,9 +59,11 @@ namespace {
 // `live_only`: files of DELETED entries are left out (see References).
 Status WalkSnapshots(storage::FileIO& io,
                      const std::vector<const iceberg::Snapshot*>& snapshots,
-                     bool live_only, const std::atomic<bool>* cancel, References* refs) {
+                     bool live_only, const std::atomic<bool>* cancel,
+                     std::set<std::string>* seen, References* refs) {
   auto add = [&](const std::string& uri) { refs->uris.insert(CanonicalUri(uri)); };
-  std::set<std::string> manifests_seen;
+  std::set<std::string> own_seen;
+  std::set<std::string>& manifests_seen = seen != nullptr ? *seen : own_seen;
   std::set<std::string> data_files;
   for (const iceberg::Snapshot* snapshot : snapshots) {
     ++refs->snapshots;
@@ -100,9 +102,10 @@ Status WalkSnapshots(storage::FileIO& io,
 
 Result<std::set<std::string>> SnapshotFiles(
     storage::FileIO& io, const std::vector<const iceberg::Snapshot*>& snapshots,
-    const std::atomic<bool>* cancel) {
+    const std::atomic<bool>* cancel, std::set<std::string>* seen_manifests) {
   References refs;
-  FLOE_RETURN_NOT_OK(WalkSnapshots(io, snapshots, /*live_only=*/false, cancel, &refs));
+  FLOE_RETURN_NOT_OK(
+      WalkSnapshots(io, snapshots, /*live_only=*/false, cancel, seen_manifests, &refs));
   return std::move(refs.uris);
 }
 
@@ -117,7 +120,8 @@ Result<References> CollectReferences(storage::FileIO& io,
   CollectExtra(metadata.extra_fields, &refs.uris);
   std::vector<const iceberg::Snapshot*> snapshots;
   for (const auto& snapshot : metadata.snapshots) snapshots.push_back(&snapshot);
-  FLOE_RETURN_NOT_OK(WalkSnapshots(io, snapshots, /*live_only=*/true, cancel, &refs));
+  FLOE_RETURN_NOT_OK(
+      WalkSnapshots(io, snapshots, /*live_only=*/true, cancel, nullptr, &refs));
 
   // The same files serve Delta: its log may still name files Iceberg no longer does
   // (time travel inside Delta's retention).

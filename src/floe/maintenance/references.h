@@ -57,8 +57,11 @@ Result<References> CollectReferences(storage::FileIO& io,
 
 // What `snapshots` reach, canonical: their manifest lists, their manifests and every
 // file in those (entries of every status). Errors as CollectReferences.
+// `seen_manifests` (optional, kept across calls): manifests in it are not read again
+// (an earlier call returned their files); the ones read are added.
 Result<std::set<std::string>> SnapshotFiles(
     storage::FileIO& io, const std::vector<const iceberg::Snapshot*>& snapshots,
-    const std::atomic<bool>* cancel = nullptr);
+    const std::atomic<bool>* cancel = nullptr,
+    std::set<std::string>* seen_manifests = nullptr);
 
 }  // namespace floe::maintenance

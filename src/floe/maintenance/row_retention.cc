@@ -65,6 +65,10 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
   }
   const iceberg::PartitionSpec* spec = md.DefaultSpec();
   const bool partitioned = spec == nullptr || !spec->fields.empty();
+  if (report.retention_ms >= now_ms) {  // before the epoch: nothing can be that old
+    report.skipped = "no row is past the retention";
+    return report;
+  }
   const int64_t cutoff_us = (now_ms - report.retention_ms) * 1000;
 
   FLOE_ASSIGN_OR_RAISE(auto live, pipeline::SnapshotFiles(io, *current, false));
@@ -75,6 +79,11 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
     if (f.content != 0) continue;
     const auto upper = Bound(f.upper_bounds, *ts_id);
     const auto lower = Bound(f.lower_bounds, *ts_id);
+    auto nulls_of = f.null_value_counts.find(*ts_id);
+    if (!upper && !lower && nulls_of != f.null_value_counts.end() &&
+        nulls_of->second == f.record_count) {
+      continue;  // no row has a timestamp: every one is kept
+    }
     if (upper && *upper < cutoff_us) {
       // A null timestamp has no bound: a file with nulls keeps them only when rewritten.
       auto nulls = f.null_value_counts.find(*ts_id);
@@ -128,6 +137,12 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
   }
   std::vector<std::string> written;
   for (const auto& f : rewritten.files) written.push_back(f.file_path);
+  if (report.rows_dropped == 0) {
+    // Files without bounds whose rows were all young: nothing to commit.
+    DeleteAll(io, written);
+    report.skipped = "no row is past the retention";
+    return report;
+  }
   CrashPoint("after-retention-write");
 
   ReplaceRequest request;
