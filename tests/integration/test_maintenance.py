@@ -197,8 +197,7 @@ def test_compaction_rewrites_small_files_in_both_formats(kafka_broker, registry,
     kafka_broker.create_topic(topic, partitions=partitions)
     table = default_table_name(topic)
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **BOTH}],
-                  defaults={"commit.interval.ms": 1000},
-                  extra={"maintenance": {"compaction.min.input.files": 5}})
+                  defaults={"commit.interval.ms": 1000, "compaction.min.input.files": 5})
     run.start()
     produced = {}
     for _ in range(12):  # a commit each: a dozen small files
@@ -252,8 +251,8 @@ def test_a_crash_at_each_compaction_step_loses_and_doubles_nothing(kafka_broker,
     partitions = 2
     kafka_broker.create_topic(topic, partitions=partitions)
     table = default_table_name(topic)
-    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **BOTH}],
-                  extra={"maintenance": {"compaction.min.input.files": 3}})
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
+                  [{"name": topic, **BOTH, "compaction.min.input.files": 3}])
     run.start()
     produced = {}
 
@@ -305,9 +304,9 @@ def test_floe_run_compacts_in_the_background_while_it_ingests(kafka_broker, regi
     partitions = 2
     kafka_broker.create_topic(topic, partitions=partitions)
     table = default_table_name(topic)
-    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **BOTH}],
-                  extra={"maintenance": {"interval.ms": 3000, "cpu.percent": 50,
-                                         "compaction.min.input.files": 4}})
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
+                  [{"name": topic, **BOTH, "compaction.min.input.files": 4}],
+                  extra={"maintenance": {"interval.ms": 3000, "cpu.percent": 50}})
     run.start()
     produced = {}
     deadline = time.monotonic() + 120
@@ -347,9 +346,8 @@ def test_kill_9_while_ingesting_and_compacting_keeps_both_formats_exact(kafka_br
     ser = serializer(registry)
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
                   [{"name": topic, **BOTH, "snapshot.retention.ms": 5000,
-                    "snapshot.min.count": 1}],
-                  extra={"maintenance": {"interval.ms": 1000, "cpu.percent": 100,
-                                         "compaction.min.input.files": 2}})
+                    "snapshot.min.count": 1, "compaction.min.input.files": 2}],
+                  extra={"maintenance": {"interval.ms": 1000, "cpu.percent": 100}})
     rnd = random.Random(20)
     produced = crash_and_kill(run, kafka_broker.bootstrap, ser, topic, partitions, 300,
                               [], 6, rnd, pause_s=(1.0, 4.0))
@@ -399,9 +397,8 @@ def test_expiry_frees_storage_and_keeps_time_travel_inside_the_retention(kafka_b
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **BOTH}],
                   defaults={"commit.interval.ms": 1000,
                             "snapshot.retention.ms": retention_s * 1000,
-                            "snapshot.min.count": 1},
-                  extra={"maintenance": {"interval.ms": 3600000,
-                                         "compaction.min.input.files": 3}})
+                            "snapshot.min.count": 1, "compaction.min.input.files": 3},
+                  extra={"maintenance": {"interval.ms": 3600000}})
     run.start()
     produced: dict = {}
 
@@ -530,10 +527,10 @@ def test_row_retention_drops_old_rows_from_both_formats(kafka_broker, registry, 
     kafka_broker.create_topic(topic, partitions=1)
     table = default_table_name(topic)
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
-                  [{"name": topic, **BOTH, "retention.ms": 3600000}],
+                  [{"name": topic, **BOTH, "retention.ms": 3600000,
+                    "compaction.min.input.files": 100}],
                   defaults={"commit.interval.ms": 1000},
-                  extra={"maintenance": {"interval.ms": 3600000,
-                                         "compaction.min.input.files": 100}})
+                  extra={"maintenance": {"interval.ms": 3600000}})
     run.start()
     every, old, commit_a_batch = produce_aged(run, kafka_broker, registry, topic, table)
     hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
@@ -585,10 +582,10 @@ def test_a_crash_at_each_row_retention_step_loses_and_doubles_nothing(kafka_brok
     kafka_broker.create_topic(topic, partitions=1)
     table = default_table_name(topic)
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
-                  [{"name": topic, **BOTH, "retention.ms": 3600000}],
+                  [{"name": topic, **BOTH, "retention.ms": 3600000,
+                    "compaction.min.input.files": 100}],
                   defaults={"commit.interval.ms": 1000},
-                  extra={"maintenance": {"interval.ms": 3600000,
-                                         "compaction.min.input.files": 100}})
+                  extra={"maintenance": {"interval.ms": 3600000}})
     run.start()
     every, old, commit_a_batch = produce_aged(run, kafka_broker, registry, topic, table)
     for point in ("after-retention-write", "before-retention-commit",
@@ -676,3 +673,51 @@ def test_3000_commits_with_compaction_keep_the_file_count_bounded(tmp_path):
                 assert pathlib.Path(e.data_file.file_path.removeprefix("file://")).exists()
     for u in deltalake.DeltaTable(root).file_uris():
         assert pathlib.Path(urllib.parse.unquote(u).removeprefix("file://")).exists(), u
+
+
+def test_compaction_settings_are_per_table_and_a_wait_triggers_it(kafka_broker, registry,
+                                                                  tmp_path):
+    """Two topics, three commits each: `quiet` has compaction.min.input.files 100 and
+    compaction.max.wait.ms 2000, `busy` the defaults (10 files, one hour). Once the quiet
+    table's oldest snapshot is two seconds old, `floe maintain` compacts its three files
+    (the time trigger: far fewer than 100) and leaves busy's three; both tables record their
+    own settings as properties, and both formats hold every record."""
+    quiet, busy = "quiet-orders", "busy-orders"
+    for topic in (quiet, busy):
+        kafka_broker.create_topic(topic, partitions=1)
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
+                  [{"name": quiet, **BOTH, "compaction.min.input.files": 100,
+                    "compaction.max.wait.ms": 2000},
+                   {"name": busy, **BOTH}],
+                  defaults={"commit.interval.ms": 1000},
+                  extra={"maintenance": {"interval.ms": 3600000}})
+    run.start()
+    produced = {quiet: {}, busy: {}}
+    started = time.time()
+    for _ in range(3):
+        for topic in (quiet, busy):
+            produced[topic].update(produce_orders(kafka_broker, registry, topic, 10, 1))
+            hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+            run.wait_for_positions(default_table_name(topic), topic, hwm, timeout=120)
+    roots = {t: wait_for_delta_txns(run, default_table_name(t), t,
+                                    {p: hi for p, (lo, hi) in
+                                     kafka_broker.watermarks(t).items()})
+             for t in (quiet, busy)}
+    assert run.stop() == 0, run.log()
+    cat = SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}",
+                     warehouse=f"file://{run.warehouse}")
+    props = cat.load_table(f"kafka.{default_table_name(quiet)}").metadata.properties
+    assert props["floe.compaction.min-input-files"] == "100", props
+    assert props["floe.compaction.max-wait-ms"] == "2000", props
+    time.sleep(max(0.0, started + 4 - time.time()))
+    r = maintain(run)
+    assert r.returncode == 0, r.stdout + r.stderr
+    print(r.stdout)
+    assert f"table kafka.{default_table_name(quiet)}: compaction rewrote 3 small files" in \
+        r.stdout, r.stdout
+    assert f"table kafka.{default_table_name(busy)}: no compaction (3 small files, fewer " \
+           f"than 10)" in r.stdout, r.stdout
+    assert len(live_files(run, default_table_name(quiet))) == 1
+    assert len(live_files(run, default_table_name(busy))) == 3
+    for topic in (quiet, busy):
+        assert_both_formats_hold(run, default_table_name(topic), roots[topic], produced[topic])

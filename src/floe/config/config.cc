@@ -581,6 +581,14 @@ Result<TopicOverrides> Parser::ParseTopicSettings(const Fields& f) const {
   FLOE_ASSIGN_OR_RAISE(o.snapshot_min_count,
                        GetInt(f, *FindKey("defaults", "snapshot.min.count")));
   FLOE_ASSIGN_OR_RAISE(o.retention_ms, GetInt(f, *FindKey("defaults", "retention.ms")));
+  FLOE_ASSIGN_OR_RAISE(o.compaction_min_input_files,
+                       GetInt(f, *FindKey("defaults", "compaction.min.input.files")));
+  FLOE_ASSIGN_OR_RAISE(o.compaction_small_file_bytes,
+                       GetInt(f, *FindKey("defaults", "compaction.small.file.bytes")));
+  FLOE_ASSIGN_OR_RAISE(o.compaction_max_input_bytes,
+                       GetInt(f, *FindKey("defaults", "compaction.max.input.bytes")));
+  FLOE_ASSIGN_OR_RAISE(o.compaction_max_wait_ms,
+                       GetInt(f, *FindKey("defaults", "compaction.max.wait.ms")));
   FLOE_ASSIGN_OR_RAISE(
       o.on_invalid_record,
       GetEnumAs(f, *FindKey("defaults", "on.invalid.record"), kInvalidRecordPolicies));
@@ -765,6 +773,10 @@ Result<Config> Parser::Parse(const std::string& text) {
   ds.snapshot_retention_ms = *d.snapshot_retention_ms;
   ds.snapshot_min_count = *d.snapshot_min_count;
   ds.retention_ms = *d.retention_ms;
+  ds.compaction.min_input_files = *d.compaction_min_input_files;
+  ds.compaction.small_file_bytes = *d.compaction_small_file_bytes;
+  ds.compaction.max_input_bytes = *d.compaction_max_input_bytes;
+  ds.compaction.max_wait_ms = *d.compaction_max_wait_ms;
   ds.on_invalid_record = *d.on_invalid_record;
   ds.key_format = *d.key_format;
   ds.value_format = *d.value_format;

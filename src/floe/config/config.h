@@ -39,6 +39,19 @@ std::string_view ToString(DroppedFieldPolicy v);
 
 // The settings of one topic: `defaults`, then the first matching `topics` entry over
 // them.
+// When and what a table's compaction rewrites (the topic's compaction.* keys; the
+// pipeline records them in the table's properties, which maintenance follows). The
+// rewrite targets the topic's target.file.size.bytes.
+struct CompactionSettings {
+  int64_t min_input_files = 10;  // fewer small files: no rewrite (but see below)
+  int64_t small_file_bytes = int64_t{64} << 20;  // files below this are candidates
+  int64_t max_input_bytes = int64_t{1} << 30;    // per rewrite
+  // Fewer than min_input_files (at least 2) are rewritten once the oldest of them was
+  // committed this long ago; 0: never.
+  int64_t max_wait_ms = 3'600'000;
+  bool operator==(const CompactionSettings&) const = default;
+};
+
 struct TopicSettings {
   // Dotted levels, each [a-z0-9_]+ ("kafka", "raw.events").
   std::string table_namespace;
@@ -50,6 +63,7 @@ struct TopicSettings {
   int64_t snapshot_retention_ms = 0;  // time travel window, both formats
   int64_t snapshot_min_count = 0;     // newest snapshots kept however old
   int64_t retention_ms = 0;           // rows older than this leave the table; 0: never
+  CompactionSettings compaction;
   InvalidRecordPolicy on_invalid_record = InvalidRecordPolicy::kSuspend;
   KeyFormat key_format = KeyFormat::kBinary;
   ValueFormat value_format = ValueFormat::kRegistry;
@@ -77,6 +91,10 @@ struct TopicOverrides {
   std::optional<int64_t> snapshot_retention_ms;
   std::optional<int64_t> snapshot_min_count;
   std::optional<int64_t> retention_ms;
+  std::optional<int64_t> compaction_min_input_files;
+  std::optional<int64_t> compaction_small_file_bytes;
+  std::optional<int64_t> compaction_max_input_bytes;
+  std::optional<int64_t> compaction_max_wait_ms;
   std::optional<InvalidRecordPolicy> on_invalid_record;
   std::optional<KeyFormat> key_format;
   std::optional<ValueFormat> value_format;
@@ -135,11 +153,7 @@ struct MaintenanceSettings {
   int64_t max_deletes_per_run = 0;  // per table and run
   int64_t interval_ms = 0;          // between passes inside `floe run`; 0: none there
   int64_t cpu_percent = 0;          // of one core, at most, inside `floe run`
-  bool compaction_enabled = true;
-  int64_t compaction_target_file_bytes = 0;  // rewritten files are closed near this
-  int64_t compaction_small_file_bytes = 0;   // files below this are candidates
-  int64_t compaction_min_input_files = 0;    // fewer candidates: no rewrite
-  int64_t compaction_max_input_bytes = 0;    // per rewrite
+  bool compaction_enabled = true;   // per table: TopicSettings::compaction
   bool operator==(const MaintenanceSettings&) const = default;
 };
 

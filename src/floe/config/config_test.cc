@@ -800,3 +800,33 @@ TEST(TableNameTest, DeadLetterTablesCollideToo) {
 
 }  // namespace
 }  // namespace floe::config
+
+namespace floe::config {
+namespace {
+
+// Compaction settings are per topic: the defaults equal CompactionSettings' (which
+// maintenance falls back to for tables without the properties), an entry overrides them.
+TEST(CompactionSettingsTest, DefaultsMatchAndEntriesOverride) {
+  auto plain = Parse(std::string(kMinimal) + "topics:\n  - {name: orders}\n");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->defaults.compaction, CompactionSettings{});
+  auto c = Parse(std::string(kMinimal) +
+                 "defaults: {compaction.small.file.bytes: 1048576}\n"
+                 "topics:\n  - {name: orders, compaction.min.input.files: 3, "
+                 "compaction.max.wait.ms: 0}\n  - {name: clicks}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto orders = ResolveTopic(*c, "orders");
+  auto clicks = ResolveTopic(*c, "clicks");
+  ASSERT_TRUE(orders && clicks);
+  EXPECT_EQ(orders->compaction.min_input_files, 3);
+  EXPECT_EQ(orders->compaction.max_wait_ms, 0);
+  EXPECT_EQ(orders->compaction.small_file_bytes, 1048576);
+  EXPECT_EQ(clicks->compaction.min_input_files, 10);
+  EXPECT_EQ(clicks->compaction.max_wait_ms, 3600000);
+  EXPECT_NE(ErrorOf(std::string(kMinimal) +
+                    "topics:\n  - {name: orders, compaction.min.input.files: 1}\n"),
+            "");
+}
+
+}  // namespace
+}  // namespace floe::config

@@ -37,19 +37,6 @@ Status Parser::ParseMaintenance(const Located* node, Config* config) const {
   FLOE_ASSIGN_OR_RAISE(auto enabled,
                        GetEnum(f, *FindKey("maintenance", "compaction.enabled")));
   m.compaction_enabled = *enabled == "true";
-  FLOE_ASSIGN_OR_RAISE(
-      auto target,
-      GetInt(f, *FindKey("maintenance", "compaction.target.file.size.bytes")));
-  m.compaction_target_file_bytes = *target;
-  FLOE_ASSIGN_OR_RAISE(auto small,
-                       GetInt(f, *FindKey("maintenance", "compaction.small.file.bytes")));
-  m.compaction_small_file_bytes = *small;
-  FLOE_ASSIGN_OR_RAISE(auto min_files,
-                       GetInt(f, *FindKey("maintenance", "compaction.min.input.files")));
-  m.compaction_min_input_files = *min_files;
-  FLOE_ASSIGN_OR_RAISE(auto max_bytes,
-                       GetInt(f, *FindKey("maintenance", "compaction.max.input.bytes")));
-  m.compaction_max_input_bytes = *max_bytes;
   return Status::OK();
 }
 

@@ -251,34 +251,8 @@ std::vector<KeyInfo> MakeKeys() {
        .type = T::kEnum,
        .default_text = "true",
        .choices = {{"true", true}, {"false", true}},
-       .description = "Whether `floe maintain` compacts small data files."});
-  add({.section = "maintenance",
-       .name = "compaction.target.file.size.bytes",
-       .type = T::kInt,
-       .default_text = "134217728",
-       .min = 1 << 20,
-       .description = "Compaction writes files near this size."});
-  add({.section = "maintenance",
-       .name = "compaction.small.file.bytes",
-       .type = T::kInt,
-       .default_text = "67108864",
-       .min = 1,
-       .description = "A data file smaller than this is a candidate for compaction."});
-  add({.section = "maintenance",
-       .name = "compaction.min.input.files",
-       .type = T::kInt,
-       .default_text = "10",
-       .min = 2,
-       .description =
-           "A table is compacted once it has at least this many small files (the oldest "
-           "first, up to `compaction.max.input.bytes` per rewrite)."});
-  add({.section = "maintenance",
-       .name = "compaction.max.input.bytes",
-       .type = T::kInt,
-       .default_text = "1073741824",
-       .min = 1 << 20,
-       .description = "Upper bound on the bytes one compaction reads (one rewrite and "
-                      "commit); the rest waits for the next run."});
+       .description = "Whether maintenance compacts small data files (what and when: "
+                      "the topics' `compaction.*` keys)."});
   add({.section = "maintenance",
        .name = "max.deletes.per.run",
        .type = T::kInt,
@@ -570,6 +544,46 @@ std::vector<KeyInfo> MakeKeys() {
            "retention\"). 0 keeps rows forever. Time travel inside "
            "`snapshot.retention.ms` still sees them. Recorded as the table property "
            "`floe.retention.ms`.",
+       .per_topic = true});
+  add({.section = "defaults",
+       .name = "compaction.small.file.bytes",
+       .type = T::kInt,
+       .default_text = "67108864",
+       .min = 1,
+       .description = "A data file smaller than this is a candidate for compaction, "
+                      "which rewrites candidates into files near "
+                      "`target.file.size.bytes`. Recorded as the table property "
+                      "`floe.compaction.small-file-bytes`.",
+       .per_topic = true});
+  add({.section = "defaults",
+       .name = "compaction.min.input.files",
+       .type = T::kInt,
+       .default_text = "10",
+       .min = 2,
+       .description =
+           "A table is compacted once it has at least this many small files (the oldest "
+           "first, up to `compaction.max.input.bytes` per rewrite). Recorded as "
+           "`floe.compaction.min-input-files`.",
+       .per_topic = true});
+  add({.section = "defaults",
+       .name = "compaction.max.input.bytes",
+       .type = T::kInt,
+       .default_text = "1073741824",
+       .min = 1 << 20,
+       .description = "Upper bound on the bytes one compaction reads (one rewrite and "
+                      "commit); the rest waits for the next pass. Recorded as "
+                      "`floe.compaction.max-input-bytes`.",
+       .per_topic = true});
+  add({.section = "defaults",
+       .name = "compaction.max.wait.ms",
+       .type = T::kInt,
+       .default_text = "3600000",
+       .min = 0,
+       .description = "A table with fewer than `compaction.min.input.files` small files "
+                      "(at least two) is compacted anyway once the oldest of them was "
+                      "committed this long ago, so that a quiet topic's files are "
+                      "compacted too. 0: only the file count triggers. Recorded as "
+                      "`floe.compaction.max-wait-ms`.",
        .per_topic = true});
   add({.section = "defaults",
        .name = "on.invalid.record",

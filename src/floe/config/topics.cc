@@ -74,6 +74,12 @@ std::optional<TopicSettings> ResolveTopic(const Config& config,
     if (o.snapshot_retention_ms) s.snapshot_retention_ms = *o.snapshot_retention_ms;
     if (o.snapshot_min_count) s.snapshot_min_count = *o.snapshot_min_count;
     if (o.retention_ms) s.retention_ms = *o.retention_ms;
+    CompactionSettings& c = s.compaction;
+    if (o.compaction_min_input_files) c.min_input_files = *o.compaction_min_input_files;
+    if (o.compaction_small_file_bytes)
+      c.small_file_bytes = *o.compaction_small_file_bytes;
+    if (o.compaction_max_input_bytes) c.max_input_bytes = *o.compaction_max_input_bytes;
+    if (o.compaction_max_wait_ms) c.max_wait_ms = *o.compaction_max_wait_ms;
     if (o.on_invalid_record) s.on_invalid_record = *o.on_invalid_record;
     if (o.key_format) s.key_format = *o.key_format;
     if (o.value_format) s.value_format = *o.value_format;

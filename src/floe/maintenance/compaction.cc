@@ -9,10 +9,28 @@
 #include "floe/maintenance/rewrite.h"
 #include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/positions.h"
+#include "floe/pipeline/table_properties.h"
 #include "floe/schema/rename_hints.h"
 #include "floe/storage/file_io.h"
 
 namespace floe::maintenance {
+namespace {
+
+// The time trigger (compaction.max.wait.ms): the table's last compaction, or its oldest
+// retained snapshot when it had none, is at least `max_wait_ms` old.
+bool WaitedLongEnough(const iceberg::TableMetadata& md, int64_t max_wait_ms,
+                      int64_t now_ms) {
+  if (max_wait_ms <= 0) return false;
+  int64_t since = now_ms;
+  for (const iceberg::Snapshot* s = md.CurrentSnapshot(); s != nullptr;
+       s = s->parent_snapshot_id ? md.SnapshotById(*s->parent_snapshot_id) : nullptr) {
+    since = s->timestamp_ms;
+    if (s->summary.count(pipeline::kCompactionKey)) break;
+  }
+  return now_ms - since >= max_wait_ms;
+}
+
+}  // namespace
 Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO& io,
                                       const catalog::TableIdent& ident,
                                       const config::MaintenanceSettings& settings,
@@ -30,32 +48,32 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
     report.skipped = "partitioned tables are not compacted";
     return report;
   }
+  const config::CompactionSettings settings_of_table = pipeline::CompactionSettingsOf(md);
+  const config::CompactionSettings& c = settings_of_table;
   // Live files, oldest first (a snapshot's own manifest leads its list).
   FLOE_ASSIGN_OR_RAISE(auto live, pipeline::SnapshotFiles(io, *current, false));
   std::reverse(live.begin(), live.end());
   report.live_files = static_cast<int64_t>(live.size());
   std::vector<iceberg::DataFile> inputs;
   for (auto& f : live) {
-    if (f.content != 0 || f.file_size_in_bytes >= settings.compaction_small_file_bytes) {
-      continue;
-    }
-    if (report.bytes_in + f.file_size_in_bytes > settings.compaction_max_input_bytes &&
-        !inputs.empty()) {
+    if (f.content != 0 || f.file_size_in_bytes >= c.small_file_bytes) continue;
+    if (report.bytes_in + f.file_size_in_bytes > c.max_input_bytes && !inputs.empty()) {
       break;
     }
     report.bytes_in += f.file_size_in_bytes;
     inputs.push_back(std::move(f));
   }
   report.candidates = static_cast<int64_t>(inputs.size());
-  if (report.candidates < settings.compaction_min_input_files) {
+  if (report.candidates < c.min_input_files &&
+      !(report.candidates >= 2 && WaitedLongEnough(md, c.max_wait_ms, now_ms))) {
     report.skipped = std::to_string(report.candidates) + " small files, fewer than " +
-                     std::to_string(settings.compaction_min_input_files);
+                     std::to_string(c.min_input_files);
     return report;
   }
   if (dry_run) return report;
 
   RewriteOptions options;
-  options.target_file_bytes = settings.compaction_target_file_bytes;
+  options.target_file_bytes = pipeline::TargetFileSizeOf(md);
   FLOE_ASSIGN_OR_RAISE(options.column_names, schema::ParseColumnNames(md.properties));
   options.name_prefix = "compact-" + NewUuid();
   options.cancel = cancel;

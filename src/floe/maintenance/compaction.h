@@ -40,8 +40,11 @@ struct CompactionReport {
   std::string delta_error;  // the Delta mirror's error, if it failed (retried later)
 };
 
-// One compaction of `ident` (a Floe table) per `settings`. `dry_run`: choose the files
-// and report them, write nothing.
+// One compaction of `ident` (a Floe table) per its own compaction settings (its
+// properties, pipeline/table_properties.h: what is small, how many files or how long a
+// wait trigger a rewrite, how much one reads, the target size); `settings` gives the
+// orphan age a rewrite must finish well within. `dry_run`: choose the files and report
+// them, write nothing.
 Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO& io,
                                       const catalog::TableIdent& ident,
                                       const config::MaintenanceSettings& settings,

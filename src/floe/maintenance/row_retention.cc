@@ -8,6 +8,7 @@
 #include "floe/maintenance/rewrite.h"
 #include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/positions.h"
+#include "floe/pipeline/table_properties.h"
 #include "floe/schema/rename_hints.h"
 #include "floe/schema/table_schema.h"
 
@@ -42,7 +43,6 @@ std::optional<int64_t> Bound(const std::map<int, std::string>& bounds, int id) {
 Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
                                              storage::FileIO& io,
                                              const catalog::TableIdent& ident,
-                                             const config::MaintenanceSettings& settings,
                                              int64_t now_ms, bool dry_run,
                                              const std::atomic<bool>* cancel) {
   RowRetentionReport report;
@@ -63,6 +63,7 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
     report.skipped = "the table has no _kafka.timestamp column";
     return report;
   }
+  const config::CompactionSettings compaction = pipeline::CompactionSettingsOf(md);
   const iceberg::PartitionSpec* spec = md.DefaultSpec();
   const bool partitioned = spec == nullptr || !spec->fields.empty();
   if (report.retention_ms >= now_ms) {  // before the epoch: nothing can be that old
@@ -96,7 +97,7 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
       continue;  // every row is young enough
     }
     if (partitioned) continue;
-    if (straddling_bytes + f.file_size_in_bytes > settings.compaction_max_input_bytes &&
+    if (straddling_bytes + f.file_size_in_bytes > compaction.max_input_bytes &&
         !straddling.empty()) {
       continue;  // the next pass
     }
@@ -114,7 +115,7 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
   RewriteResult rewritten;
   if (!straddling.empty()) {
     RewriteOptions options;
-    options.target_file_bytes = settings.compaction_target_file_bytes;
+    options.target_file_bytes = pipeline::TargetFileSizeOf(md);
     FLOE_ASSIGN_OR_RAISE(options.column_names, schema::ParseColumnNames(md.properties));
     options.name_prefix = "retain-" + NewUuid();
     options.cancel = cancel;

@@ -38,14 +38,13 @@ struct RowRetentionReport {
   std::string delta_error;  // the Delta mirror's error, if it failed (retried later)
 };
 
-// One row-retention pass over `ident` at `now_ms`. Rewrites are bounded per pass by
-// `settings.compaction_max_input_bytes` (the rest wait for the next pass; removals are
-// not bounded) and written near `settings.compaction_target_file_bytes`. `dry_run`:
-// count what would go, commit nothing.
+// One row-retention pass over `ident` at `now_ms`. Rewrites are bounded per pass by the
+// table's compaction max input bytes (the rest wait for the next pass; removals are not
+// bounded) and written near its target file size (pipeline/table_properties.h).
+// `dry_run`: count what would go, commit nothing.
 Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
                                              storage::FileIO& io,
                                              const catalog::TableIdent& ident,
-                                             const config::MaintenanceSettings& settings,
                                              int64_t now_ms, bool dry_run,
                                              const std::atomic<bool>* cancel = nullptr);
 

@@ -37,8 +37,9 @@ struct Args {
   std::string warehouse;  // absolute directory
   std::string catalog;    // SQLite file
   int commits = 3000;
-  int records = 3;  // per commit
-  int maintain_every = 100;
+  int records = 3;           // per commit
+  int maintain_every = 100;  // 0: never
+  int64_t retention_ms = 120'000;
   bool pause = false;
 };
 
@@ -73,11 +74,7 @@ int Run(const Args& a) {
   config::MaintenanceSettings settings;
   settings.orphan_min_age_ms = int64_t{24} * 3600 * 1000;
   settings.max_deletes_per_run = 10000;
-  settings.compaction_enabled = true;
-  settings.compaction_target_file_bytes = int64_t{128} << 20;
-  settings.compaction_small_file_bytes = int64_t{64} << 20;
-  settings.compaction_min_input_files = 10;
-  settings.compaction_max_input_bytes = int64_t{1} << 30;
+  settings.compaction_enabled = true;  // the table's own compaction settings: defaults
 
   int64_t max_live = 0;
   int64_t expired = 0;
@@ -118,7 +115,7 @@ int Run(const Args& a) {
         i == 0 ? std::nullopt : std::optional<int64_t>(int64_t{i} * a.records);
     req.new_positions["soak"][0] = int64_t{i + 1} * a.records;
     req.cluster_id = "soak";
-    req.retention = iceberg::RetentionPolicy{120'000, 10};  // two minutes of commits
+    req.retention = iceberg::RetentionPolicy{a.retention_ms, 10};
     req.expire_age_factor = 4;
     if (Status st = committer.Commit(req); !st.ok()) return Fail(st, "commit");
     if (auto v = mirror.Sync(ident); !v.ok()) return Fail(v.status(), "delta");
@@ -128,7 +125,7 @@ int Run(const Args& a) {
     const auto* snap = loaded->metadata.CurrentSnapshot();
     const int64_t live = std::stoll(snap->summary.at("total-data-files"));
     max_live = std::max(max_live, live);
-    if ((i + 1) % a.maintain_every != 0) continue;
+    if (a.maintain_every == 0 || (i + 1) % a.maintain_every != 0) continue;
 
     auto r = maintenance::MaintainTable(cat, *io, ident, settings, now, false);
     if (!r.ok()) return Fail(r.status(), "maintain");
@@ -178,16 +175,20 @@ int main(int argc, char** argv) {
       a.records = std::stoi(value());
     } else if (arg == "--maintain-every") {
       a.maintain_every = std::stoi(value());
+    } else if (arg == "--retention-ms") {
+      a.retention_ms = std::stoll(value());
     } else if (arg == "--pause") {
       a.pause = true;
     } else {
       std::fprintf(stderr,
                    "usage: floe_maintenance_soak --warehouse DIR --catalog FILE "
-                   "[--commits N] [--records N] [--maintain-every N] [--pause]\n");
+                   "[--commits N] [--records N] [--maintain-every N (0: never)] "
+                   "[--retention-ms N] [--pause]\n");
       return 2;
     }
   }
-  if (a.warehouse.empty() || a.catalog.empty() || a.maintain_every <= 0) {
+  if (a.warehouse.empty() || a.catalog.empty() || a.maintain_every < 0 ||
+      a.retention_ms <= 0) {
     std::fprintf(stderr,
                  "floe_maintenance_soak: --warehouse and --catalog are required\n");
     return 2;

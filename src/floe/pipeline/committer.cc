@@ -259,9 +259,7 @@ Status Committer::Commit(const CommitRequest& req) {
       properties[iceberg::kMinSnapshotsToKeepProperty] =
           std::to_string(req.retention->min_keep);
     }
-    if (req.row_retention_ms) {
-      properties[kRowRetentionProperty] = std::to_string(*req.row_retention_ms);
-    }
+    for (const auto& [k, v] : req.settings_properties) properties[k] = v;
     if (req.properties) {
       auto extra = req.properties(base);
       if (!extra.ok()) return fail(extra.status());

@@ -63,9 +63,9 @@ struct CommitRequest {
   // history.expire.* properties, which table maintenance follows. Unset: the table's
   // own properties stand.
   std::optional<iceberg::RetentionPolicy> retention;
-  // Optional: the topic's row retention (retention.ms, 0: none), recorded in the table
-  // property floe.retention.ms that table maintenance follows.
-  std::optional<int64_t> row_retention_ms;
+  // Optional: table properties recording the topic's settings for table maintenance
+  // (table_properties.h).
+  std::map<std::string, std::string> settings_properties;
   // The commit itself expires snapshots older than this many times the retention
   // (metadata only: their files stay). 1 when nothing else expires snapshots; more when
   // background maintenance does (its expiry also deletes the files only they referenced,

@@ -15,6 +15,7 @@
 #include "floe/iceberg/manifest.h"
 #include "floe/iceberg/metadata_io.h"
 #include "floe/pipeline/delta_mirror.h"
+#include "floe/pipeline/table_properties.h"
 #include "floe/schema/table_schema.h"
 #include "floe/storage/file_io.h"
 
@@ -136,6 +137,29 @@ TEST_F(CommitterTest, RetentionIsRecordedAndTheCommitsExpiryIsABackstop) {
   md = Current();
   EXPECT_GE(md.snapshots.size(), 24u);  // four minutes
   EXPECT_LE(md.snapshots.size(), 26u);
+}
+
+// A topic's maintenance settings travel as table properties and read back the same;
+// a table without them reads the keys' defaults.
+TEST_F(CommitterTest, SettingsPropertiesRoundTrip) {
+  auto state = *committer_->CreateIfAbsent(ident_, schema_);
+  EXPECT_EQ(CompactionSettingsOf(Current()), config::CompactionSettings{});
+  EXPECT_EQ(TargetFileSizeOf(Current()), int64_t{128} << 20);
+  config::TopicSettings topic;
+  topic.target_file_size_bytes = 8 << 20;
+  topic.retention_ms = 86'400'000;
+  topic.compaction = {3, 1 << 20, 32 << 20, 0};
+  CommitRequest req;
+  req.ident = ident_;
+  req.files = {FakeFile(state.location, 0)};
+  req.expected["t"][0] = std::nullopt;
+  req.new_positions["t"][0] = 10;
+  req.settings_properties = SettingsProperties(topic);
+  ASSERT_TRUE(committer_->Commit(req).ok());
+  auto md = Current();
+  EXPECT_EQ(CompactionSettingsOf(md), topic.compaction);
+  EXPECT_EQ(TargetFileSizeOf(md), 8 << 20);
+  EXPECT_EQ(md.properties.at(kRowRetentionProperty), "86400000");
 }
 
 TEST_F(CommitterTest, FenceRejectsABatchThatDoesNotStartAtTheRecordedPosition) {

@@ -20,6 +20,7 @@
 #include "floe/pipeline/schema_resolver.h"
 #include "floe/pipeline/status_metrics.h"
 #include "floe/pipeline/table_faults.h"
+#include "floe/pipeline/table_properties.h"
 #include "floe/pipeline/table_setup.h"
 #include "floe/pipeline/topic_state.h"
 #include "floe/storage/file_io.h"
@@ -803,7 +804,7 @@ class PipelineImpl : public Pipeline {
     // Background maintenance expires snapshots and deletes their files; the commit's own
     // expiry then only bounds the metadata should maintenance fall behind.
     req.expire_age_factor = config_.maintenance.interval_ms > 0 ? 4 : 1;
-    req.row_retention_ms = ts.settings.retention_ms;
+    req.settings_properties = SettingsProperties(ts.settings);
     const int64_t commit_started_ms = clock_.monotonic_ms();
     const int64_t newest_ms = ts.writer ? ts.writer->newest_timestamp_ms() : -1;
     if (ts.writer) {

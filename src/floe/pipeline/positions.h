@@ -32,9 +32,6 @@ inline constexpr const char* kCompactionKey = "floe.compaction";
 // with dataChange true: rows went away.
 inline constexpr const char* kRowRetentionKey = "floe.row-retention";
 inline constexpr const char* kWriterKey = "floe.writer";
-// Table property: the topic's retention.ms, rows older than it leave the table
-// (maintenance/row_retention.h); absent or 0: none.
-inline constexpr const char* kRowRetentionProperty = "floe.retention.ms";
 
 // topic → partition → next position to read.
 using Positions = std::map<std::string, std::map<int32_t, int64_t>>;
