@@ -10,7 +10,6 @@
 #include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/positions.h"
 #include "floe/pipeline/table_properties.h"
-#include "floe/schema/rename_hints.h"
 #include "floe/storage/file_io.h"
 
 namespace floe::maintenance {
@@ -72,11 +71,7 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
   }
   if (dry_run) return report;
 
-  RewriteOptions options;
-  options.target_file_bytes = pipeline::TargetFileSizeOf(md);
-  FLOE_ASSIGN_OR_RAISE(options.column_names, schema::ParseColumnNames(md.properties));
-  options.name_prefix = "compact-" + NewUuid();
-  options.cancel = cancel;
+  FLOE_ASSIGN_OR_RAISE(auto options, RewriteOptionsFor(md, "compact", cancel));
   const int64_t started_ms = NowMs();
   FLOE_ASSIGN_OR_RAISE(auto rewritten,
                        RewriteFiles(io, inputs, *schema, md.location, options));

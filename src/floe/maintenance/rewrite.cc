@@ -8,8 +8,10 @@
 #include <arrow/util/key_value_metadata.h>
 #include <parquet/arrow/reader.h>
 
+#include "floe/common/util.h"
 #include "floe/iceberg/schema_json.h"
 #include "floe/parquet/writer.h"
+#include "floe/pipeline/table_properties.h"
 #include "floe/schema/arrow.h"
 #include "floe/schema/rename_hints.h"
 #include "floe/schema/table_schema.h"
@@ -338,6 +340,17 @@ class Rewriter {
 };
 
 }  // namespace
+
+Result<RewriteOptions> RewriteOptionsFor(const iceberg::TableMetadata& md,
+                                         const std::string& prefix,
+                                         const std::atomic<bool>* cancel) {
+  RewriteOptions options;
+  options.target_file_bytes = pipeline::TargetFileSizeOf(md);
+  FLOE_ASSIGN_OR_RAISE(options.column_names, schema::ParseColumnNames(md.properties));
+  options.name_prefix = prefix + "-" + NewUuid();
+  options.cancel = cancel;
+  return options;
+}
 
 Result<RewriteResult> RewriteFiles(storage::FileIO& io,
                                    const std::vector<iceberg::DataFile>& inputs,

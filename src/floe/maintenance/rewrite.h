@@ -21,6 +21,7 @@
 #include "floe/common/status.h"
 #include "floe/iceberg/data_file.h"
 #include "floe/iceberg/schema.h"
+#include "floe/iceberg/table_metadata.h"
 
 namespace floe::storage {
 class FileIO;
@@ -51,6 +52,12 @@ struct RewriteResult {
   int64_t rows_dropped = 0;              // left out by keep_from_timestamp_us
   int64_t bytes_read = 0;                // the inputs' sizes
 };
+
+// Options for rewriting a table's files: its target file size and Parquet column names
+// (from its properties), new files named `<prefix>-<uuid>-<n>.parquet`.
+Result<RewriteOptions> RewriteOptionsFor(const iceberg::TableMetadata& metadata,
+                                         const std::string& prefix,
+                                         const std::atomic<bool>* cancel);
 
 // Errors: a file that cannot be read, or a column whose type cannot become the current
 // one (kInvalidInput, naming the file and field). On any error the files written so far

@@ -9,7 +9,6 @@
 #include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/positions.h"
 #include "floe/pipeline/table_properties.h"
-#include "floe/schema/rename_hints.h"
 #include "floe/schema/table_schema.h"
 
 namespace floe::maintenance {
@@ -114,11 +113,7 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
 
   RewriteResult rewritten;
   if (!straddling.empty()) {
-    RewriteOptions options;
-    options.target_file_bytes = pipeline::TargetFileSizeOf(md);
-    FLOE_ASSIGN_OR_RAISE(options.column_names, schema::ParseColumnNames(md.properties));
-    options.name_prefix = "retain-" + NewUuid();
-    options.cancel = cancel;
+    FLOE_ASSIGN_OR_RAISE(auto options, RewriteOptionsFor(md, "retain", cancel));
     options.keep_from_timestamp_us = cutoff_us;
     FLOE_ASSIGN_OR_RAISE(rewritten,
                          RewriteFiles(io, straddling, *schema, md.location, options));
