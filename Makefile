@@ -44,6 +44,8 @@ bench: setup
 	@$(PY) bench/evolve.py --floe build/release/src/floe/cli/floe
 	@$(PY) bench/peers.py --floe build/release/src/floe/cli/floe
 	@$(PY) bench/freshness.py --floe build/release/src/floe/cli/floe
+	@$(PY) bench/compaction.py --floe build/release/src/floe/cli/floe
+	@$(PY) bench/maintenance_cost.py --floe build/release/src/floe/cli/floe
 	@$(PY) bench/profile.py --floe build/release/src/floe/cli/floe
 	@$(PY) bench/micro.py
 	@$(PY) bench/probe.py --tag after

@@ -43,7 +43,8 @@ from harness import procs  # noqa: E402
 from harness.floe import FloeRun, default_table_name  # noqa: E402
 from harness.kafka import start_kafka  # noqa: E402
 from harness.registry import start_registry  # noqa: E402
-from run import W1_SCHEMA, W1Records, machine, one_run, prepare  # noqa: E402
+from run import (W1_SCHEMA, W1Records, cpu_seconds, machine, one_run,  # noqa: E402
+                 peak_rss_mib, prepare)
 
 POLL_S = 0.05
 PARTITIONS = 16
@@ -144,12 +145,14 @@ def percentile(sorted_vals: list[float], q: float) -> float:
 
 
 def one_interval(kafka, registry_url: str, loadgen: str, pool: pathlib.Path, interval_ms: int,
-                 rate: int, seconds: float, work: pathlib.Path, name: str) -> dict:
+                 rate: int, seconds: float, work: pathlib.Path, name: str,
+                 extra: dict | None = None) -> dict:
+    """`extra`: more top-level config sections (e.g. {"maintenance": {...}})."""
     topic = f"fresh{name}"
     kafka.create_topic(topic, partitions=PARTITIONS)
     table = default_table_name(topic)
     run = FloeRun(work / topic, kafka.bootstrap, registry_url, [{"name": topic}],
-                  defaults={"commit.interval.ms": interval_ms})
+                  defaults={"commit.interval.ms": interval_ms}, extra=extra)
     run.start()
     poller = Poller(run, table, topic)
     poller.start()
@@ -162,7 +165,9 @@ def one_interval(kafka, registry_url: str, loadgen: str, pool: pathlib.Path, int
     time.sleep(2 * POLL_S)
     poller.stop_flag.set()
     poller.join()
+    floe_cpu, floe_rss = cpu_seconds(run.proc.pid), peak_rss_mib(run.proc.pid)
     run.stop()
+    log = run.log_path.read_text(errors="replace")
 
     # Each observation makes the records in [previous position, new position) visible.
     # `steady` leaves out the records created in the first 10 s (Floe's start-up).
@@ -206,7 +211,11 @@ def one_interval(kafka, registry_url: str, loadgen: str, pool: pathlib.Path, int
             "per_partition_after_10s": parts,
             "worst_partition": {"partition": worst, **parts[worst]} if parts else None,
             "best_partition": {"partition": best, **parts[best]} if parts else None,
-            "error_bound_s": POLL_S + poller.max_read_s}
+            "error_bound_s": POLL_S + poller.max_read_s,
+            # Floe's whole run: start-up, the load, the last commits.
+            "floe_cpu_s": floe_cpu, "records_per_cpu_s": sent / floe_cpu,
+            "peak_rss_mib": floe_rss,
+            "compactions": log.count("maintenance: table kafka." + table + ": compacted")}
 
 
 def main() -> int:

@@ -269,6 +269,58 @@ def main() -> int:
                                   if r.get("runs") else "") + "), "
                                f"{met(s['p99_s'] <= TARGET_P99_S)}")
         out.append("")
+    comp, comp_name = load("-compaction")
+    if comp:
+        b, a = comp["before"], comp["after"]
+        out.append(f"**Compaction** (issue 20; `{comp_name}`): a table of {comp['commits']:,} "
+                   f"one-second commits of {comp['records_per_commit']} records, before and "
+                   f"after `floe maintain` compacted it ({b['live_files']:,} → "
+                   f"{a['live_files']:,} live files); median of the repeats (min-max):")
+        out.append("")
+        out.append("| read | before | after | speed-up |")
+        out.append("|---|---|---|---|")
+        for key, label in (("pyiceberg_plan", "pyiceberg planning"),
+                           ("pyiceberg_scan", "pyiceberg full scan"),
+                           ("duckdb_iceberg_scan", "DuckDB iceberg_scan"),
+                           ("duckdb_delta_scan", "DuckDB delta_scan")):
+            out.append(f"| {label} | {b[key]['median_s']:.3f} s ({b[key]['min_s']:.3f}-"
+                       f"{b[key]['max_s']:.3f}) | {a[key]['median_s']:.3f} s "
+                       f"({a[key]['min_s']:.3f}-{a[key]['max_s']:.3f}) "
+                       f"| {comp['speedup'][key]:.1f}× |")
+        c = comp["compaction"]
+        out.append("")
+        rewrite = c.get("rewrite_cpu_s")
+        out.append(f"Compaction read {c['input_bytes'] / 1e6:.1f} MB"
+                   + (f" in {rewrite:.2f} CPU-s of its own: {c['mb_per_cpu_s']:.1f} MB per "
+                      f"CPU-second;" if rewrite else "")
+                   + f" the whole of `floe maintain` (start-up, expiry, orphan listing and "
+                   f"reference walk included) took {c['cpu_s']:.2f} CPU-s ({c['passes']} "
+                   f"passes; one measurement).")
+        out.append("")
+    cost, cost_name = load("-maintenance-cost")
+    if cost:
+        out.append(f"**Ingestion with background compaction** (issue 20; `{cost_name}`): "
+                   f"{cost['workload']}, {n(cost['rate'])} records/s for "
+                   f"{cost['seconds']:.0f} s, maintenance off and on (a pass every "
+                   f"{cost['maintenance_interval_ms'] / 1000:g} s), alternating; median "
+                   f"(min-max) of {len(cost['runs']['off'])} runs each:")
+        out.append("")
+        out.append("| maintenance | records per Floe CPU-second | freshness p99 after 10 s "
+                   "| peak RSS | compactions |")
+        out.append("|---|---|---|---|---|")
+        for mode in ("off", "on"):
+            m = cost["summary"][mode]
+            r, p = m["records_per_cpu_s"], m["p99_after_10s_s"]
+            out.append(f"| {mode} | {n(r['median'])} ({n(r['min'])}-{n(r['max'])}) "
+                       f"| {p['median']:.2f} s ({p['min']:.2f}-{p['max']:.2f}) "
+                       f"| {m['peak_rss_mib']['median']:.0f} MiB "
+                       f"| {m['compactions']['median']:.0f} |")
+        out.append("")
+        on = cost["summary"]["on"]
+        targets.append(f"compaction's ingest cost ≤ 15%: {cost['ingest_cost']:.1%}, "
+                       f"{met(cost['ingest_cost'] <= 0.15)}; freshness p99 ≤ 2 s with it on: "
+                       f"{on['p99_after_10s_s']['median']:.2f} s, "
+                       f"{met(on['p99_after_10s_s']['median'] <= TARGET_P99_S)}")
     micro, micro_name = load("-micro")
     if micro:
         out.append(f"**Microbenchmarks** (release, one core; `{micro_name}`):")
@@ -294,7 +346,7 @@ def main() -> int:
         out.append("```")
         out.append("")
     if targets:
-        out.append("Targets (issues 6, 16, 17 and 18):")
+        out.append("Targets (issues 6, 16, 17, 18 and 20):")
         out.append("")
         out.extend(f"- {t}" for t in targets)
         out.append("")

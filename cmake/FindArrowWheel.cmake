@@ -2,7 +2,8 @@
 # wheel inside the repo's virtualenv (ARCHITECTURE.md §7: Arrow is not packaged in Debian 12).
 #
 # Inputs:  FLOE_PYTHON (default <repo>/.venv/bin/python)
-# Outputs: imported targets Arrow::arrow, Arrow::parquet and Arrow::s3 (S3FileSystem),
+# Outputs: imported targets Arrow::arrow, Arrow::parquet, Arrow::s3 (S3FileSystem) and
+#          Arrow::compute (compute functions: sort, take),
 #          ARROW_WHEEL_LIBDIR (for RPATH).
 if(TARGET Arrow::arrow)
   return()
@@ -24,7 +25,10 @@ list(GET _pa_lines 2 ARROW_WHEEL_VERSION)
 find_library(ARROW_WHEEL_LIB NAMES arrow PATHS "${ARROW_WHEEL_LIBDIR}" NO_DEFAULT_PATH)
 find_library(PARQUET_WHEEL_LIB NAMES parquet PATHS "${ARROW_WHEEL_LIBDIR}" NO_DEFAULT_PATH)
 find_library(ARROW_S3_WHEEL_LIB NAMES arrow_s3 PATHS "${ARROW_WHEEL_LIBDIR}" NO_DEFAULT_PATH)
-if(NOT ARROW_WHEEL_LIB OR NOT PARQUET_WHEEL_LIB OR NOT ARROW_S3_WHEEL_LIB)
+find_library(ARROW_COMPUTE_WHEEL_LIB NAMES arrow_compute PATHS "${ARROW_WHEEL_LIBDIR}"
+             NO_DEFAULT_PATH)
+if(NOT ARROW_WHEEL_LIB OR NOT PARQUET_WHEEL_LIB OR NOT ARROW_S3_WHEEL_LIB
+   OR NOT ARROW_COMPUTE_WHEEL_LIB)
   message(FATAL_ERROR "libarrow.so/libparquet.so not found in ${ARROW_WHEEL_LIBDIR}; "
                       "run `.venv/bin/python -c 'import pyarrow; pyarrow.create_library_symlinks()'`")
 endif()
@@ -40,5 +44,9 @@ set_target_properties(Arrow::parquet PROPERTIES
 add_library(Arrow::s3 SHARED IMPORTED)
 set_target_properties(Arrow::s3 PROPERTIES
   IMPORTED_LOCATION "${ARROW_S3_WHEEL_LIB}"
+  INTERFACE_LINK_LIBRARIES Arrow::arrow)
+add_library(Arrow::compute SHARED IMPORTED)
+set_target_properties(Arrow::compute PROPERTIES
+  IMPORTED_LOCATION "${ARROW_COMPUTE_WHEEL_LIB}"
   INTERFACE_LINK_LIBRARIES Arrow::arrow)
 message(STATUS "Arrow ${ARROW_WHEEL_VERSION} from pyarrow wheel: ${ARROW_WHEEL_LIBDIR}")

@@ -19,6 +19,7 @@ import urllib.parse
 
 import deltalake
 import pyarrow as pa
+import pyarrow.parquet  # noqa: F401 (pa.parquet)
 from pyiceberg.catalog.sql import SqlCatalog
 
 from harness.floe import FloeRun, default_table_name, floe_binary
@@ -677,17 +678,21 @@ def test_3000_commits_with_compaction_keep_the_file_count_bounded(tmp_path):
 
 def test_compaction_settings_are_per_table_and_a_wait_triggers_it(kafka_broker, registry,
                                                                   tmp_path):
-    """Two topics, three commits each: `quiet` has compaction.min.input.files 100 and
-    compaction.max.wait.ms 2000, `busy` the defaults (10 files, one hour). Once the quiet
-    table's oldest snapshot is two seconds old, `floe maintain` compacts its three files
-    (the time trigger: far fewer than 100) and leaves busy's three; both tables record their
-    own settings as properties, and both formats hold every record."""
+    """Two topics, three commits each: `quiet` has compaction.min.input.files 100,
+    compaction.max.wait.ms 2000 and a sort order (qty descending, then address.zip, a field
+    inside a struct, nulls first), `busy` the defaults (10 files, one hour, unsorted). Once
+    the quiet table's oldest snapshot is two seconds old, `floe maintain` compacts its three
+    files (the time trigger: far fewer than 100) into one file sorted by the order, which
+    becomes the table's default sort order and the file's sort_order_id; busy's three stay.
+    Both tables record their own settings as properties, and both formats hold every
+    record."""
     quiet, busy = "quiet-orders", "busy-orders"
     for topic in (quiet, busy):
         kafka_broker.create_topic(topic, partitions=1)
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
                   [{"name": quiet, **BOTH, "compaction.min.input.files": 100,
-                    "compaction.max.wait.ms": 2000},
+                    "compaction.max.wait.ms": 2000,
+                    "compaction.sort.order": "qty desc, address.zip"},
                    {"name": busy, **BOTH}],
                   defaults={"commit.interval.ms": 1000},
                   extra={"maintenance": {"interval.ms": 3600000}})
@@ -719,5 +724,23 @@ def test_compaction_settings_are_per_table_and_a_wait_triggers_it(kafka_broker, 
            f"than 10)" in r.stdout, r.stdout
     assert len(live_files(run, default_table_name(quiet))) == 1
     assert len(live_files(run, default_table_name(busy))) == 3
+    # The order, as pyiceberg reads it from the metadata, and the compacted file in it.
+    t = cat.load_table(f"kafka.{default_table_name(quiet)}")
+    schema = t.schema()
+    order = t.sort_order()
+    assert [(f.source_id, f.direction.value, f.null_order.value) for f in order.fields] == [
+        (schema.find_field("qty").field_id, "desc", "nulls-last"),
+        (schema.find_field("address.zip").field_id, "asc", "nulls-first")], order
+    assert order.order_id == 1, order
+    [task] = t.scan().plan_files()
+    assert task.file.sort_order_id == 1, task.file
+    rows = pa.parquet.read_table(task.file.file_path.removeprefix("file://")).to_pylist()
+    assert len(rows) == len(produced[quiet])
+    keys = [(-r["qty"], r["address"]["zip"] is not None, r["address"]["zip"] or 0)
+            for r in rows]
+    assert keys == sorted(keys), keys[:20]
+    assert len(set(k[0] for k in keys)) > 1 and any(not k[1] for k in keys)
+    busy_table = cat.load_table(f"kafka.{default_table_name(busy)}")
+    assert busy_table.sort_order().is_unsorted
     for topic in (quiet, busy):
         assert_both_formats_hold(run, default_table_name(topic), roots[topic], produced[topic])

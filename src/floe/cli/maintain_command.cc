@@ -71,12 +71,13 @@ int MaintainCommand(const config::Config& config,
       std::cout << fmt::format(
           "table {}: compaction {} {} small files of {} ({} bytes){}\n", ident.ToString(),
           dry_run ? "would rewrite" : "rewrote", c.candidates, c.live_files, c.bytes_in,
-          dry_run ? ""
-                  : fmt::format(" into {} files ({} bytes, {} rows), snapshot {}{}",
-                                c.written, c.bytes_out, c.rows, c.snapshot_id,
-                                c.delta_error.empty()
-                                    ? ""
-                                    : "; Delta not updated yet: " + c.delta_error));
+          dry_run
+              ? ""
+              : fmt::format(
+                    " into {} files ({} bytes, {} rows) in {} CPU-ms, snapshot {}{}",
+                    c.written, c.bytes_out, c.rows, c.cpu_ms, c.snapshot_id,
+                    c.delta_error.empty() ? ""
+                                          : "; Delta not updated yet: " + c.delta_error));
     } else {
       std::cout << "table " << ident.ToString() << ": no compaction (" << c.skipped
                 << ")\n";

@@ -2,7 +2,6 @@
 
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -12,15 +11,6 @@
 #include "floe/maintenance/maintain.h"
 
 namespace floe::cli {
-namespace {
-
-int64_t ThreadCpuMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
-}
-
-}  // namespace
 
 void MaintenanceLoop::Start(catalog::Catalog* catalog, storage::FileIO* io) {
   if (config_.maintenance.interval_ms <= 0) return;

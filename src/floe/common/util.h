@@ -16,6 +16,8 @@ int64_t RandomPositiveInt64();
 int64_t NowMs();
 // Monotonic clock in milliseconds (for intervals and timeouts).
 int64_t MonotonicMs();
+// CPU time the calling thread has used, in milliseconds.
+int64_t ThreadCpuMs();
 std::string HexEncode(std::string_view bytes);
 
 // `s` without trailing '/' (a location or directory URI); "/" stays "/".

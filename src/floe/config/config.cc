@@ -463,6 +463,32 @@ Status Parser::ParseCatalog(const Located* node, Config* config) const {
   FLOE_ASSIGN_OR_RAISE(auto type,
                        GetEnumAs(f, *FindKey("catalog", "type"), kCatalogTypes));
   c.type = *type;
+  FLOE_ASSIGN_OR_RAISE(auto name, GetString(f, *FindKey("catalog", "name")));
+  c.name = *name;
+  FLOE_ASSIGN_OR_RAISE(auto password, GetString(f, *FindKey("catalog", "password")));
+  c.password = password.value_or("");
+  FLOE_ASSIGN_OR_RAISE(auto pool, GetInt(f, *FindKey("catalog", "pool.size")));
+  c.pool_size = *pool;
+  FLOE_ASSIGN_OR_RAISE(auto timeout,
+                       GetInt(f, *FindKey("catalog", "connect.timeout.ms")));
+  c.connect_timeout_ms = *timeout;
+  if (c.type == CatalogType::kPostgresql) {
+    const KeyInfo& uri_key = *FindKey("catalog", "uri");
+    FLOE_ASSIGN_OR_RAISE(auto uri, GetScalar(f, uri_key));
+    if (!uri) {
+      return Fail(node ? node->line : -1, "catalog.uri",
+                  "required with catalog.type postgresql: a connection URI such as "
+                  "postgresql://floe@127.0.0.1:5432/lake");
+    }
+    if (!uri->text.starts_with("postgresql://") &&
+        !uri->text.starts_with("postgres://")) {
+      return Fail(uri->line, "catalog.uri",
+                  "'" + uri->text + "' is not a PostgreSQL connection URI " +
+                      "(postgresql://user@host:port/database)");
+    }
+    c.uri = uri->text;
+    return Status::OK();
+  }
   FLOE_ASSIGN_OR_RAISE(auto uri, GetPath(f, *FindKey("catalog", "uri")));
   if (!uri && config->WarehouseOnS3()) {
     return Fail(node ? node->line : -1, "catalog.uri",
@@ -470,8 +496,6 @@ Status Parser::ParseCatalog(const Located* node, Config* config) const {
                 "file; set e.g. catalog: {uri: ./catalog.db}");
   }
   c.uri = uri ? *uri : (fs::path(config->warehouse) / "catalog.db").string();
-  FLOE_ASSIGN_OR_RAISE(auto name, GetString(f, *FindKey("catalog", "name")));
-  c.name = *name;
   return Status::OK();
 }
 
@@ -589,6 +613,15 @@ Result<TopicOverrides> Parser::ParseTopicSettings(const Fields& f) const {
                        GetInt(f, *FindKey("defaults", "compaction.max.input.bytes")));
   FLOE_ASSIGN_OR_RAISE(o.compaction_max_wait_ms,
                        GetInt(f, *FindKey("defaults", "compaction.max.wait.ms")));
+  const KeyInfo& sort_key = *FindKey("defaults", "compaction.sort.order");
+  FLOE_ASSIGN_OR_RAISE(auto sort, GetScalar(f, sort_key));
+  if (sort) {
+    auto parsed = ParseSortOrder(sort->text);
+    if (!parsed.ok()) {
+      return Fail(sort->line, f.PathOf(sort_key.name), parsed.status().message());
+    }
+    o.compaction_sort_order = sort->text;
+  }
   FLOE_ASSIGN_OR_RAISE(
       o.on_invalid_record,
       GetEnumAs(f, *FindKey("defaults", "on.invalid.record"), kInvalidRecordPolicies));
@@ -777,6 +810,7 @@ Result<Config> Parser::Parse(const std::string& text) {
   ds.compaction.small_file_bytes = *d.compaction_small_file_bytes;
   ds.compaction.max_input_bytes = *d.compaction_max_input_bytes;
   ds.compaction.max_wait_ms = *d.compaction_max_wait_ms;
+  ds.compaction.sort_order = d.compaction_sort_order.value_or("");
   ds.on_invalid_record = *d.on_invalid_record;
   ds.key_format = *d.key_format;
   ds.value_format = *d.value_format;
@@ -852,6 +886,16 @@ std::string_view ToString(ValueFormat v) { return NameOf(kValueFormats, v); }
 std::string_view ToString(CatalogType v) { return NameOf(kCatalogTypes, v); }
 std::string_view ToString(DroppedFieldPolicy v) {
   return NameOf(kDroppedFieldPolicies, v);
+}
+
+std::string CatalogSettings::Display() const {
+  // scheme://user:password@host...: the password is the part after the user's ':'.
+  const size_t scheme = uri.find("://");
+  if (scheme == std::string::npos) return uri;
+  const size_t at = uri.find('@', scheme + 3);
+  const size_t colon = uri.find(':', scheme + 3);
+  if (at == std::string::npos || colon == std::string::npos || colon > at) return uri;
+  return uri.substr(0, colon + 1) + "***" + uri.substr(at);
 }
 
 std::vector<std::string> TopicSettings::NamespaceLevels() const {

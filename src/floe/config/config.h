@@ -49,8 +49,21 @@ struct CompactionSettings {
   // Fewer than min_input_files (at least 2) are rewritten once the oldest of them was
   // committed this long ago; 0: never.
   int64_t max_wait_ms = 3'600'000;
+  // Rows of a rewrite are sorted by these columns (ParseSortOrder's text); "": unsorted.
+  std::string sort_order;
   bool operator==(const CompactionSettings&) const = default;
 };
+
+// One column of compaction.sort.order.
+struct SortColumn {
+  std::string path;  // dotted through structs: "customer.id", "_kafka.timestamp"
+  bool descending = false;
+  bool operator==(const SortColumn&) const = default;
+};
+
+// compaction.sort.order: "column [asc|desc], ...", e.g. "_kafka.timestamp" or
+// "region, amount desc"; "" is no order. Errors: kInvalidInput saying what is wrong.
+Result<std::vector<SortColumn>> ParseSortOrder(std::string_view text);
 
 struct TopicSettings {
   // Dotted levels, each [a-z0-9_]+ ("kafka", "raw.events").
@@ -95,6 +108,7 @@ struct TopicOverrides {
   std::optional<int64_t> compaction_small_file_bytes;
   std::optional<int64_t> compaction_max_input_bytes;
   std::optional<int64_t> compaction_max_wait_ms;
+  std::optional<std::string> compaction_sort_order;
   std::optional<InvalidRecordPolicy> on_invalid_record;
   std::optional<KeyFormat> key_format;
   std::optional<ValueFormat> value_format;
@@ -120,8 +134,14 @@ struct RegistrySettings {
 
 struct CatalogSettings {
   CatalogType type = CatalogType::kSqlite;
-  std::string uri;  // absolute path of the SQLite file
+  std::string uri;  // SQLite: absolute path of the file; PostgreSQL: connection URI
   std::string name;
+  std::string password;  // PostgreSQL; secret
+  int64_t pool_size = 0;
+  int64_t connect_timeout_ms = 0;
+
+  // The URI for logs and messages: a password in it is replaced by "***".
+  std::string Display() const;
   bool operator==(const CatalogSettings&) const = default;
 };
 

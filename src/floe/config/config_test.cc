@@ -413,8 +413,23 @@ TEST(ConfigErrorTest, OutOfRange) {
 }
 
 TEST(ConfigErrorTest, UnsupportedValues) {
-  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "catalog: {type: postgresql}\n"),
-            "line 4: catalog.type: 'postgresql' is not supported yet; supported: sqlite");
+  EXPECT_EQ(
+      ErrorOf(std::string(kMinimal) + "catalog: {type: postgresql}\n"),
+      "line 4: catalog.uri: required with catalog.type postgresql: a connection URI "
+      "such as postgresql://floe@127.0.0.1:5432/lake");
+  EXPECT_EQ(
+      ErrorOf(std::string(kMinimal) + "catalog: {type: postgresql, uri: ./catalog.db}\n"),
+      "line 4: catalog.uri: './catalog.db' is not a PostgreSQL connection URI "
+      "(postgresql://user@host:port/database)");
+  auto pg = Parse(std::string(kMinimal) +
+                  "catalog: {type: postgresql, uri: 'postgresql://floe:pw@db:5432/lake', "
+                  "password: secret, pool.size: 2}\n");
+  ASSERT_TRUE(pg.ok()) << pg.status().ToString();
+  EXPECT_EQ(pg->catalog.uri, "postgresql://floe:pw@db:5432/lake");
+  EXPECT_EQ(pg->catalog.Display(), "postgresql://floe:***@db:5432/lake");
+  EXPECT_EQ(pg->catalog.password, "secret");
+  EXPECT_EQ(pg->catalog.pool_size, 2);
+  EXPECT_EQ(pg->catalog.connect_timeout_ms, 10000);
   // Not a known value at all: suggestion.
   EXPECT_EQ(
       ErrorOf(std::string(kMinimal) + "defaults: {on.invalid.record: skp}\n"),
@@ -826,6 +841,31 @@ TEST(CompactionSettingsTest, DefaultsMatchAndEntriesOverride) {
   EXPECT_NE(ErrorOf(std::string(kMinimal) +
                     "topics:\n  - {name: orders, compaction.min.input.files: 1}\n"),
             "");
+}
+
+TEST(CompactionSettingsTest, SortOrder) {
+  auto parsed = ParseSortOrder(" _kafka.timestamp desc ,region,  amount asc");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(*parsed,
+            (std::vector<SortColumn>{
+                {"_kafka.timestamp", true}, {"region", false}, {"amount", false}}));
+  EXPECT_TRUE(ParseSortOrder("")->empty());
+  EXPECT_TRUE(ParseSortOrder("  ")->empty());
+  for (const char* bad :
+       {"a,", ",a", "a,,b", "a b", "a desc x", "a..b", ".a", "a.", "a, a desc", "a;b"}) {
+    EXPECT_FALSE(ParseSortOrder(bad).ok()) << bad;
+  }
+  auto c = Parse(std::string(kMinimal) +
+                 "topics:\n  - {name: orders, compaction.sort.order: \"day, id desc\"}\n"
+                 "  - {name: clicks}\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(ResolveTopic(*c, "orders")->compaction.sort_order, "day, id desc");
+  EXPECT_EQ(ResolveTopic(*c, "clicks")->compaction.sort_order, "");
+  const std::string error =
+      ErrorOf(std::string(kMinimal) +
+              "topics:\n  - {name: orders, compaction.sort.order: \"a b\"}\n");
+  EXPECT_NE(error.find("topics[0].compaction.sort.order"), std::string::npos) << error;
+  EXPECT_NE(error.find("only 'asc' or 'desc'"), std::string::npos) << error;
 }
 
 }  // namespace

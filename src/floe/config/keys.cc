@@ -290,16 +290,46 @@ std::vector<KeyInfo> MakeKeys() {
        .name = "type",
        .type = T::kEnum,
        .default_text = "sqlite",
-       .choices = {{"sqlite", true}, {"postgresql", false}},
-       .description = "Pointer store. SQLite uses the Iceberg SQL catalog layout, so "
-                      "pyiceberg's `SqlCatalog` opens the file unchanged."});
+       .choices = {{"sqlite", true}, {"postgresql", true}},
+       .description =
+           "Pointer store, in the Iceberg SQL catalog layout either way, so pyiceberg's "
+           "`SqlCatalog` and Iceberg Java's `JdbcCatalog` open it unchanged: a SQLite "
+           "file (one Floe process), or a PostgreSQL database that several Floe "
+           "processes (and other writers) share (docs/catalogs.md)."});
   add({.section = "catalog",
        .name = "uri",
        .type = T::kPath,
        .default_text = "`<warehouse>/catalog.db`",
        .derived_default = true,
-       .description = "SQLite database file, relative to the config file's directory. "
-                      "Required when the warehouse is on S3 (the file is local)."});
+       .description =
+           "SQLite: the database file, relative to the config file's directory; "
+           "required when the warehouse is on S3 (the file is local). PostgreSQL "
+           "(required): a libpq connection URI, "
+           "`postgresql://user@host:5432/database`, with TLS and other options as its "
+           "parameters (`?sslmode=verify-full&sslrootcert=/etc/floe/ca.pem`); the "
+           "password goes in `catalog.password`."});
+  add({.section = "catalog",
+       .name = "password",
+       .type = T::kString,
+       .description = "PostgreSQL: the password. Secret: use `${env:NAME}`. Unset: the "
+                      "URI's, `PGPASSWORD` or `~/.pgpass`, as libpq looks them up.",
+       .secret = true});
+  add({.section = "catalog",
+       .name = "pool.size",
+       .type = T::kInt,
+       .default_text = "4",
+       .min = 1,
+       .max = 64,
+       .description = "PostgreSQL: connections Floe keeps open at most (each opened when "
+                      "first needed; one that broke is opened again on next use)."});
+  add({.section = "catalog",
+       .name = "connect.timeout.ms",
+       .type = T::kInt,
+       .default_text = "10000",
+       .min = 1000,
+       .max = 300000,
+       .description = "PostgreSQL: how long opening a connection may take before it "
+                      "fails (and is retried with the operation)."});
   add({.section = "catalog",
        .name = "name",
        .type = T::kString,
@@ -584,6 +614,19 @@ std::vector<KeyInfo> MakeKeys() {
                       "committed this long ago, so that a quiet topic's files are "
                       "compacted too. 0: only the file count triggers. Recorded as "
                       "`floe.compaction.max-wait-ms`.",
+       .per_topic = true});
+  add({.section = "defaults",
+       .name = "compaction.sort.order",
+       .type = T::kString,
+       .description =
+           "Rows that compaction (and row retention) rewrite are sorted by these "
+           "columns, separated by `,`: each a column name, a dotted path for a field "
+           "inside a struct, optionally followed by `asc` (the default, nulls first) or "
+           "`desc` (nulls last); e.g. `_kafka.timestamp` or `\"region, amount desc\"`. "
+           "Each rewritten file is one sorted run of at most `target.file.size.bytes` "
+           "and 64 MiB of rows in memory. The order becomes the table's default sort "
+           "order at the next rewrite. Unset or `\"\"`: unsorted. Recorded as "
+           "`floe.compaction.sort-order` (docs/maintenance.md, \"Sort order\").",
        .per_topic = true});
   add({.section = "defaults",
        .name = "on.invalid.record",

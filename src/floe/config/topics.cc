@@ -2,6 +2,7 @@
 // default table name, and table collisions between topics (ARCHITECTURE.md §3, §5).
 #include <fmt/format.h>
 
+#include <cctype>
 #include <map>
 #include <regex>
 
@@ -80,6 +81,7 @@ std::optional<TopicSettings> ResolveTopic(const Config& config,
       c.small_file_bytes = *o.compaction_small_file_bytes;
     if (o.compaction_max_input_bytes) c.max_input_bytes = *o.compaction_max_input_bytes;
     if (o.compaction_max_wait_ms) c.max_wait_ms = *o.compaction_max_wait_ms;
+    if (o.compaction_sort_order) c.sort_order = *o.compaction_sort_order;
     if (o.on_invalid_record) s.on_invalid_record = *o.on_invalid_record;
     if (o.key_format) s.key_format = *o.key_format;
     if (o.value_format) s.value_format = *o.value_format;
@@ -120,6 +122,70 @@ Status CheckTableCollisions(const Config& config,
     }
   }
   return Status::OK();
+}
+
+}  // namespace floe::config
+
+namespace floe::config {
+
+Result<std::vector<SortColumn>> ParseSortOrder(std::string_view text) {
+  std::vector<SortColumn> columns;
+  auto is_space = [](char c) { return c == ' ' || c == '\t'; };
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string_view::npos) comma = text.size();
+    std::string_view item = text.substr(pos, comma - pos);
+    // Words separated by blanks: a column path, then optionally asc or desc.
+    std::vector<std::string_view> words;
+    for (size_t i = 0; i < item.size();) {
+      while (i < item.size() && is_space(item[i])) ++i;
+      size_t j = i;
+      while (j < item.size() && !is_space(item[j])) ++j;
+      if (j > i) words.push_back(item.substr(i, j - i));
+      i = j;
+    }
+    if (words.empty()) {
+      if (columns.empty() && comma == text.size()) return columns;  // "": no order
+      return InvalidInput(
+          fmt::format("'{}' has an empty column; write columns separated by ',' (e.g. "
+                      "\"_kafka.timestamp\" or \"region, amount desc\")",
+                      text));
+    }
+    SortColumn column;
+    column.path = std::string(words[0]);
+    bool ok = true;
+    for (size_t i = 0; i <= column.path.size(); ++i) {
+      const bool end = i == column.path.size() || column.path[i] == '.';
+      const bool empty_part = end && (i == 0 || column.path[i - 1] == '.');
+      const char c = end ? '_' : column.path[i];
+      if (empty_part ||
+          !(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) {
+        ok = false;
+      }
+    }
+    if (!ok) {
+      return InvalidInput(
+          fmt::format("'{}': '{}' is not a column path (names of letters, digits, '_', "
+                      "'-', separated by '.')",
+                      text, column.path));
+    }
+    if (words.size() > 2 ||
+        (words.size() == 2 && words[1] != "asc" && words[1] != "desc")) {
+      return InvalidInput(fmt::format(
+          "'{}': after column {} only 'asc' or 'desc' may follow", text, column.path));
+    }
+    column.descending = words.size() == 2 && words[1] == "desc";
+    for (const auto& c : columns) {
+      if (c.path == column.path) {
+        return InvalidInput(
+            fmt::format("'{}': column {} is listed twice", text, column.path));
+      }
+    }
+    columns.push_back(std::move(column));
+    pos = comma + 1;
+  }
+  return columns;
 }
 
 }  // namespace floe::config

@@ -270,6 +270,29 @@ bool PartitionSpecsEquivalent(const PartitionSpec& a, const PartitionSpec& b) {
   return true;
 }
 
+bool SortOrdersEquivalent(const SortOrder& a, const SortOrder& b) {
+  if (a.fields.size() != b.fields.size()) return false;
+  for (size_t i = 0; i < a.fields.size(); ++i) {
+    const auto& x = a.fields[i];
+    const auto& y = b.fields[i];
+    if (x.transform != y.transform || x.source_id != y.source_id ||
+        x.direction != y.direction || x.null_order != y.null_order) {
+      return false;
+    }
+  }
+  return true;
+}
+
+int SortOrderIdIn(const TableMetadata& metadata, const SortOrder& order) {
+  if (order.is_unsorted()) return kUnsortedOrderId;
+  int max_id = 0;
+  for (const auto& o : metadata.sort_orders) {
+    if (SortOrdersEquivalent(o, order)) return o.order_id;
+    max_id = std::max(max_id, o.order_id);
+  }
+  return max_id + 1;
+}
+
 const Schema* TableMetadata::SchemaById(int schema_id) const {
   for (const auto& s : schemas) {
     if (s.schema_id == schema_id) return &s;

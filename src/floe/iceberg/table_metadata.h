@@ -62,6 +62,9 @@ struct SortOrder {
   bool is_unsorted() const { return fields.empty(); }
 };
 
+// Same fields (source ids, transforms, directions, null orders); ids ignored.
+bool SortOrdersEquivalent(const SortOrder& a, const SortOrder& b);
+
 struct Snapshot {
   int64_t snapshot_id = 0;
   std::optional<int64_t> parent_snapshot_id;
@@ -131,6 +134,10 @@ struct TableMetadata {
   // Integer table property, or `fallback` when absent or not an integer.
   int64_t PropertyAsInt(const std::string& key, int64_t fallback) const;
 };
+
+// The id `order` has in `metadata` (an equivalent order's), else the one add-sort-order
+// gives it: one above the highest, 0 for the unsorted order (spec "Sorting").
+int SortOrderIdIn(const TableMetadata& metadata, const SortOrder& order);
 
 // A new v2 table: schema (its field ids as the caller assigned them, schema id 0), an
 // unpartitioned spec 0 with last-partition-id 999, the unsorted order 0, no snapshot, a

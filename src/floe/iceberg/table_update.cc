@@ -425,31 +425,11 @@ class Builder {
     return Status::OK();
   }
 
-  static bool SameOrder(const SortOrder& a, const SortOrder& b) {
-    if (a.fields.size() != b.fields.size()) return false;
-    for (size_t i = 0; i < a.fields.size(); ++i) {
-      const auto& x = a.fields[i];
-      const auto& y = b.fields[i];
-      if (x.transform != y.transform || x.source_id != y.source_id ||
-          x.direction != y.direction || x.null_order != y.null_order) {
-        return false;
-      }
-    }
-    return true;
-  }
-
   Status Do(const update::AddSortOrder& u) {
     SortOrder order = u.sort_order;
-    int id = -1;
-    int max_id = 0;
-    for (const auto& o : m_.sort_orders) {
-      if (SameOrder(o, order)) id = o.order_id;
-      max_id = std::max(max_id, o.order_id);
-    }
-    if (id < 0) {
-      // Order id 0 is reserved for the unsorted order (spec "Sorting").
-      order.order_id = order.is_unsorted() ? kUnsortedOrderId : max_id + 1;
-      id = order.order_id;
+    const int id = SortOrderIdIn(m_, order);
+    if (m_.SortOrderById(id) == nullptr) {
+      order.order_id = id;
       m_.sort_orders.push_back(std::move(order));
     }
     last_added_order_ = id;

@@ -71,10 +71,16 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
   }
   if (dry_run) return report;
 
+  const int64_t cpu_started_ms = ThreadCpuMs();
   FLOE_ASSIGN_OR_RAISE(auto options, RewriteOptionsFor(md, "compact", cancel));
-  const int64_t started_ms = NowMs();
   FLOE_ASSIGN_OR_RAISE(auto rewritten,
-                       RewriteFiles(io, inputs, *schema, md.location, options));
+                       CheckedRewrite(io, inputs, *schema, md.location, options,
+                                      "compaction of " + ident.ToString(),
+                                      settings.orphan_min_age_ms / 2));
+  if (!rewritten.gave_up.empty()) {
+    report.skipped = rewritten.gave_up;
+    return report;
+  }
   std::vector<std::string> written;
   for (const auto& f : rewritten.files) {
     written.push_back(f.file_path);
@@ -82,22 +88,6 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
   }
   report.written = static_cast<int64_t>(rewritten.files.size());
   report.rows = rewritten.rows;
-  int64_t expected_rows = 0;
-  for (const auto& f : inputs) expected_rows += f.record_count;
-  if (rewritten.rows != expected_rows) {
-    DeleteAll(io, written);
-    return Internal("compaction of " + ident.ToString() + " read " +
-                    std::to_string(rewritten.rows) +
-                    " rows from files whose manifests say " +
-                    std::to_string(expected_rows) + "; nothing committed");
-  }
-  // Orphan cleanup deletes unreferenced files past maintenance.orphan.min.age.ms: files
-  // that old must not be committed now (a concurrent cleanup may be deleting them).
-  if (NowMs() - started_ms > settings.orphan_min_age_ms / 2) {
-    DeleteAll(io, written);
-    report.skipped = "the rewrite took longer than half of maintenance.orphan.min.age.ms";
-    return report;
-  }
   CrashPoint("after-compaction-write");
 
   ReplaceRequest request;
@@ -109,9 +99,11 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
       {pipeline::kCompactionKey, std::to_string(request.removed.size()) + " files"}};
   request.before_commit = "before-compaction-commit";
   request.after_commit = "after-compaction-commit";
+  request.sort_order = options.sort_order;
   FLOE_ASSIGN_OR_RAISE(auto outcome,
                        CommitReplace(catalog, io, request, now_ms, std::move(written)));
   Record(std::move(outcome), &report);
+  report.cpu_ms = ThreadCpuMs() - cpu_started_ms;
   return report;
 }
 

@@ -36,6 +36,7 @@ struct CompactionReport {
   int64_t rows = 0;
   int64_t snapshot_id = 0;  // the replace snapshot; 0 when nothing was committed
   int attempts = 0;         // commit attempts (> 1: ingestion committed meanwhile)
+  int64_t cpu_ms = 0;       // the calling thread's CPU time for the rewrite and commit
   std::string skipped;      // why nothing was rewritten ("" when something was)
   std::string delta_error;  // the Delta mirror's error, if it failed (retried later)
 };

@@ -24,7 +24,8 @@ Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io
   // A catalog that takes no commits (a read-only or moved SQLite file) may also answer
   // from a detached file: nothing is decided on what it says.
   FLOE_RETURN_NOT_OK(catalog.CheckWritable());
-  auto retained = ApplyRowRetention(catalog, io, ident, now_ms, dry_run, cancel);
+  auto retained =
+      ApplyRowRetention(catalog, io, ident, settings, now_ms, dry_run, cancel);
   if (retained.ok()) {
     report.row_retention = std::move(*retained);
   } else if (retained.status().IsCancelled()) {

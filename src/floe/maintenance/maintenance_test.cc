@@ -116,12 +116,17 @@ TEST_F(MaintenanceTest, DeletesOldUnreferencedFilesAndNothingElse) {
                              *delta::MakeMetadata("uuid", schema_, NowMs()), add})
                   .ok());
   const std::string log_junk = Put(loc + "/_delta_log/junk.tmp");
+  // WriteNew temporaries a crash left (a Delta version, a metadata file): no objects of
+  // their formats, but files that take space.
+  const std::string log_tmp =
+      Put(loc + "/_delta_log/00000000000000000001.json.tmp-12-34");
+  const std::string metadata_tmp = Put(loc + "/metadata/00009-x.metadata.json.tmp-12-35");
 
   // Young: nothing is deleted, the two orphans are counted as too young.
   auto young = MaintainTable(*catalog_, *io_, t, settings_, NowMs(), false);
   ASSERT_TRUE(young.ok()) << young.status().ToString();
   EXPECT_TRUE(young->floe_table);
-  EXPECT_EQ(young->orphans.too_young, 2);
+  EXPECT_EQ(young->orphans.too_young, 4);
   EXPECT_EQ(young->orphans.deleted, 0);
   EXPECT_EQ(young->refs.data_files, 3);
   EXPECT_EQ(young->refs.delta_paths, 1);
@@ -129,16 +134,18 @@ TEST_F(MaintenanceTest, DeletesOldUnreferencedFilesAndNothingElse) {
   // A dry run two days later names them and deletes nothing.
   auto dry = MaintainTable(*catalog_, *io_, t, settings_, NowMs() + 2 * kDay, true);
   ASSERT_TRUE(dry.ok()) << dry.status().ToString();
-  ASSERT_EQ(dry->orphans.orphans, 2);
+  ASSERT_EQ(dry->orphans.orphans, 4);
   EXPECT_EQ(dry->orphans.deleted, 0);
   EXPECT_TRUE(Exists(lost));
 
   auto old = MaintainTable(*catalog_, *io_, t, settings_, NowMs() + 2 * kDay, false);
   ASSERT_TRUE(old.ok()) << old.status().ToString();
-  EXPECT_EQ(old->orphans.deleted, 2);
-  EXPECT_EQ(old->orphans.deleted_bytes, 26);
+  EXPECT_EQ(old->orphans.deleted, 4);
+  EXPECT_EQ(old->orphans.deleted_bytes, 52);
   EXPECT_FALSE(Exists(lost));
   EXPECT_FALSE(Exists(lost_manifest));
+  EXPECT_FALSE(Exists(log_tmp));
+  EXPECT_FALSE(Exists(metadata_tmp));
   // Everything referenced is there: both formats' files, every metadata file.
   for (const char* name : {"a", "b", "c"}) {
     EXPECT_TRUE(Exists(loc + "/data/" + name + ".parquet")) << name;
@@ -152,7 +159,7 @@ TEST_F(MaintenanceTest, DeletesOldUnreferencedFilesAndNothingElse) {
   for (const auto& m : loaded->metadata.metadata_log) {
     EXPECT_TRUE(Exists(m.metadata_file)) << m.metadata_file;
   }
-  EXPECT_EQ(old->orphans.listed, old->orphans.referenced + 2);
+  EXPECT_EQ(old->orphans.listed, old->orphans.referenced + 4);
 
   // Idempotent: a second run finds nothing.
   auto again = MaintainTable(*catalog_, *io_, t, settings_, NowMs() + 2 * kDay, false);

@@ -19,7 +19,9 @@ Result<OrphanReport> DeleteOrphans(storage::FileIO& io, const std::string& locat
       return InvalidInput("listing of " + location + " holds " + f.uri +
                           ", outside it: nothing deleted");
     }
-    if (uri.starts_with(delta_log)) continue;
+    // The Delta log is the log's own to clean, but a WriteNew temporary left in it by a
+    // crash is no version: it goes like any orphan.
+    if (uri.starts_with(delta_log) && !f.temporary) continue;
     ++report.listed;
     if (refs.uris.count(uri) > 0) {
       ++report.referenced;

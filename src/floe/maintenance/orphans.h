@@ -1,8 +1,9 @@
 // Orphan cleanup: deletes the files under a table's location that its metadata does not
 // reference (References) and that are older than a minimum age: data files of batches
 // a crash or a lost commit left behind, manifests and manifest lists of expired
-// snapshots, metadata files past the metadata log. The Delta log's own directory
-// (`_delta_log/`) is never touched: DeltaLog::Cleanup keeps it.
+// snapshots, metadata files past the metadata log, and the temporaries of writes a crash
+// interrupted (storage::FileInfo::temporary). The Delta log's own directory
+// (`_delta_log/`) is left to DeltaLog::Cleanup, but for such temporaries.
 //
 // Why a referenced file cannot be deleted: the references are read from the catalog's
 // current metadata after the listing, and a commit only ever adds references to files
@@ -34,7 +35,7 @@ struct OrphanOptions {
 };
 
 struct OrphanReport {
-  int64_t listed = 0;      // files under the location, _delta_log/ excluded
+  int64_t listed = 0;      // files under the location, _delta_log/'s versions excluded
   int64_t referenced = 0;  // of those
   int64_t too_young = 0;   // unreferenced but younger than min_age_ms: kept
   int64_t orphans = 0;     // unreferenced and old enough

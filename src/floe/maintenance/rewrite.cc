@@ -3,13 +3,21 @@
 #include <arrow/array.h>
 #include <arrow/array/concatenate.h>
 #include <arrow/builder.h>
+#include <arrow/compute/api_vector.h>
+#include <arrow/compute/initialize.h>
+#include <arrow/datum.h>
 #include <arrow/record_batch.h>
+#include <arrow/table.h>
 #include <arrow/type.h>
+#include <arrow/util/byte_size.h>
 #include <arrow/util/key_value_metadata.h>
 #include <parquet/arrow/reader.h>
 
+#include <mutex>
+
 #include "floe/common/util.h"
 #include "floe/iceberg/schema_json.h"
+#include "floe/maintenance/sort_order.h"
 #include "floe/parquet/writer.h"
 #include "floe/pipeline/table_properties.h"
 #include "floe/schema/arrow.h"
@@ -42,6 +50,30 @@ int ChildById(const ::arrow::FieldVector& fields, int id) {
     if (FieldId(*fields[i]) == id) return static_cast<int>(i);
   }
   return -1;
+}
+
+// The path of child indices to the field whose id is `id`, through structs; empty when
+// there is none.
+std::vector<int> PathById(const ::arrow::FieldVector& fields, int id) {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (FieldId(*fields[i]) == id) return {static_cast<int>(i)};
+    if (fields[i]->type()->id() != ::arrow::Type::STRUCT) continue;
+    std::vector<int> below = PathById(fields[i]->type()->fields(), id);
+    if (!below.empty()) {
+      below.insert(below.begin(), static_cast<int>(i));
+      return below;
+    }
+  }
+  return {};
+}
+
+// Arrow's compute functions are registered once per process (Arrow 21 and later keep
+// them in libarrow_compute).
+Status InitCompute() {
+  static std::once_flag once;
+  static ::arrow::Status status;
+  std::call_once(once, [] { status = ::arrow::compute::Initialize(); });
+  return status;
 }
 
 template <typename From, typename To>
@@ -181,6 +213,21 @@ class Rewriter {
         schema::WithColumnNames(std::move(named.fields), options_.column_names);
     FLOE_ASSIGN_OR_RAISE(file_schema_, schema::ToArrowSchema(named));
     schema_json_ = iceberg::SchemaToJsonString(schema_);
+    for (const auto& field : options_.sort_order.fields) {
+      SortKey key;
+      key.path = PathById(file_schema_->fields(), field.source_id);
+      if (key.path.empty() || field.transform != "identity") {
+        return InvalidInput("sort order " + std::to_string(options_.sort_order.order_id) +
+                            ": field " + std::to_string(field.source_id) + " (" +
+                            field.transform +
+                            ") is not an identity sort on a column outside lists and "
+                            "maps of the current schema; rewrites cannot sort by it");
+      }
+      key.descending = field.direction == "desc";
+      key.nulls_first = field.null_order == "nulls-first";
+      sort_keys_.push_back(std::move(key));
+    }
+    if (!sort_keys_.empty()) FLOE_RETURN_NOT_OK(InitCompute());
     return Status::OK();
   }
 
@@ -206,6 +253,7 @@ class Rewriter {
   }
 
   Result<RewriteResult> Finish() {
+    FLOE_RETURN_NOT_OK(FlushSorted());
     FLOE_RETURN_NOT_OK(CloseFile());
     done_ = true;
     return std::move(result_);
@@ -234,7 +282,7 @@ class Rewriter {
       }
     }
     auto out = ::arrow::RecordBatch::Make(file_schema_, batch.num_rows(), columns);
-    if (!options_.keep_from_timestamp_us) return WriteRows(*out);
+    if (!options_.keep_from_timestamp_us) return Emit(out);
     // Row retention: the runs of rows at or past the cutoff, put together again into
     // arrays of their own (the writer reads arrays from offset 0).
     FLOE_ASSIGN_OR_RAISE(auto ts, KafkaTimestamps(*out, uri));
@@ -253,7 +301,7 @@ class Rewriter {
       i = j;
     }
     result_.rows_dropped += n - kept;
-    if (kept == n) return WriteRows(*out);
+    if (kept == n) return Emit(out);
     if (kept == 0) return Status::OK();
     std::vector<std::shared_ptr<Array>> kept_columns;
     for (int c = 0; c < out->num_columns(); ++c) {
@@ -265,7 +313,60 @@ class Rewriter {
       if (!joined.ok()) return WithContext(joined.status(), "filtering rows of " + uri);
       kept_columns.push_back(std::move(*joined));
     }
-    return WriteRows(*::arrow::RecordBatch::Make(file_schema_, kept, kept_columns));
+    return Emit(::arrow::RecordBatch::Make(file_schema_, kept, kept_columns));
+  }
+
+  // Rows in the current schema: written, or kept for the next sorted run.
+  Status Emit(const std::shared_ptr<::arrow::RecordBatch>& rows) {
+    if (sort_keys_.empty()) return WriteRows(*rows);
+    buffered_bytes_ += ::arrow::util::TotalBufferSize(*rows);
+    buffered_.push_back(rows);
+    const int64_t limit =
+        std::min(options_.sort_buffer_bytes, options_.target_file_bytes);
+    return buffered_bytes_ >= limit ? FlushSorted() : Status::OK();
+  }
+
+  // The buffered rows, sorted, as one file.
+  Status FlushSorted() {
+    if (buffered_.empty()) return Status::OK();
+    auto table = ::arrow::Table::FromRecordBatches(file_schema_, buffered_);
+    if (!table.ok()) return WithContext(table.status(), "sorting rows");
+    buffered_.clear();
+    buffered_bytes_ = 0;
+    auto combined = (*table)->CombineChunksToBatch();
+    if (!combined.ok()) return WithContext(combined.status(), "sorting rows");
+    table->reset();
+    const auto& rows = *combined;
+    ::arrow::FieldVector key_fields;
+    ::arrow::ArrayVector key_columns;
+    std::vector<::arrow::compute::SortKey> keys;
+    for (const SortKey& key : sort_keys_) {
+      std::shared_ptr<Array> column = rows->column(key.path[0]);
+      for (size_t i = 1; i < key.path.size(); ++i) {
+        // Flattened: a null struct makes its fields null too.
+        auto field = static_cast<const ::arrow::StructArray&>(*column).GetFlattenedField(
+            key.path[i]);
+        if (!field.ok()) return WithContext(field.status(), "sorting rows");
+        column = std::move(*field);
+      }
+      const int index = static_cast<int>(key_columns.size());
+      key_fields.push_back(::arrow::field("k" + std::to_string(index), column->type()));
+      key_columns.push_back(std::move(column));
+      keys.emplace_back(::arrow::FieldRef(index),
+                        key.descending ? ::arrow::compute::SortOrder::Descending
+                                       : ::arrow::compute::SortOrder::Ascending,
+                        key.nulls_first ? ::arrow::compute::NullPlacement::AtStart
+                                        : ::arrow::compute::NullPlacement::AtEnd);
+    }
+    auto key_batch = ::arrow::RecordBatch::Make(::arrow::schema(key_fields),
+                                                rows->num_rows(), key_columns);
+    auto indices = ::arrow::compute::SortIndices(::arrow::Datum(key_batch),
+                                                 ::arrow::compute::SortOptions(keys));
+    if (!indices.ok()) return WithContext(indices.status(), "sorting rows");
+    auto sorted = ::arrow::compute::Take(::arrow::Datum(rows), ::arrow::Datum(*indices));
+    if (!sorted.ok()) return WithContext(sorted.status(), "sorting rows");
+    FLOE_RETURN_NOT_OK(WriteRows(*sorted->record_batch()));
+    return CloseFile();  // one sorted run per file
   }
 
   // `_kafka.timestamp` of a batch in the current schema.
@@ -317,6 +418,7 @@ class Rewriter {
     writer_.reset();
     if (!closed.ok())
       return WithContext(closed.status(), "closing data file " + open_uri_);
+    if (!sort_keys_.empty()) closed->sort_order_id = options_.sort_order.order_id;
     result_.files.push_back(std::move(*closed));
     return Status::OK();
   }
@@ -332,6 +434,14 @@ class Rewriter {
   const RewriteOptions& options_;
   std::shared_ptr<::arrow::Schema> file_schema_;
   std::string schema_json_;
+  struct SortKey {
+    std::vector<int> path;  // child indices from the top-level column down
+    bool descending = false;
+    bool nulls_first = true;
+  };
+  std::vector<SortKey> sort_keys_;
+  std::vector<std::shared_ptr<::arrow::RecordBatch>> buffered_;  // the next sorted run
+  int64_t buffered_bytes_ = 0;
   std::unique_ptr<parquet::DataFileWriter> writer_;
   std::string open_uri_;
   std::vector<std::string> written_;
@@ -347,6 +457,7 @@ Result<RewriteOptions> RewriteOptionsFor(const iceberg::TableMetadata& md,
   RewriteOptions options;
   options.target_file_bytes = pipeline::TargetFileSizeOf(md);
   FLOE_ASSIGN_OR_RAISE(options.column_names, schema::ParseColumnNames(md.properties));
+  FLOE_ASSIGN_OR_RAISE(options.sort_order, RewriteSortOrder(md));
   options.name_prefix = prefix + "-" + NewUuid();
   options.cancel = cancel;
   return options;
@@ -361,6 +472,34 @@ Result<RewriteResult> RewriteFiles(storage::FileIO& io,
   FLOE_RETURN_NOT_OK(rewriter.Prepare());
   for (const auto& input : inputs) FLOE_RETURN_NOT_OK(rewriter.Add(input));
   return rewriter.Finish();
+}
+
+Result<RewriteResult> CheckedRewrite(storage::FileIO& io,
+                                     const std::vector<iceberg::DataFile>& inputs,
+                                     const iceberg::Schema& schema,
+                                     const std::string& table_location,
+                                     const RewriteOptions& options,
+                                     const std::string& what, int64_t max_duration_ms) {
+  const int64_t started_ms = NowMs();
+  FLOE_ASSIGN_OR_RAISE(auto result,
+                       RewriteFiles(io, inputs, schema, table_location, options));
+  auto discard = [&] {
+    for (const auto& f : result.files) (void)io.Delete(f.file_path);
+    result.files.clear();
+  };
+  int64_t expected = 0;
+  for (const auto& f : inputs) expected += f.record_count;
+  if (result.rows + result.rows_dropped != expected) {
+    discard();
+    return Internal(what + " read " + std::to_string(result.rows + result.rows_dropped) +
+                    " rows from files whose manifests say " + std::to_string(expected) +
+                    "; nothing committed");
+  }
+  if (NowMs() - started_ms > max_duration_ms) {
+    discard();
+    result.gave_up = "the rewrite took longer than half of maintenance.orphan.min.age.ms";
+  }
+  return result;
 }
 
 }  // namespace floe::maintenance

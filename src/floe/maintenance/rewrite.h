@@ -6,7 +6,7 @@
 // precision) is converted. The new files carry the current field ids, the table's
 // Parquet column names (floe.parquet.column-names: a renamed field keeps its column, as
 // Delta's column mapping reads it) and their Iceberg metrics, like every file Floe
-// writes. Rows keep their order, file after file.
+// writes. Rows keep their order, file after file, unless a sort order is given.
 //
 // Threading: a function of its inputs; the FileIO is thread-safe.
 #pragma once
@@ -44,6 +44,11 @@ struct RewriteOptions {
   // Row retention: rows whose `_kafka.timestamp` is below this (µs since the epoch) are
   // left out; rows without a timestamp are kept. Unset: every row is kept.
   std::optional<int64_t> keep_from_timestamp_us;
+  // Rows are sorted by this order (its source ids in `schema`), within runs of at most
+  // `sort_buffer_bytes` of Arrow memory (and the target size): each file is one sorted
+  // run and carries the order's id. Unsorted (the default): rows keep their order.
+  iceberg::SortOrder sort_order;
+  int64_t sort_buffer_bytes = int64_t{64} << 20;
 };
 
 struct RewriteResult {
@@ -51,10 +56,13 @@ struct RewriteResult {
   int64_t rows = 0;                      // written
   int64_t rows_dropped = 0;              // left out by keep_from_timestamp_us
   int64_t bytes_read = 0;                // the inputs' sizes
+  // CheckedRewrite only: why nothing may be committed (no files then).
+  std::string gave_up;
 };
 
 // Options for rewriting a table's files: its target file size and Parquet column names
-// (from its properties), new files named `<prefix>-<uuid>-<n>.parquet`.
+// (from its properties), its sort order (sort_order.h), new files named
+// `<prefix>-<uuid>-<n>.parquet`. Errors: a sort order that does not resolve.
 Result<RewriteOptions> RewriteOptionsFor(const iceberg::TableMetadata& metadata,
                                          const std::string& prefix,
                                          const std::atomic<bool>* cancel);
@@ -67,5 +75,17 @@ Result<RewriteResult> RewriteFiles(storage::FileIO& io,
                                    const iceberg::Schema& schema,
                                    const std::string& table_location,
                                    const RewriteOptions& options);
+
+// RewriteFiles, checked before anything of it may be committed: the rows written and
+// dropped add up to the inputs' record counts (else kInternal naming `what`), and it
+// finished within `max_duration_ms`. Orphan cleanup deletes unreferenced files older
+// than maintenance.orphan.min.age.ms, so a rewrite slower than half of that must not be
+// committed: it comes back with `gave_up` saying so. Either way its files are deleted.
+Result<RewriteResult> CheckedRewrite(storage::FileIO& io,
+                                     const std::vector<iceberg::DataFile>& inputs,
+                                     const iceberg::Schema& schema,
+                                     const std::string& table_location,
+                                     const RewriteOptions& options,
+                                     const std::string& what, int64_t max_duration_ms);
 
 }  // namespace floe::maintenance

@@ -272,6 +272,53 @@ TEST_F(RewriteTest, RowRetentionLeavesOutRowsBeforeTheCutoff) {
   EXPECT_EQ(none->rows_dropped, 1);
 }
 
+// A sort order: rows of every input, across files, come out sorted by a nested column
+// descending (nulls last, a null struct counting as null) and then a top-level column
+// ascending; each file is one sorted run carrying the order's id, and a run ends at the
+// sort buffer's size.
+TEST_F(RewriteTest, SortsRowsAcrossFilesIntoSortedRuns) {
+  auto a = Write(OldSchema(), "a.parquet", R"([
+    {"id": 5, "addr": {"city": "b"}}, {"id": 1, "addr": null},
+    {"id": 3, "addr": {"city": "c"}}])");
+  auto b = Write(OldSchema(), "b.parquet", R"([
+    {"id": 2, "addr": {"city": "b"}}, {"id": 4, "addr": {"city": null}},
+    {"id": 0, "addr": {"city": "c"}}])");
+  iceberg::SortOrder order;
+  order.order_id = 3;
+  order.fields = {{"identity", 4, "desc", "nulls-last"},
+                  {"identity", 1, "asc", "nulls-first"}};
+  RewriteOptions options;
+  options.name_prefix = "sorted";
+  options.sort_order = order;
+  auto result = RewriteFiles(*io_, {a, b}, OldSchema(), location_, options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_EQ(result->files.size(), 1u);
+  EXPECT_EQ(result->files[0].sort_order_id, 3);
+  auto t = Read(result->files[0].file_path);
+  auto ids =
+      std::static_pointer_cast<::arrow::Int32Array>(t->GetColumnByName("id")->chunk(0));
+  std::vector<int> got;
+  for (int64_t i = 0; i < ids->length(); ++i) got.push_back(ids->Value(i));
+  // c: 0, 3; b: 2, 5; then the null cities: 1 (null struct), 4.
+  EXPECT_EQ(got, (std::vector<int>{0, 3, 2, 5, 1, 4}));
+
+  // A buffer smaller than one input's rows: one sorted file per input batch.
+  options.name_prefix = "runs";
+  options.sort_buffer_bytes = 1;
+  auto runs = RewriteFiles(*io_, {a, b}, OldSchema(), location_, options);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  ASSERT_EQ(runs->files.size(), 2u);
+  for (const auto& f : runs->files) EXPECT_EQ(f.sort_order_id, 3);
+  EXPECT_EQ(runs->files[0].record_count + runs->files[1].record_count, 6);
+
+  // Unsorted: no order id on the files.
+  options.name_prefix = "plain";
+  options.sort_order = {};
+  auto plain = RewriteFiles(*io_, {a, b}, OldSchema(), location_, options);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_FALSE(plain->files[0].sort_order_id.has_value());
+}
+
 TEST_F(RewriteTest, ANarrowingChangeFailsAndLeavesNoFile) {
   auto c = Write(NewSchema(), "c.parquet", R"([{"id": 1}])");
   RewriteOptions options;

@@ -42,6 +42,7 @@ std::optional<int64_t> Bound(const std::map<int, std::string>& bounds, int id) {
 Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
                                              storage::FileIO& io,
                                              const catalog::TableIdent& ident,
+                                             const config::MaintenanceSettings& settings,
                                              int64_t now_ms, bool dry_run,
                                              const std::atomic<bool>* cancel) {
   RowRetentionReport report;
@@ -112,24 +113,21 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
   if (dry_run) return report;
 
   RewriteResult rewritten;
+  std::optional<iceberg::SortOrder> sort_order;
   if (!straddling.empty()) {
     FLOE_ASSIGN_OR_RAISE(auto options, RewriteOptionsFor(md, "retain", cancel));
     options.keep_from_timestamp_us = cutoff_us;
     FLOE_ASSIGN_OR_RAISE(rewritten,
-                         RewriteFiles(io, straddling, *schema, md.location, options));
-    int64_t expected = 0;
-    for (const auto& f : straddling) expected += f.record_count;
-    if (rewritten.rows + rewritten.rows_dropped != expected) {
-      std::vector<std::string> written;
-      for (const auto& f : rewritten.files) written.push_back(f.file_path);
-      DeleteAll(io, written);
-      return Internal("row retention of " + ident.ToString() + " read " +
-                      std::to_string(rewritten.rows + rewritten.rows_dropped) +
-                      " rows from files whose manifests say " + std::to_string(expected) +
-                      "; nothing committed");
+                         CheckedRewrite(io, straddling, *schema, md.location, options,
+                                        "row retention of " + ident.ToString(),
+                                        settings.orphan_min_age_ms / 2));
+    if (!rewritten.gave_up.empty()) {
+      report.skipped = rewritten.gave_up;
+      return report;
     }
     report.rows_dropped += rewritten.rows_dropped;
     report.written = static_cast<int64_t>(rewritten.files.size());
+    sort_order = options.sort_order;
   }
   std::vector<std::string> written;
   for (const auto& f : rewritten.files) written.push_back(f.file_path);
@@ -153,6 +151,7 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
       {"operation", request.added.empty() ? "delete" : "overwrite"}};
   request.before_commit = "before-retention-commit";
   request.after_commit = "after-retention-commit";
+  request.sort_order = sort_order;
   FLOE_ASSIGN_OR_RAISE(auto outcome,
                        CommitReplace(catalog, io, request, now_ms, std::move(written)));
   Record(std::move(outcome), &report);

@@ -41,10 +41,12 @@ struct RowRetentionReport {
 // One row-retention pass over `ident` at `now_ms`. Rewrites are bounded per pass by the
 // table's compaction max input bytes (the rest wait for the next pass; removals are not
 // bounded) and written near its target file size (pipeline/table_properties.h).
-// `dry_run`: count what would go, commit nothing.
+// `settings` gives the orphan age a rewrite must finish well within. `dry_run`: count
+// what would go, commit nothing.
 Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
                                              storage::FileIO& io,
                                              const catalog::TableIdent& ident,
+                                             const config::MaintenanceSettings& settings,
                                              int64_t now_ms, bool dry_run,
                                              const std::atomic<bool>* cancel = nullptr);
 

@@ -148,7 +148,7 @@ TEST_F(CommitterTest, SettingsPropertiesRoundTrip) {
   config::TopicSettings topic;
   topic.target_file_size_bytes = 8 << 20;
   topic.retention_ms = 86'400'000;
-  topic.compaction = {3, 1 << 20, 32 << 20, 0};
+  topic.compaction = {3, 1 << 20, 32 << 20, 0, "_kafka.timestamp desc"};
   CommitRequest req;
   req.ident = ident_;
   req.files = {FakeFile(state.location, 0)};

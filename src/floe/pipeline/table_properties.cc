@@ -20,6 +20,7 @@ std::map<std::string, std::string> SettingsProperties(const config::TopicSetting
       {kCompactionSmallFileBytesProperty, std::to_string(s.compaction.small_file_bytes)},
       {kCompactionMaxInputBytesProperty, std::to_string(s.compaction.max_input_bytes)},
       {kCompactionMaxWaitMsProperty, std::to_string(s.compaction.max_wait_ms)},
+      {kCompactionSortOrderProperty, s.compaction.sort_order},
   };
 }
 
@@ -33,6 +34,8 @@ config::CompactionSettings CompactionSettingsOf(const iceberg::TableMetadata& md
   c.max_input_bytes =
       IntAtLeast(md, kCompactionMaxInputBytesProperty, 1, d.max_input_bytes);
   c.max_wait_ms = IntAtLeast(md, kCompactionMaxWaitMsProperty, 0, d.max_wait_ms);
+  auto order = md.properties.find(kCompactionSortOrderProperty);
+  if (order != md.properties.end()) c.sort_order = order->second;
   return c;
 }
 

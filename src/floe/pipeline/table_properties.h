@@ -27,6 +27,8 @@ inline constexpr const char* kCompactionSmallFileBytesProperty =
 inline constexpr const char* kCompactionMaxInputBytesProperty =
     "floe.compaction.max-input-bytes";
 inline constexpr const char* kCompactionMaxWaitMsProperty = "floe.compaction.max-wait-ms";
+// compaction.sort.order's text ("" = unsorted); maintenance/sort_order.h resolves it.
+inline constexpr const char* kCompactionSortOrderProperty = "floe.compaction.sort-order";
 
 // The properties above, from `settings`.
 std::map<std::string, std::string> SettingsProperties(

@@ -117,7 +117,8 @@ Result<std::vector<FileInfo>> ArrowFileIO::List(const std::string& prefix_uri) {
   selector.base_dir = dir;
   selector.allow_not_found = true;
   selector.recursive = false;
-  return ListSelected(selector, name_prefix, "list " + prefix_uri);
+  return ListSelected(selector, name_prefix, /*with_temporaries=*/false,
+                      "list " + prefix_uri);
 }
 
 Result<std::vector<FileInfo>> ArrowFileIO::ListTree(const std::string& dir_uri) {
@@ -127,22 +128,26 @@ Result<std::vector<FileInfo>> ArrowFileIO::ListTree(const std::string& dir_uri) 
   selector.base_dir = dir;
   selector.allow_not_found = true;
   selector.recursive = true;
-  return ListSelected(selector, "", "list the tree " + dir_uri);
+  return ListSelected(selector, "", /*with_temporaries=*/true,
+                      "list the tree " + dir_uri);
 }
 
 Result<std::vector<FileInfo>> ArrowFileIO::ListSelected(
     const ::arrow::fs::FileSelector& selector, const std::string& name_prefix,
-    const std::string& what) {
+    bool with_temporaries, const std::string& what) {
   auto listed = fs_->GetFileInfo(selector);
   if (!listed.ok()) return Classify(listed.status(), what);
   std::vector<FileInfo> out;
   for (const auto& info : *listed) {
     if (info.type() != ::arrow::fs::FileType::File) continue;
     const std::string name = info.base_name();
-    if (name.rfind(name_prefix, 0) != 0 || IsTemporary(name)) continue;
+    if (name.rfind(name_prefix, 0) != 0) continue;
+    const bool temporary = IsTemporary(name);
+    if (temporary && !with_temporaries) continue;
     const auto mtime = std::chrono::duration_cast<std::chrono::milliseconds>(
         info.mtime().time_since_epoch());
-    out.push_back({UriOf(info.path()), info.size(), static_cast<int64_t>(mtime.count())});
+    out.push_back({UriOf(info.path()), info.size(), static_cast<int64_t>(mtime.count()),
+                   temporary});
   }
   std::sort(out.begin(), out.end(),
             [](const FileInfo& a, const FileInfo& b) { return a.uri < b.uri; });

@@ -50,8 +50,10 @@ class ArrowFileIO : public FileIO {
   ::arrow::fs::FileSystem& fs() const { return *fs_; }
 
  private:
+  // `with_temporaries`: IsTemporary names too.
   Result<std::vector<FileInfo>> ListSelected(const ::arrow::fs::FileSelector& selector,
                                              const std::string& name_prefix,
+                                             bool with_temporaries,
                                              const std::string& what);
 
   std::shared_ptr<::arrow::fs::FileSystem> fs_;

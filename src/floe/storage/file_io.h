@@ -25,7 +25,8 @@ namespace floe::storage {
 struct FileInfo {
   std::string uri;
   int64_t size = 0;
-  int64_t mtime_ms = 0;  // last modification, milliseconds since the epoch
+  int64_t mtime_ms = 0;    // last modification, milliseconds since the epoch
+  bool temporary = false;  // a WriteNew temporary (ListTree only)
 };
 
 class FileIO {
@@ -74,8 +75,9 @@ class FileIO {
   // not exist; objects still being written by WriteNew are not listed.
   virtual Result<std::vector<FileInfo>> List(const std::string& prefix_uri) = 0;
   // Every object under the directory `dir_uri` (".../t/"), at any depth, sorted by URI;
-  // empty when the directory does not exist. In-flight WriteNew temporaries are not
-  // listed. Table maintenance walks a table's location with it.
+  // empty when the directory does not exist. WriteNew temporaries are listed: one that
+  // is old was left by a crash, and orphan cleanup, which walks a table's location with
+  // this, deletes it like any unreferenced file once past its minimum age.
   virtual Result<std::vector<FileInfo>> ListTree(const std::string& dir_uri) = 0;
 
   // Bytes an open output stream may hold in memory before they reach the store (S3: one

@@ -298,6 +298,13 @@ TEST(LocalFileIO, HidesInFlightTemporariesFromListings) {
   auto listed = io->List(dir);
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed->size(), 1u);
+  // The whole tree, which orphan cleanup walks, has it: once old it was left by a crash.
+  auto tree = io->ListTree(PathToFileUri(root.string()) + "/t/");
+  ASSERT_TRUE(tree.ok());
+  ASSERT_EQ(tree->size(), 2u);
+  EXPECT_EQ(tree->at(1).uri, dir + "00000000000000000001.json.tmp-12-34");
+  EXPECT_TRUE(tree->at(1).temporary);
+  EXPECT_FALSE(tree->at(0).temporary);
   std::filesystem::remove_all(root);
 }
 

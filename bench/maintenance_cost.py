@@ -1,0 +1,127 @@
+"""`make bench`, issue 20: what background compaction costs ingestion.
+
+W1 at a steady load (a fraction of the day's drain rate, 1 s commits, 16 partitions,
+bench/freshness.py's producer and poller), run with maintenance off (`maintenance.interval.ms:
+0`) and on (a pass every --maintenance-ms, default compaction settings, cpu.percent 25),
+alternating off/on so that both see the same machine state. Reported per mode: records per Floe
+CPU-second over the whole run (compaction runs in a thread of the Floe process, so its CPU is
+in it), freshness p99 after the first 10 s, peak RSS and the compactions the log records; the
+median run of --runs with the range of all, and the ingest cost = 1 - on / off of the median
+records per CPU-second. Results go to bench/results/<date>-maintenance-cost.json. No assertion.
+
+Usage: bench/maintenance_cost.py --floe build/release/src/floe/cli/floe [--seconds 90]
+           [--maintenance-ms 15000] [--runs 3] [--fraction 0.5 | --rate N]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import pathlib
+import statistics
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from harness import procs  # noqa: E402
+from harness.kafka import start_kafka  # noqa: E402
+from harness.registry import start_registry  # noqa: E402
+from freshness import measure_drain, one_interval, write_w1_pool  # noqa: E402
+from run import W1_SCHEMA, machine  # noqa: E402
+
+
+def summarize(runs: list[dict]) -> dict:
+    def stat(key):
+        values = sorted(key(r) for r in runs)
+        return {"median": statistics.median(values), "min": values[0], "max": values[-1]}
+    return {"records_per_cpu_s": stat(lambda r: r["records_per_cpu_s"]),
+            "p99_after_10s_s": stat(lambda r: r["after_10s"]["p99_s"]),
+            "max_after_10s_s": stat(lambda r: r["after_10s"]["max_s"]),
+            "peak_rss_mib": stat(lambda r: r["peak_rss_mib"]),
+            "compactions": stat(lambda r: r["compactions"]),
+            "sustained_rate": stat(lambda r: r["sustained_rate"])}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--floe", required=True)
+    ap.add_argument("--seconds", type=float, default=90.0)
+    ap.add_argument("--maintenance-ms", type=int, default=15000,
+                    help="maintenance.interval.ms of the 'on' runs")
+    ap.add_argument("--runs", type=int, default=3, help="runs per mode")
+    ap.add_argument("--fraction", type=float, default=0.5)
+    ap.add_argument("--rate", type=int, default=0)
+    ap.add_argument("--drain-records", type=int, default=2_000_000)
+    args = ap.parse_args()
+    os.environ["FLOE_BUILD_DIR"] = str(pathlib.Path(args.floe).resolve().parents[3])
+    work = ROOT / "build" / "bench-maint"
+    if work.exists():
+        import shutil
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    try:
+        kafka = start_kafka(work / "kafka")
+        registry = start_registry(work)
+        rate = args.rate
+        drain = None
+        if not rate:
+            drain = measure_drain(kafka, registry, work, args.drain_records)
+            rate = int(args.fraction * drain)
+            print(f"[maint] drain rate {drain:,.0f} records/s; steady load {rate:,} records/s",
+                  flush=True)
+        from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+        client = SchemaRegistryClient({"url": registry.url})
+        loadgen = str(pathlib.Path(args.floe).resolve().parents[3] / "tools" / "loadgen" /
+                      "floe_loadgen")
+        pool = work / "w1.pool"
+        pool_sid = None
+        modes = {"off": {"maintenance": {"interval.ms": 0}},
+                 "on": {"maintenance": {"interval.ms": args.maintenance_ms}}}
+        runs: dict[str, list] = {m: [] for m in modes}
+        for i in range(args.runs):
+            for mode, extra in modes.items():
+                name = f"{mode}{i}"
+                sid = client.register_schema(f"fresh{name}-value",
+                                             Schema(json.dumps(W1_SCHEMA), "AVRO"))
+                if sid != pool_sid:
+                    write_w1_pool(sid, pool)
+                    pool_sid = sid
+                r = one_interval(kafka, registry.url, loadgen, pool, 1000, rate, args.seconds,
+                                 work, name, extra=extra)
+                print(f"[maint] run {i + 1}, maintenance {mode}: "
+                      f"{r['records_per_cpu_s']:,.0f} records/CPU-s, p99 after 10 s "
+                      f"{r['after_10s']['p99_s']:.3f} s (max {r['after_10s']['max_s']:.3f} s), "
+                      f"peak RSS {r['peak_rss_mib']:.0f} MiB, {r['compactions']} compactions",
+                      flush=True)
+                for k in ("per_partition_after_10s",):
+                    r.pop(k, None)
+                runs[mode].append(r)
+        summary = {m: summarize(rs) for m, rs in runs.items()}
+        cost = 1 - (summary["on"]["records_per_cpu_s"]["median"] /
+                    summary["off"]["records_per_cpu_s"]["median"])
+        out = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+               "machine": machine(), "floe": args.floe,
+               "workload": "W1 Avro, steady load, 1 s commits, 16 partitions",
+               "drain_rate": drain, "rate": rate, "seconds": args.seconds,
+               "maintenance_interval_ms": args.maintenance_ms,
+               "summary": summary, "ingest_cost": cost, "runs": runs}
+        path = ROOT / "bench" / "results" / f"{dt.date.today().isoformat()}-maintenance-cost.json"
+        path.write_text(json.dumps(out, indent=2))
+        for m, s in summary.items():
+            print(f"[maint] maintenance {m}: median {s['records_per_cpu_s']['median']:,.0f} "
+                  f"records/CPU-s ({s['records_per_cpu_s']['min']:,.0f}-"
+                  f"{s['records_per_cpu_s']['max']:,.0f}), p99 "
+                  f"{s['p99_after_10s_s']['median']:.3f} s ({s['p99_after_10s_s']['min']:.3f}-"
+                  f"{s['p99_after_10s_s']['max']:.3f}), compactions "
+                  f"{s['compactions']['median']:.0f}")
+        print(f"[maint] ingest cost of compaction: {cost:.1%} → {path}")
+        return 0
+    finally:
+        procs.kill_all()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
