@@ -24,7 +24,8 @@ apt_pkgs=(build-essential cmake ninja-build pkg-config git curl ca-certificates
   valgrind  # bench/instructions.py: instruction counts that do not move with machine speed
   libcurl4-openssl-dev  # S3 conditional PUT (If-None-Match) with curl's SigV4 signing
   prometheus-cpp-dev  # GET /metrics: prometheus-cpp's registry and text exposition
-  prometheus)  # tests: a real Prometheus scrapes Floe; promtool checks the exposition
+  prometheus  # tests: a real Prometheus scrapes Floe; promtool checks the exposition
+  postgresql)  # tests: catalog.type postgresql against a real server (harness/postgres.py)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -31,7 +31,7 @@ bool IsPrefix(const Namespace& prefix, const Namespace& ns) {
 Status ValidateNamespace(const Namespace& ns) {
   if (ns.empty()) return InvalidInput("a namespace needs at least one level");
   // The table-name rules apply to every level (no '.', '/', '\\', control characters).
-  return ValidateIdent(TableIdent{ns, "x"});
+  return ValidateNamespaceLevels(ns);
 }
 
 // A failure to read the metadata file a table's pointer names. Storage faults keep their

@@ -1,7 +1,7 @@
 // PointerStore: where each table's current metadata location lives, swapped with
-// compare-and-swap. SQLite today (the Iceberg SQL catalog layout, so pyiceberg's
-// SqlCatalog and Java's JdbcCatalog open it unchanged); PostgreSQL when several Floe
-// processes share tables. Knows nothing of Kafka nor of metadata contents.
+// compare-and-swap, in the Iceberg SQL catalog layout (pyiceberg's SqlCatalog and Java's
+// JdbcCatalog open it unchanged): a SQLite file, or a PostgreSQL database when several
+// Floe processes share tables. Knows nothing of Kafka nor of metadata contents.
 #pragma once
 
 #include <map>
@@ -30,6 +30,9 @@ struct TableIdent {
 // Rejects empty levels, '.', '/', '\\', control characters, "." / "..", and over-long
 // names.
 Status ValidateIdent(const TableIdent& ident);
+Status ValidateNamespaceLevels(const std::vector<std::string>& ns);
+// "a.b" → {"a", "b"} (the SQL catalog's namespace column).
+std::vector<std::string> SplitNamespaceString(const std::string& text);
 
 class PointerStore {
  public:
@@ -85,6 +88,24 @@ class PointerStore {
 // in the layout pyiceberg 0.12 creates (schema v1 with iceberg_type).
 Result<std::unique_ptr<PointerStore>> OpenSqliteStore(const std::string& path,
                                                       const std::string& catalog_name);
+
+// A PostgreSQL database: the same tables and statements as the SQLite store, so
+// pyiceberg's SqlCatalog and Java's JdbcCatalog open it unchanged, and several Floe
+// processes can share it (each swap is one conditional UPDATE).
+struct PostgresOptions {
+  // A libpq connection URI or key=value string: "postgresql://floe@db:5432/lake?sslmode=
+  // verify-full&sslrootcert=/etc/ca.pem". TLS and other connection options go here.
+  std::string conninfo;
+  std::string password;  // "": the URI's, PGPASSWORD or ~/.pgpass
+  int pool_size = 4;     // connections at most, opened when needed
+  int connect_timeout_s = 10;
+};
+// Connects once (an unreachable server is kRetriable naming it, a refused login
+// kInvalidInput) and creates the tables when missing. Later a connection that broke is
+// opened again on next use; a statement whose connection broke after it was sent is
+// kStateUnknown when it writes, kRetriable when it reads.
+Result<std::unique_ptr<PointerStore>> OpenPostgresStore(const PostgresOptions& options,
+                                                        const std::string& catalog_name);
 
 // A store held in process memory (unit tests of the layers above the catalog).
 std::unique_ptr<PointerStore> MakeMemoryStore();

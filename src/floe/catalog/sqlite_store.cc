@@ -8,39 +8,9 @@
 
 namespace floe::catalog {
 
-std::string TableIdent::NamespaceString() const {
-  std::string out;
-  for (size_t i = 0; i < ns.size(); ++i) {
-    if (i) out += '.';
-    out += ns[i];
-  }
-  return out;
-}
-
-std::string TableIdent::ToString() const { return NamespaceString() + "." + name; }
-
 namespace {
 
 constexpr int kBusyTimeoutMs = 10000;
-
-Status ValidateName(const std::string& part, const char* what) {
-  if (part.empty()) return InvalidInput(std::string(what) + " must not be empty");
-  if (part.size() > 255) {
-    return InvalidInput(std::string(what) + " '" + part.substr(0, 32) +
-                        "...' is longer than 255 bytes");
-  }
-  if (part == "." || part == "..") {
-    return InvalidInput(std::string(what) + " '" + part + "' is not allowed");
-  }
-  for (unsigned char c : part) {
-    if (c < 0x20 || c == 0x7f || c == '.' || c == '/' || c == '\\') {
-      return InvalidInput(std::string(what) + " '" + part +
-                          "' contains a forbidden character ('.', '/', '\\' or a control "
-                          "character)");
-    }
-  }
-  return Status::OK();
-}
 
 class SqliteStore : public PointerStore {
  public:
@@ -189,8 +159,7 @@ class SqliteStore : public PointerStore {
 
   Status CreateNamespace(const std::vector<std::string>& ns,
                          const std::map<std::string, std::string>& props) override {
-    for (const auto& level : ns)
-      FLOE_RETURN_NOT_OK(ValidateName(level, "namespace level"));
+    FLOE_RETURN_NOT_OK(ValidateNamespaceLevels(ns));
     std::lock_guard lock(mu_);
     FLOE_RETURN_NOT_OK(WritableLocked());
     TableIdent probe{ns, ""};
@@ -235,7 +204,7 @@ class SqliteStore : public PointerStore {
     while ((rc = st.Step()) == SQLITE_ROW) {
       const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(st.stmt, 0));
       if (text == nullptr || *text == '\0') continue;
-      out.push_back(Split(text, '.'));
+      out.push_back(SplitNamespaceString(text));
     }
     if (rc != SQLITE_DONE) return Error("list namespaces");
     return out;
@@ -330,18 +299,6 @@ class SqliteStore : public PointerStore {
   }
 
  private:
-  static std::vector<std::string> Split(const std::string& s, char sep) {
-    std::vector<std::string> out(1);
-    for (char c : s) {
-      if (c == sep) {
-        out.emplace_back();
-      } else {
-        out.back() += c;
-      }
-    }
-    return out;
-  }
-
   Status CreateLocked(const TableIdent& ident, const std::string& location) {
     Stmt st(db_,
             "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
@@ -494,13 +451,6 @@ class SqliteStore : public PointerStore {
 };
 
 }  // namespace
-
-Status ValidateIdent(const TableIdent& ident) {
-  if (ident.ns.empty()) return InvalidInput("a table needs a namespace");
-  for (const auto& level : ident.ns)
-    FLOE_RETURN_NOT_OK(ValidateName(level, "namespace level"));
-  return ValidateName(ident.name, "table name");
-}
 
 Result<std::unique_ptr<PointerStore>> OpenSqliteStore(const std::string& path,
                                                       const std::string& catalog_name) {

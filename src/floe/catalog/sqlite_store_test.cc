@@ -2,7 +2,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <thread>
 
 #include "floe/catalog/pointer_store.h"
 
@@ -25,41 +24,6 @@ class SqliteStoreTest : public ::testing::Test {
   std::filesystem::path path_;
   std::unique_ptr<PointerStore> store_;
 };
-
-TEST_F(SqliteStoreTest, CreateGetSwap) {
-  TableIdent t{{"kafka"}, "orders"};
-  EXPECT_EQ(KindOf(store_->Get(t).status()), ErrorKind::kNotFound);
-  ASSERT_TRUE(store_->CreateNamespace({"kafka"}, {}).ok());
-  EXPECT_TRUE(*store_->NamespaceExists({"kafka"}));
-  ASSERT_TRUE(store_->Create(t, "file:///m1").ok());
-  EXPECT_EQ(KindOf(store_->Create(t, "file:///m1")), ErrorKind::kConflict);
-  EXPECT_EQ(*store_->Get(t), "file:///m1");
-  ASSERT_TRUE(store_->Swap(t, "file:///m1", "file:///m2").ok());
-  EXPECT_EQ(KindOf(store_->Swap(t, "file:///m1", "file:///m3")), ErrorKind::kConflict);
-  EXPECT_EQ(*store_->Get(t), "file:///m2");
-  auto tables = *store_->ListTables({"kafka"});
-  ASSERT_EQ(tables.size(), 1u);
-  EXPECT_EQ(tables[0].name, "orders");
-}
-
-TEST_F(SqliteStoreTest, ConcurrentSwapsExactlyOneWinsPerBase) {
-  TableIdent t{{"ns"}, "t"};
-  ASSERT_TRUE(store_->Create(t, "v0").ok());
-  std::atomic<int> wins{0}, conflicts{0};
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 8; ++i) {
-    threads.emplace_back([&, i] {
-      auto st = store_->Swap(t, "v0", "v1-" + std::to_string(i));
-      if (st.ok())
-        wins++;
-      else if (KindOf(st) == ErrorKind::kConflict)
-        conflicts++;
-    });
-  }
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(wins.load(), 1);
-  EXPECT_EQ(conflicts.load(), 7);
-}
 
 // A catalog file moved away under the open connection takes no commit (it would land in
 // a file nobody opens again); once back at its path, commits go on.

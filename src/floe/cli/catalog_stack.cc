@@ -114,14 +114,26 @@ Result<CatalogStack> OpenCatalogStack(const config::Config& config,
   if (options.storage_counters != nullptr) {
     stack.io = storage::CountRequests(std::move(stack.io), options.storage_counters);
   }
-  std::error_code ec;
-  std::filesystem::create_directories(
-      std::filesystem::path(config.catalog.uri).parent_path(), ec);
-  FLOE_ASSIGN_OR_RAISE(stack.store,
-                       catalog::OpenSqliteStore(config.catalog.uri, config.catalog.name));
+  const bool sqlite = config.catalog.type == config::CatalogType::kSqlite;
+  if (sqlite) {
+    std::error_code ec;
+    std::filesystem::create_directories(
+        std::filesystem::path(config.catalog.uri).parent_path(), ec);
+    FLOE_ASSIGN_OR_RAISE(
+        stack.store, catalog::OpenSqliteStore(config.catalog.uri, config.catalog.name));
+  } else {
+    catalog::PostgresOptions pg;
+    pg.conninfo = config.catalog.uri;
+    pg.password = config.catalog.password;
+    pg.pool_size = static_cast<int>(config.catalog.pool_size);
+    pg.connect_timeout_s =
+        static_cast<int>(std::max<int64_t>(1, config.catalog.connect_timeout_ms / 1000));
+    FLOE_ASSIGN_OR_RAISE(stack.store,
+                         catalog::OpenPostgresStore(pg, config.catalog.name));
+  }
   stack.catalog = std::make_unique<catalog::Catalog>(stack.store.get(), stack.io.get(),
                                                      warehouse_uri);
-  if (!config.WarehouseOnS3()) {
+  if (sqlite && !config.WarehouseOnS3()) {
     // A catalog file kept inside the warehouse belongs to no table (purge, locations).
     std::string db_uri = storage::PathToFileUri(config.catalog.uri);
     stack.catalog->ProtectFiles(

@@ -84,7 +84,7 @@ int RunCommand(const std::string& config_path, const std::string& log_level_over
     return 2;
   }
   FLOE_LOG_INFO("floe {} starting: warehouse {}, catalog {} ({})", FLOE_VERSION,
-                config->warehouse, config->catalog.uri, config->catalog.name);
+                config->warehouse, config->catalog.Display(), config->catalog.name);
   // The admin routes reach the pipeline through the bridge only; both outlive the
   // server (declared first, destroyed last).
   floe::pipeline::AdminBridge bridge;
@@ -172,7 +172,7 @@ int CatalogServeCommand(const std::string& config_path,
     return 2;
   }
   FLOE_LOG_INFO("floe {} catalog starting: warehouse {}, catalog {} ({})", FLOE_VERSION,
-                config->warehouse, config->catalog.uri, config->catalog.name);
+                config->warehouse, config->catalog.Display(), config->catalog.name);
   // GET /metrics: the process's own (no pipeline runs here).
   floe::metrics::Metrics metrics;
   floe::cli::StackOptions stack_options;

@@ -44,9 +44,10 @@ def floe_binary() -> pathlib.Path:
 class FloeRun:
     def __init__(self, work_dir: pathlib.Path, bootstrap: str, registry_url: str,
                  topics: list[dict], defaults: dict | None = None, extra: dict | None = None,
-                 s3=None):
+                 s3=None, postgres: tuple | None = None):
         """`s3`: the harness.s3.S3 store an `s3://` warehouse (set through `extra`) lives on,
-        for reading the metadata back."""
+        for reading the metadata back. `postgres`: (harness.postgres.Postgres, database): the
+        catalog is that PostgreSQL database instead of a SQLite file."""
         self.work_dir = pathlib.Path(work_dir)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.warehouse = self.work_dir / "warehouse"
@@ -57,7 +58,9 @@ class FloeRun:
             "kafka": {"bootstrap.servers": bootstrap},
             "registry": {"url": registry_url},
             "warehouse": str(self.warehouse),
-            "catalog": {"type": "sqlite", "uri": str(self.catalog_db), "name": "floe"},
+            "catalog": ({"type": "postgresql", "uri": postgres[0].uri(postgres[1]),
+                         "name": "floe"} if postgres else
+                        {"type": "sqlite", "uri": str(self.catalog_db), "name": "floe"}),
             # Port 0: each run serves its REST catalog on a free port (rest_uri() reads it).
             "rest": {"listen": "127.0.0.1:0"},
             "defaults": {"commit.interval.ms": 1000, **(defaults or {})},
@@ -67,6 +70,7 @@ class FloeRun:
         self.config_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
         self.proc: procs.Proc | None = None
         self.s3 = s3
+        self.postgres = postgres
 
     def start(self, env: dict | None = None, prefix: list[str] | None = None) -> procs.Proc:
         """`prefix`: a command that execs Floe (e.g. setpriv to run it as another user)."""
@@ -114,6 +118,18 @@ class FloeRun:
         return procs.tail_file(self.log_path, lines)
 
     def metadata_location(self, table: str, namespace: str = "kafka") -> str | None:
+        if self.postgres:
+            import psycopg2
+            pg, database = self.postgres
+            with psycopg2.connect(pg.uri(database)) as con, con.cursor() as cur:
+                try:
+                    cur.execute("SELECT metadata_location FROM iceberg_tables WHERE "
+                                "catalog_name='floe' AND table_namespace=%s AND table_name=%s",
+                                (namespace, table))
+                except psycopg2.errors.UndefinedTable:
+                    return None
+                row = cur.fetchone()
+            return row[0] if row else None
         if not self.catalog_db.exists():
             return None
         con = sqlite3.connect(self.catalog_db, timeout=10)
