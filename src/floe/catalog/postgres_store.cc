@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -15,6 +16,8 @@
 
 namespace floe::catalog {
 namespace {
+
+constexpr int kLeaseWaitS = 60;
 
 constexpr const char* kCreateTables[] = {
     "CREATE TABLE IF NOT EXISTS iceberg_tables ("
@@ -62,6 +65,20 @@ class PostgresStore : public PointerStore {
   Status Init() {
     for (int attempt = 0;; ++attempt) {
       Status st = WithConnection([&](PGconn* c) -> Status {
+        // Tables another tool made (pyiceberg, a DBA) need no DDL, which a role with only
+        // read and write grants may not run.
+        Outcome present =
+            Run(c,
+                "SELECT to_regclass('iceberg_tables') IS NOT NULL AND "
+                "to_regclass('iceberg_namespace_properties') IS NOT NULL AND "
+                "EXISTS (SELECT 1 FROM information_schema.columns WHERE "
+                "table_name = 'iceberg_tables' AND column_name = "
+                "'iceberg_type' AND table_schema = current_schema())",
+                {});
+        if (!present.ok) return Fail(present, "look for the catalog tables", false);
+        if (std::string_view(PQgetvalue(present.result.get(), 0, 0)) == "t") {
+          return Status::OK();
+        }
         for (const char* sql : kCreateTables) {
           Outcome o = Run(c, sql, {});
           // Two processes creating the tables at once: one loses on the catalog's own
@@ -357,7 +374,7 @@ class PostgresStore : public PointerStore {
 
   static int64_t Changed(const Outcome& o) {
     const char* n = PQcmdTuples(o.result.get());
-    return (n == nullptr || *n == '\0') ? 0 : std::stoll(n);
+    return (n == nullptr || *n == '\0') ? 0 : std::strtoll(n, nullptr, 10);
   }
 
   // "host:port/db" for messages (never the password).
@@ -416,7 +433,14 @@ class PostgresStore : public PointerStore {
 
   Result<PGconn*> Lease() {
     std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return !idle_.empty() || open_ < options_.pool_size; });
+    // Every connection busy for this long: a statement is stuck (its own timeouts end
+    // it).
+    if (!cv_.wait_for(lock, std::chrono::seconds(kLeaseWaitS),
+                      [&] { return !idle_.empty() || open_ < options_.pool_size; })) {
+      return Retriable(
+          "catalog " + where_ + ": all " + std::to_string(options_.pool_size) +
+          " connections stayed busy for " + std::to_string(kLeaseWaitS) + " s");
+    }
     if (!idle_.empty()) {
       PGconn* c = idle_.back();
       idle_.pop_back();
@@ -448,9 +472,22 @@ class PostgresStore : public PointerStore {
     const std::string timeout = std::to_string(options_.connect_timeout_s);
     // expand_dbname: `dbname` is the whole connection string or URI; the keys after it
     // override what it says.
-    std::vector<const char*> keys = {"dbname", "connect_timeout", "application_name"};
-    std::vector<const char*> values = {options_.conninfo.c_str(), timeout.c_str(),
-                                       "floe"};
+    // A server that vanishes without closing (a partition, a failover) is noticed within
+    // ~30 s (TCP keepalives, tcp_user_timeout), and a statement blocked behind another
+    // writer's lock ends after 30 s (SQLSTATE 57014: retried), so no commit hangs.
+    std::vector<const char*> keys = {
+        "dbname",           "connect_timeout",  "application_name",
+        "keepalives",       "keepalives_idle",  "keepalives_interval",
+        "keepalives_count", "tcp_user_timeout", "options"};
+    std::vector<const char*> values = {options_.conninfo.c_str(),
+                                       timeout.c_str(),
+                                       "floe",
+                                       "1",
+                                       "10",
+                                       "5",
+                                       "3",
+                                       "30000",
+                                       "-c statement_timeout=30000"};
     if (!options_.password.empty()) {
       keys.push_back("password");
       values.push_back(options_.password.c_str());

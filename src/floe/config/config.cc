@@ -482,9 +482,10 @@ Status Parser::ParseCatalog(const Located* node, Config* config) const {
     }
     if (!uri->text.starts_with("postgresql://") &&
         !uri->text.starts_with("postgres://")) {
+      // Not echoed: it may hold a password.
       return Fail(uri->line, "catalog.uri",
-                  "'" + uri->text + "' is not a PostgreSQL connection URI " +
-                      "(postgresql://user@host:port/database)");
+                  "not a PostgreSQL connection URI: it must start with postgresql:// "
+                  "(postgresql://user@host:port/database)");
     }
     c.uri = uri->text;
     return Status::OK();
@@ -889,13 +890,30 @@ std::string_view ToString(DroppedFieldPolicy v) {
 }
 
 std::string CatalogSettings::Display() const {
+  std::string out = uri;
   // scheme://user:password@host...: the password is the part after the user's ':'.
-  const size_t scheme = uri.find("://");
-  if (scheme == std::string::npos) return uri;
-  const size_t at = uri.find('@', scheme + 3);
-  const size_t colon = uri.find(':', scheme + 3);
-  if (at == std::string::npos || colon == std::string::npos || colon > at) return uri;
-  return uri.substr(0, colon + 1) + "***" + uri.substr(at);
+  const size_t scheme = out.find("://");
+  if (scheme != std::string::npos) {
+    const size_t at = out.find('@', scheme + 3);
+    const size_t colon = out.find(':', scheme + 3);
+    if (at != std::string::npos && colon != std::string::npos && colon < at) {
+      out = out.substr(0, colon + 1) + "***" + out.substr(at);
+    }
+  }
+  // ...?password=...&sslpassword=...: each parameter's value up to the next '&'.
+  const size_t query = out.find('?');
+  if (query == std::string::npos) return out;
+  for (const char* key : {"password=", "sslpassword="}) {
+    for (size_t pos = out.find(key, query); pos != std::string::npos;
+         pos = out.find(key, pos + 1)) {
+      const char before = out[pos - 1];
+      if (before != '?' && before != '&') continue;  // "sslpassword=" holds "password="
+      const size_t value = pos + std::string_view(key).size();
+      const size_t end = std::min(out.find('&', value), out.size());
+      out.replace(value, end - value, "***");
+    }
+  }
+  return out;
 }
 
 std::vector<std::string> TopicSettings::NamespaceLevels() const {

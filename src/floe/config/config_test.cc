@@ -419,14 +419,18 @@ TEST(ConfigErrorTest, UnsupportedValues) {
       "such as postgresql://floe@127.0.0.1:5432/lake");
   EXPECT_EQ(
       ErrorOf(std::string(kMinimal) + "catalog: {type: postgresql, uri: ./catalog.db}\n"),
-      "line 4: catalog.uri: './catalog.db' is not a PostgreSQL connection URI "
-      "(postgresql://user@host:port/database)");
+      "line 4: catalog.uri: not a PostgreSQL connection URI: it must start with "
+      "postgresql:// (postgresql://user@host:port/database)");
   auto pg = Parse(std::string(kMinimal) +
                   "catalog: {type: postgresql, uri: 'postgresql://floe:pw@db:5432/lake', "
                   "password: secret, pool.size: 2}\n");
   ASSERT_TRUE(pg.ok()) << pg.status().ToString();
   EXPECT_EQ(pg->catalog.uri, "postgresql://floe:pw@db:5432/lake");
   EXPECT_EQ(pg->catalog.Display(), "postgresql://floe:***@db:5432/lake");
+  CatalogSettings params;
+  params.uri = "postgresql://db/lake?sslpassword=k1&sslmode=require&password=p%40ss";
+  EXPECT_EQ(params.Display(),
+            "postgresql://db/lake?sslpassword=***&sslmode=require&password=***");
   EXPECT_EQ(pg->catalog.password, "secret");
   EXPECT_EQ(pg->catalog.pool_size, 2);
   EXPECT_EQ(pg->catalog.connect_timeout_ms, 10000);

@@ -625,7 +625,8 @@ std::vector<KeyInfo> MakeKeys() {
            "`desc` (nulls last); e.g. `_kafka.timestamp` or `\"region, amount desc\"`. "
            "Each rewritten file is one sorted run of at most `target.file.size.bytes` "
            "and 64 MiB of rows in memory. The order becomes the table's default sort "
-           "order at the next rewrite. Unset or `\"\"`: unsorted. Recorded as "
+           "order at the next rewrite. Unset or `\"\"`: Floe leaves the table's sort "
+           "order alone (unsorted unless another client set one). Recorded as "
            "`floe.compaction.sort-order` (docs/maintenance.md, \"Sort order\").",
        .per_topic = true});
   add({.section = "defaults",

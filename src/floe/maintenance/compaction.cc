@@ -7,6 +7,7 @@
 #include "floe/common/util.h"
 #include "floe/maintenance/replace_commit.h"
 #include "floe/maintenance/rewrite.h"
+#include "floe/maintenance/sort_order.h"
 #include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/positions.h"
 #include "floe/pipeline/table_properties.h"
@@ -49,6 +50,7 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
   }
   const config::CompactionSettings settings_of_table = pipeline::CompactionSettingsOf(md);
   const config::CompactionSettings& c = settings_of_table;
+  FLOE_ASSIGN_OR_RAISE(iceberg::SortOrder order, RewriteSortOrder(md));
   // Live files, oldest first (a snapshot's own manifest leads its list).
   FLOE_ASSIGN_OR_RAISE(auto live, pipeline::SnapshotFiles(io, *current, false));
   std::reverse(live.begin(), live.end());
@@ -56,6 +58,9 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
   std::vector<iceberg::DataFile> inputs;
   for (auto& f : live) {
     if (f.content != 0 || f.file_size_in_bytes >= c.small_file_bytes) continue;
+    // A sorted rewrite's files are small when a sorted run filled its memory before the
+    // target size: rewriting them again in the same order would make the same files.
+    if (!order.is_unsorted() && f.sort_order_id == order.order_id) continue;
     if (report.bytes_in + f.file_size_in_bytes > c.max_input_bytes && !inputs.empty()) {
       break;
     }
@@ -72,7 +77,10 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
   if (dry_run) return report;
 
   const int64_t cpu_started_ms = ThreadCpuMs();
-  FLOE_ASSIGN_OR_RAISE(auto options, RewriteOptionsFor(md, "compact", cancel));
+  iceberg::TableMetadata base = md;
+  FLOE_RETURN_NOT_OK(EnsureDefaultSortOrder(catalog, ident, &base, &order));
+  FLOE_ASSIGN_OR_RAISE(auto options, RewriteOptionsFor(base, "compact", cancel));
+  options.sort_order = order;
   FLOE_ASSIGN_OR_RAISE(auto rewritten,
                        CheckedRewrite(io, inputs, *schema, md.location, options,
                                       "compaction of " + ident.ToString(),
@@ -92,14 +100,13 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
 
   ReplaceRequest request;
   request.ident = ident;
-  request.base = md;
+  request.base = std::move(base);
   request.removed = std::move(inputs);
   request.added = std::move(rewritten.files);
   request.summary = {
       {pipeline::kCompactionKey, std::to_string(request.removed.size()) + " files"}};
   request.before_commit = "before-compaction-commit";
   request.after_commit = "after-compaction-commit";
-  request.sort_order = options.sort_order;
   FLOE_ASSIGN_OR_RAISE(auto outcome,
                        CommitReplace(catalog, io, request, now_ms, std::move(written)));
   Record(std::move(outcome), &report);

@@ -55,17 +55,6 @@ Result<ReplaceOutcome> CommitReplace(catalog::Catalog& catalog, storage::FileIO&
       }
       return pending.status();
     }
-    if (req.sort_order && base.default_sort_order_id != req.sort_order->order_id) {
-      // The files carry the order's id: it must be the one the table gives the order.
-      if (iceberg::SortOrderIdIn(base, *req.sort_order) != req.sort_order->order_id) {
-        if (!unknown) DeleteAll(io, written);
-        DeleteAll(io, pending->written_files);
-        out.gave_up = "the table's sort orders changed while its files were rewritten";
-        return out;
-      }
-      pending->updates.push_back(iceberg::update::AddSortOrder{*req.sort_order});
-      pending->updates.push_back(iceberg::update::SetDefaultSortOrder{-1});
-    }
     // The positions of the snapshot it follows: a rewrite moves none.
     auto it = base.CurrentSnapshot()->summary.find(pipeline::kOffsetsKey);
     if (it != base.CurrentSnapshot()->summary.end()) {

@@ -28,9 +28,6 @@ struct ReplaceRequest {
   // The snapshot's summary: its kind (pipeline::kCompactionKey, kRowRetentionKey) and
   // "operation" when it is not "replace".
   std::map<std::string, std::string> summary;
-  // The order the added files were written in (their sort_order_id): made the table's
-  // default sort order by the same commit. Unset: the table's orders are left alone.
-  std::optional<iceberg::SortOrder> sort_order;
   // Crash points around the commit (common/crash.h).
   const char* before_commit = "";
   const char* after_commit = "";

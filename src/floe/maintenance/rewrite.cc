@@ -13,11 +13,12 @@
 #include <arrow/util/key_value_metadata.h>
 #include <parquet/arrow/reader.h>
 
+#include <cmath>
+#include <limits>
 #include <mutex>
 
 #include "floe/common/util.h"
 #include "floe/iceberg/schema_json.h"
-#include "floe/maintenance/sort_order.h"
 #include "floe/parquet/writer.h"
 #include "floe/pipeline/table_properties.h"
 #include "floe/schema/arrow.h"
@@ -65,6 +66,34 @@ std::vector<int> PathById(const ::arrow::FieldVector& fields, int id) {
     }
   }
   return {};
+}
+
+// A float or double sort key as Iceberg orders it (spec "Sorting": -Infinity < values <
+// Infinity < NaN): Arrow places NaN beside the nulls, so the key becomes the value with
+// NaN as +Infinity, then whether it was NaN. (Iceberg puts a negative NaN first; Floe
+// treats every NaN alike.)
+template <typename ArrowType>
+Status NanAboveInfinity(const Array& column, std::shared_ptr<Array>* value,
+                        std::shared_ptr<Array>* is_nan) {
+  using C = typename ArrowType::c_type;
+  const auto& in = static_cast<const ::arrow::NumericArray<ArrowType>&>(column);
+  ::arrow::NumericBuilder<ArrowType> values;
+  ::arrow::BooleanBuilder nans;
+  FLOE_RETURN_NOT_OK(values.Reserve(in.length()));
+  FLOE_RETURN_NOT_OK(nans.Reserve(in.length()));
+  for (int64_t i = 0; i < in.length(); ++i) {
+    if (in.IsNull(i)) {
+      values.UnsafeAppendNull();
+      nans.UnsafeAppend(false);
+      continue;
+    }
+    const C v = in.Value(i);
+    const bool nan = std::isnan(v);
+    values.UnsafeAppend(nan ? std::numeric_limits<C>::infinity() : v);
+    nans.UnsafeAppend(nan);
+  }
+  FLOE_RETURN_NOT_OK(values.Finish(value));
+  return nans.Finish(is_nan);
 }
 
 // Arrow's compute functions are registered once per process (Arrow 21 and later keep
@@ -349,14 +378,26 @@ class Rewriter {
         if (!field.ok()) return WithContext(field.status(), "sorting rows");
         column = std::move(*field);
       }
-      const int index = static_cast<int>(key_columns.size());
-      key_fields.push_back(::arrow::field("k" + std::to_string(index), column->type()));
-      key_columns.push_back(std::move(column));
-      keys.emplace_back(::arrow::FieldRef(index),
-                        key.descending ? ::arrow::compute::SortOrder::Descending
-                                       : ::arrow::compute::SortOrder::Ascending,
-                        key.nulls_first ? ::arrow::compute::NullPlacement::AtStart
-                                        : ::arrow::compute::NullPlacement::AtEnd);
+      std::vector<std::shared_ptr<Array>> parts = {column};
+      const auto type_id = column->type_id();
+      if (type_id == ::arrow::Type::DOUBLE || type_id == ::arrow::Type::FLOAT) {
+        parts.resize(2);
+        Status st =
+            type_id == ::arrow::Type::DOUBLE
+                ? NanAboveInfinity<::arrow::DoubleType>(*column, &parts[0], &parts[1])
+                : NanAboveInfinity<::arrow::FloatType>(*column, &parts[0], &parts[1]);
+        FLOE_RETURN_NOT_OK(st);
+      }
+      for (auto& part : parts) {
+        const int index = static_cast<int>(key_columns.size());
+        key_fields.push_back(::arrow::field("k" + std::to_string(index), part->type()));
+        key_columns.push_back(std::move(part));
+        keys.emplace_back(::arrow::FieldRef(index),
+                          key.descending ? ::arrow::compute::SortOrder::Descending
+                                         : ::arrow::compute::SortOrder::Ascending,
+                          key.nulls_first ? ::arrow::compute::NullPlacement::AtStart
+                                          : ::arrow::compute::NullPlacement::AtEnd);
+      }
     }
     auto key_batch = ::arrow::RecordBatch::Make(::arrow::schema(key_fields),
                                                 rows->num_rows(), key_columns);
@@ -457,7 +498,6 @@ Result<RewriteOptions> RewriteOptionsFor(const iceberg::TableMetadata& md,
   RewriteOptions options;
   options.target_file_bytes = pipeline::TargetFileSizeOf(md);
   FLOE_ASSIGN_OR_RAISE(options.column_names, schema::ParseColumnNames(md.properties));
-  FLOE_ASSIGN_OR_RAISE(options.sort_order, RewriteSortOrder(md));
   options.name_prefix = prefix + "-" + NewUuid();
   options.cancel = cancel;
   return options;

@@ -61,8 +61,8 @@ struct RewriteResult {
 };
 
 // Options for rewriting a table's files: its target file size and Parquet column names
-// (from its properties), its sort order (sort_order.h), new files named
-// `<prefix>-<uuid>-<n>.parquet`. Errors: a sort order that does not resolve.
+// (from its properties), new files named `<prefix>-<uuid>-<n>.parquet`; unsorted (the
+// caller sets the order, sort_order.h).
 Result<RewriteOptions> RewriteOptionsFor(const iceberg::TableMetadata& metadata,
                                          const std::string& prefix,
                                          const std::atomic<bool>* cancel);

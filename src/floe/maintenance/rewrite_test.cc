@@ -319,6 +319,30 @@ TEST_F(RewriteTest, SortsRowsAcrossFilesIntoSortedRuns) {
   EXPECT_FALSE(plain->files[0].sort_order_id.has_value());
 }
 
+// Floating-point keys in Iceberg's order: nulls (first here), -Infinity, values,
+// Infinity, NaN; descending the reverse, nulls last.
+TEST_F(RewriteTest, SortsNaNAboveInfinity) {
+  auto a = Write(OldSchema(), "f.parquet", R"([
+    {"id": 1, "price": NaN}, {"id": 2, "price": 1.5}, {"id": 3, "price": null},
+    {"id": 4, "price": Inf}, {"id": 5, "price": -Inf}, {"id": 6, "price": -2}])");
+  auto ids_sorted_by = [&](const std::string& direction, const std::string& nulls) {
+    RewriteOptions options;
+    options.name_prefix = "nan-" + direction;
+    options.sort_order.order_id = 1;
+    options.sort_order.fields = {{"identity", 11, direction, nulls}};
+    auto result = RewriteFiles(*io_, {a}, OldSchema(), location_, options);
+    EXPECT_TRUE(result.ok()) << result.status().ToString();
+    auto t = Read(result->files.at(0).file_path);
+    auto ids =
+        std::static_pointer_cast<::arrow::Int32Array>(t->GetColumnByName("id")->chunk(0));
+    std::vector<int> got;
+    for (int64_t i = 0; i < ids->length(); ++i) got.push_back(ids->Value(i));
+    return got;
+  };
+  EXPECT_EQ(ids_sorted_by("asc", "nulls-first"), (std::vector<int>{3, 5, 6, 2, 4, 1}));
+  EXPECT_EQ(ids_sorted_by("desc", "nulls-last"), (std::vector<int>{1, 4, 2, 6, 5, 3}));
+}
+
 TEST_F(RewriteTest, ANarrowingChangeFailsAndLeavesNoFile) {
   auto c = Write(NewSchema(), "c.parquet", R"([{"id": 1}])");
   RewriteOptions options;

@@ -3,9 +3,11 @@
 #include <optional>
 
 #include "floe/common/crash.h"
+#include "floe/common/log.h"
 #include "floe/common/util.h"
 #include "floe/maintenance/replace_commit.h"
 #include "floe/maintenance/rewrite.h"
+#include "floe/maintenance/sort_order.h"
 #include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/positions.h"
 #include "floe/pipeline/table_properties.h"
@@ -113,10 +115,20 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
   if (dry_run) return report;
 
   RewriteResult rewritten;
-  std::optional<iceberg::SortOrder> sort_order;
+  iceberg::TableMetadata base = md;
   if (!straddling.empty()) {
-    FLOE_ASSIGN_OR_RAISE(auto options, RewriteOptionsFor(md, "retain", cancel));
+    // Dropping rows is a duty the sort order must not stop: an order that does not
+    // resolve (compaction reports it) leaves these rows unsorted.
+    auto order = RewriteSortOrder(md);
+    if (!order.ok()) {
+      FLOE_LOG_WARN("row retention of {} rewrites unsorted: {}", ident.ToString(),
+                    order.status().message());
+      order = iceberg::SortOrder{};
+    }
+    FLOE_RETURN_NOT_OK(EnsureDefaultSortOrder(catalog, ident, &base, &*order));
+    FLOE_ASSIGN_OR_RAISE(auto options, RewriteOptionsFor(base, "retain", cancel));
     options.keep_from_timestamp_us = cutoff_us;
+    options.sort_order = *order;
     FLOE_ASSIGN_OR_RAISE(rewritten,
                          CheckedRewrite(io, straddling, *schema, md.location, options,
                                         "row retention of " + ident.ToString(),
@@ -127,7 +139,6 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
     }
     report.rows_dropped += rewritten.rows_dropped;
     report.written = static_cast<int64_t>(rewritten.files.size());
-    sort_order = options.sort_order;
   }
   std::vector<std::string> written;
   for (const auto& f : rewritten.files) written.push_back(f.file_path);
@@ -141,7 +152,7 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
 
   ReplaceRequest request;
   request.ident = ident;
-  request.base = md;
+  request.base = std::move(base);
   request.removed = std::move(dropped);
   request.removed.insert(request.removed.end(), straddling.begin(), straddling.end());
   request.added = std::move(rewritten.files);
@@ -151,7 +162,6 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
       {"operation", request.added.empty() ? "delete" : "overwrite"}};
   request.before_commit = "before-retention-commit";
   request.after_commit = "after-retention-commit";
-  request.sort_order = sort_order;
   FLOE_ASSIGN_OR_RAISE(auto outcome,
                        CommitReplace(catalog, io, request, now_ms, std::move(written)));
   Record(std::move(outcome), &report);

@@ -48,11 +48,31 @@ TEST(RewriteSortOrderTest, ResolvesThePropertyAgainstTheCurrentSchema) {
   md.sort_orders.push_back(known);
   EXPECT_EQ(RewriteSortOrder(md)->order_id, 7);
 
-  // "": unsorted.
+  // "": unsorted (the table has no order of its own).
   auto none = RewriteSortOrder(Table(""));
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->is_unsorted());
   EXPECT_EQ(none->order_id, 0);
+}
+
+// "" or no property: Floe leaves the order to the table; one a rewrite cannot apply (a
+// transform, a field inside a list) leaves the rows unsorted instead of failing.
+TEST(RewriteSortOrderTest, AnEmptyPropertyFollowsTheTablesOrderWhenItCan) {
+  for (std::optional<std::string> property :
+       {std::optional<std::string>(""), std::optional<std::string>()}) {
+    auto md = Table(property);
+    iceberg::SortOrder theirs;
+    theirs.order_id = 3;
+    theirs.fields = {{"identity", 3, "desc", "nulls-last"}};
+    md.sort_orders.push_back(theirs);
+    md.default_sort_order_id = 3;
+    EXPECT_EQ(RewriteSortOrder(md)->order_id, 3);
+    md.sort_orders.back().fields = {{"day", 3, "asc", "nulls-first"}};
+    EXPECT_TRUE(RewriteSortOrder(md)->is_unsorted());
+    md.sort_orders.back().fields = {
+        {"identity", 5, "asc", "nulls-first"}};  // tags' element
+    EXPECT_TRUE(RewriteSortOrder(md)->is_unsorted());
+  }
 }
 
 TEST(RewriteSortOrderTest, WithoutThePropertyTheTablesDefaultOrder) {
