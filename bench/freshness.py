@@ -62,6 +62,32 @@ def write_w1_pool(schema_id: int, path: pathlib.Path, n: int = 1 << 18) -> None:
             f.write(v)
 
 
+def fresh_workdir(floe: str, name: str) -> pathlib.Path:
+    """build/<name>, emptied, with FLOE_BUILD_DIR pointing at `floe`'s build."""
+    os.environ["FLOE_BUILD_DIR"] = str(pathlib.Path(floe).resolve().parents[3])
+    work = ROOT / "build" / name
+    if work.exists():
+        import shutil
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    return work
+
+
+class W1Pool:
+    """The loadgen's record pool, written again only when a topic's subject gets another
+    schema id (the same schema under another subject keeps its id)."""
+
+    def __init__(self, client, path: pathlib.Path):
+        self.client, self.path, self.sid = client, path, None
+
+    def register(self, topic: str) -> None:
+        from confluent_kafka.schema_registry import Schema
+        sid = self.client.register_schema(f"{topic}-value", Schema(json.dumps(W1_SCHEMA), "AVRO"))
+        if sid != self.sid:
+            write_w1_pool(sid, self.path)
+            self.sid = sid
+
+
 def measure_drain(kafka, registry, work: pathlib.Path, records: int) -> float:
     """Floe's wall-clock drain rate today: `records` preloaded W1 records over PARTITIONS
     partitions, drained once (records per second from start to the last commit)."""
@@ -234,24 +260,17 @@ def main() -> int:
                     help="runs per setting; the one with the median steady-load p99 is "
                          "reported")
     args = ap.parse_args()
-    os.environ["FLOE_BUILD_DIR"] = str(pathlib.Path(args.floe).resolve().parents[3])
-    work = ROOT / "build" / "bench-fresh"
-    if work.exists():
-        import shutil
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
+    work = fresh_workdir(args.floe, "bench-fresh")
     try:
         kafka = start_kafka(work / "kafka")
         registry = start_registry(work)
         drain = measure_drain(kafka, registry, work, args.drain_records)
         print(f"[fresh] drain rate today: {drain:,.0f} records/s over {PARTITIONS} "
               f"partitions ({args.drain_records:,} preloaded W1 records)", flush=True)
-        from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
-        client = SchemaRegistryClient({"url": registry.url})
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+        pool = W1Pool(SchemaRegistryClient({"url": registry.url}), work / "w1.pool")
         loadgen = str(pathlib.Path(args.floe).resolve().parents[3] / "tools" / "loadgen" /
                       "floe_loadgen")
-        pool = work / "w1.pool"
-        pool_sid = None
         settings = [(int(x), args.rate or int(args.fraction * drain), "steady")
                     for x in args.intervals.split(",")]
         if args.overload > 0:
@@ -262,12 +281,8 @@ def main() -> int:
             runs = []
             for i in range(args.runs):
                 name = f"{kind}{interval}-{i}"
-                sid = client.register_schema(f"fresh{name}-value",
-                                             Schema(json.dumps(W1_SCHEMA), "AVRO"))
-                if sid != pool_sid:  # the same schema under another subject keeps its id
-                    write_w1_pool(sid, pool)
-                    pool_sid = sid
-                r = one_interval(kafka, registry.url, loadgen, pool, interval, rate,
+                pool.register(f"fresh{name}")
+                r = one_interval(kafka, registry.url, loadgen, pool.path, interval, rate,
                                  args.seconds, work, name)
                 r["kind"] = kind
                 r["fraction_of_drain"] = rate / drain

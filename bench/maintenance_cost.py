@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import pathlib
 import statistics
 import sys
@@ -29,8 +28,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from harness import procs  # noqa: E402
 from harness.kafka import start_kafka  # noqa: E402
 from harness.registry import start_registry  # noqa: E402
-from freshness import measure_drain, one_interval, write_w1_pool  # noqa: E402
-from run import W1_SCHEMA, machine  # noqa: E402
+from freshness import W1Pool, fresh_workdir, measure_drain, one_interval  # noqa: E402
+from run import machine  # noqa: E402
 
 
 def summarize(runs: list[dict]) -> dict:
@@ -56,12 +55,7 @@ def main() -> int:
     ap.add_argument("--rate", type=int, default=0)
     ap.add_argument("--drain-records", type=int, default=2_000_000)
     args = ap.parse_args()
-    os.environ["FLOE_BUILD_DIR"] = str(pathlib.Path(args.floe).resolve().parents[3])
-    work = ROOT / "build" / "bench-maint"
-    if work.exists():
-        import shutil
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
+    work = fresh_workdir(args.floe, "bench-maint")
     try:
         kafka = start_kafka(work / "kafka")
         registry = start_registry(work)
@@ -72,24 +66,18 @@ def main() -> int:
             rate = int(args.fraction * drain)
             print(f"[maint] drain rate {drain:,.0f} records/s; steady load {rate:,} records/s",
                   flush=True)
-        from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
-        client = SchemaRegistryClient({"url": registry.url})
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+        pool = W1Pool(SchemaRegistryClient({"url": registry.url}), work / "w1.pool")
         loadgen = str(pathlib.Path(args.floe).resolve().parents[3] / "tools" / "loadgen" /
                       "floe_loadgen")
-        pool = work / "w1.pool"
-        pool_sid = None
         modes = {"off": {"maintenance": {"interval.ms": 0}},
                  "on": {"maintenance": {"interval.ms": args.maintenance_ms}}}
         runs: dict[str, list] = {m: [] for m in modes}
         for i in range(args.runs):
             for mode, extra in modes.items():
                 name = f"{mode}{i}"
-                sid = client.register_schema(f"fresh{name}-value",
-                                             Schema(json.dumps(W1_SCHEMA), "AVRO"))
-                if sid != pool_sid:
-                    write_w1_pool(sid, pool)
-                    pool_sid = sid
-                r = one_interval(kafka, registry.url, loadgen, pool, 1000, rate, args.seconds,
+                pool.register(f"fresh{name}")
+                r = one_interval(kafka, registry.url, loadgen, pool.path, 1000, rate, args.seconds,
                                  work, name, extra=extra)
                 print(f"[maint] run {i + 1}, maintenance {mode}: "
                       f"{r['records_per_cpu_s']:,.0f} records/CPU-s, p99 after 10 s "
