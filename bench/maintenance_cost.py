@@ -7,7 +7,11 @@ alternating off/on so that both see the same machine state. Reported per mode: r
 CPU-second over the whole run (compaction runs in a thread of the Floe process, so its CPU is
 in it), freshness p99 after the first 10 s, peak RSS and the compactions the log records; the
 median run of --runs with the range of all, and the ingest cost = 1 - on / off of the median
-records per CPU-second. Results go to bench/results/<date>-maintenance-cost.json. No assertion.
+records per CPU-second. Then the compaction rate: `floe maintain` once over each "off" run's
+table (large row groups: copied by row group) and over one more run's table ingested with
+`compaction.copy.row.group.bytes: 0` (every file decoded and written again), reporting the
+rewrite's own MB per CPU-second (the CPU-ms `floe maintain` prints) and the command's peak
+RSS. Results go to bench/results/<date>-maintenance-cost.json. No assertion.
 
 Usage: bench/maintenance_cost.py --floe build/release/src/floe/cli/floe [--seconds 90]
            [--maintenance-ms 15000] [--runs 3] [--fraction 0.5 | --rate N]
@@ -17,8 +21,11 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import pathlib
+import re
 import statistics
+import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -42,6 +49,27 @@ def summarize(runs: list[dict]) -> dict:
             "peak_rss_mib": stat(lambda r: r["peak_rss_mib"]),
             "compactions": stat(lambda r: r["compactions"]),
             "sustained_rate": stat(lambda r: r["sustained_rate"])}
+
+
+def maintain_rate(floe: str, config: pathlib.Path) -> dict:
+    """One `floe maintain` over `config`'s tables: compaction's bytes, CPU and peak RSS."""
+    out = config.parent / "maintain.out"
+    with open(out, "w") as f:
+        proc = subprocess.Popen([floe, "maintain", "--config", str(config)], stdout=f,
+                                stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    text = out.read_text()
+    m = re.search(r"compaction rewrote (\d+) small files of \d+ \((\d+) bytes\) into (\d+) "
+                  r"files \((\d+) bytes, (\d+) rows; (\d+) inputs copied by row group\) in "
+                  r"(\d+) CPU-ms", text)
+    if proc.returncode != 0 or not m:
+        raise RuntimeError(f"floe maintain gave no compaction:\n{text}")
+    files, bytes_in, written, bytes_out, rows, copied, cpu_ms = map(int, m.groups())
+    return {"files": files, "bytes_in": bytes_in, "written": written, "bytes_out": bytes_out,
+            "rows": rows, "copied": copied, "cpu_ms": cpu_ms,
+            "mb_per_cpu_s": bytes_in / 1e6 / max(cpu_ms / 1000, 1e-3),
+            "peak_rss_mib": usage.ru_maxrss / 1024}
 
 
 def main() -> int:
@@ -87,6 +115,22 @@ def main() -> int:
                 for k in ("per_partition_after_10s",):
                     r.pop(k, None)
                 runs[mode].append(r)
+        # The compaction rate: each "off" table (files of one large row group: copied), and
+        # one more table ingested with copying off (every file decoded and re-encoded).
+        rates = {"copy": [maintain_rate(args.floe, work / f"freshoff{i}" / "floe.yaml")
+                          for i in range(args.runs)]}
+        pool.register("freshdecode0")
+        one_interval(kafka, registry.url, loadgen, pool.path, 1000, rate, args.seconds / 2, work,
+                     "decode0", extra={"maintenance": {"interval.ms": 0},
+                                       "defaults": {"commit.interval.ms": 1000,
+                                                    "compaction.copy.row.group.bytes": 0}})
+        rates["decode"] = [maintain_rate(args.floe, work / "freshdecode0" / "floe.yaml")]
+        for kind, rs in rates.items():
+            for r in rs:
+                print(f"[maint] compaction ({kind}): {r['files']} files, {r['bytes_in']:,} bytes "
+                      f"({r['copied']} copied) in {r['cpu_ms']} CPU-ms: "
+                      f"{r['mb_per_cpu_s']:,.1f} MB per CPU-second, peak RSS "
+                      f"{r['peak_rss_mib']:.0f} MiB", flush=True)
         summary = {m: summarize(rs) for m, rs in runs.items()}
         cost = 1 - (summary["on"]["records_per_cpu_s"]["median"] /
                     summary["off"]["records_per_cpu_s"]["median"])
@@ -95,7 +139,10 @@ def main() -> int:
                "workload": "W1 Avro, steady load, 1 s commits, 16 partitions",
                "drain_rate": drain, "rate": rate, "seconds": args.seconds,
                "maintenance_interval_ms": args.maintenance_ms,
-               "summary": summary, "ingest_cost": cost, "runs": runs}
+               "summary": summary, "ingest_cost": cost, "runs": runs,
+               "compaction_rate": {k: {"median_mb_per_cpu_s":
+                                       statistics.median(r["mb_per_cpu_s"] for r in rs),
+                                       "runs": rs} for k, rs in rates.items()}}
         path = ROOT / "bench" / "results" / f"{dt.date.today().isoformat()}-maintenance-cost.json"
         path.write_text(json.dumps(out, indent=2))
         for m, s in summary.items():

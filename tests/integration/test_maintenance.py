@@ -13,6 +13,7 @@ import json
 import os
 import pathlib
 import random
+import re
 import subprocess
 import time
 import urllib.parse
@@ -193,12 +194,16 @@ def assert_both_formats_hold(run: FloeRun, table: str, root: pathlib.Path,
 
 
 def test_compaction_rewrites_small_files_in_both_formats(kafka_broker, registry, tmp_path):
+    """Every file qualifies for copying by row group here (compaction.copy.row.group.bytes
+    1): the readers, Spark's included, read the copied row groups under the new footer.
+    Decoded rewrites are read back in the tests below."""
     topic = "compact-orders"
     partitions = 2
     kafka_broker.create_topic(topic, partitions=partitions)
     table = default_table_name(topic)
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **BOTH}],
-                  defaults={"commit.interval.ms": 1000, "compaction.min.input.files": 5})
+                  defaults={"commit.interval.ms": 1000, "compaction.min.input.files": 5,
+                            "compaction.copy.row.group.bytes": 1})
     run.start()
     produced = {}
     for _ in range(12):  # a commit each: a dozen small files
@@ -225,6 +230,12 @@ def test_compaction_rewrites_small_files_in_both_formats(kafka_broker, registry,
     assert len(after) < len(before), (before, after)
     compacted = [f for f in after if "/compact-" in f]
     assert len(compacted) == 1, after
+    m = re.search(r"compaction rewrote (\d+) small files .*; (\d+) inputs copied by row group",
+                  r.stdout)
+    assert m and m.group(1) == m.group(2), r.stdout
+    # One row group per input file, each as its commit wrote it.
+    footer = pa.parquet.ParquetFile(compacted[0].removeprefix("file://")).metadata
+    assert footer.num_row_groups == int(m.group(1)), footer
     # The Delta log has the compaction as remove/add without a data change.
     dt = deltalake.DeltaTable(str(root))
     history = dt.history()

@@ -74,8 +74,10 @@ int MaintainCommand(const config::Config& config,
           dry_run
               ? ""
               : fmt::format(
-                    " into {} files ({} bytes, {} rows) in {} CPU-ms, snapshot {}{}",
-                    c.written, c.bytes_out, c.rows, c.cpu_ms, c.snapshot_id,
+                    " into {} files ({} bytes, {} rows; {} inputs copied by row group) "
+                    "in "
+                    "{} CPU-ms, snapshot {}{}",
+                    c.written, c.bytes_out, c.rows, c.copied, c.cpu_ms, c.snapshot_id,
                     c.delta_error.empty() ? ""
                                           : "; Delta not updated yet: " + c.delta_error));
     } else {

@@ -83,8 +83,11 @@ bool MaintenanceLoop::Pass() {
       }
       if (c.snapshot_id != 0) {
         FLOE_LOG_INFO(
-            "maintenance: table {}: compacted {} files ({} bytes) into {} ({} bytes){}",
-            ident.ToString(), c.candidates, c.bytes_in, c.written, c.bytes_out,
+            "maintenance: table {}: compacted {} files ({} bytes, {} copied by row "
+            "group) "
+            "into {} ({} bytes) in {} CPU-ms{}",
+            ident.ToString(), c.candidates, c.bytes_in, c.copied, c.written, c.bytes_out,
+            c.cpu_ms,
             c.delta_error.empty() ? "" : "; Delta not updated yet: " + c.delta_error);
       }
       if (r->expiry.expired > 0 || r->expiry.metadata_files > 0) {

@@ -614,6 +614,9 @@ Result<TopicOverrides> Parser::ParseTopicSettings(const Fields& f) const {
                        GetInt(f, *FindKey("defaults", "compaction.max.input.bytes")));
   FLOE_ASSIGN_OR_RAISE(o.compaction_max_wait_ms,
                        GetInt(f, *FindKey("defaults", "compaction.max.wait.ms")));
+  FLOE_ASSIGN_OR_RAISE(
+      o.compaction_copy_row_group_bytes,
+      GetInt(f, *FindKey("defaults", "compaction.copy.row.group.bytes")));
   const KeyInfo& sort_key = *FindKey("defaults", "compaction.sort.order");
   FLOE_ASSIGN_OR_RAISE(auto sort, GetScalar(f, sort_key));
   if (sort) {
@@ -812,6 +815,7 @@ Result<Config> Parser::Parse(const std::string& text) {
   ds.compaction.max_input_bytes = *d.compaction_max_input_bytes;
   ds.compaction.max_wait_ms = *d.compaction_max_wait_ms;
   ds.compaction.sort_order = d.compaction_sort_order.value_or("");
+  ds.compaction.copy_row_group_bytes = *d.compaction_copy_row_group_bytes;
   ds.on_invalid_record = *d.on_invalid_record;
   ds.key_format = *d.key_format;
   ds.value_format = *d.value_format;

@@ -51,6 +51,9 @@ struct CompactionSettings {
   int64_t max_wait_ms = 3'600'000;
   // Rows of a rewrite are sorted by these columns (ParseSortOrder's text); "": unsorted.
   std::string sort_order;
+  // Unsorted rewrites copy the row groups of a file in the current Parquet schema whose
+  // row groups average at least this many bytes, instead of decoding them; 0: never.
+  int64_t copy_row_group_bytes = int64_t{4} << 20;
   bool operator==(const CompactionSettings&) const = default;
 };
 
@@ -109,6 +112,7 @@ struct TopicOverrides {
   std::optional<int64_t> compaction_max_input_bytes;
   std::optional<int64_t> compaction_max_wait_ms;
   std::optional<std::string> compaction_sort_order;
+  std::optional<int64_t> compaction_copy_row_group_bytes;
   std::optional<InvalidRecordPolicy> on_invalid_record;
   std::optional<KeyFormat> key_format;
   std::optional<ValueFormat> value_format;

@@ -842,6 +842,7 @@ TEST(CompactionSettingsTest, DefaultsMatchAndEntriesOverride) {
   EXPECT_EQ(orders->compaction.small_file_bytes, 1048576);
   EXPECT_EQ(clicks->compaction.min_input_files, 10);
   EXPECT_EQ(clicks->compaction.max_wait_ms, 3600000);
+  EXPECT_EQ(clicks->compaction.copy_row_group_bytes, 4 << 20);
   EXPECT_NE(ErrorOf(std::string(kMinimal) +
                     "topics:\n  - {name: orders, compaction.min.input.files: 1}\n"),
             "");

@@ -616,6 +616,19 @@ std::vector<KeyInfo> MakeKeys() {
                       "`floe.compaction.max-wait-ms`.",
        .per_topic = true});
   add({.section = "defaults",
+       .name = "compaction.copy.row.group.bytes",
+       .type = T::kInt,
+       .default_text = "4194304",
+       .min = 0,
+       .description =
+           "Compaction copies the row groups of a small file byte for byte, without "
+           "decoding them, when they average at least this many bytes and the file is "
+           "in the table's current Parquet schema (unless the rewrite sorts or drops "
+           "rows); smaller row groups are decoded and written again as larger ones. "
+           "Copying costs a small fraction of the CPU (docs/maintenance.md). 0: always "
+           "decode. Recorded as `floe.compaction.copy-row-group-bytes`.",
+       .per_topic = true});
+  add({.section = "defaults",
        .name = "compaction.sort.order",
        .type = T::kString,
        .description =

@@ -82,6 +82,8 @@ std::optional<TopicSettings> ResolveTopic(const Config& config,
     if (o.compaction_max_input_bytes) c.max_input_bytes = *o.compaction_max_input_bytes;
     if (o.compaction_max_wait_ms) c.max_wait_ms = *o.compaction_max_wait_ms;
     if (o.compaction_sort_order) c.sort_order = *o.compaction_sort_order;
+    if (o.compaction_copy_row_group_bytes)
+      c.copy_row_group_bytes = *o.compaction_copy_row_group_bytes;
     if (o.on_invalid_record) s.on_invalid_record = *o.on_invalid_record;
     if (o.key_format) s.key_format = *o.key_format;
     if (o.value_format) s.value_format = *o.value_format;

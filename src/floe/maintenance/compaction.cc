@@ -81,6 +81,7 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
   FLOE_RETURN_NOT_OK(EnsureDefaultSortOrder(catalog, ident, &base, &order));
   FLOE_ASSIGN_OR_RAISE(auto options, RewriteOptionsFor(base, "compact", cancel));
   options.sort_order = order;
+  options.copy_row_group_bytes = c.copy_row_group_bytes;
   FLOE_ASSIGN_OR_RAISE(auto rewritten,
                        CheckedRewrite(io, inputs, *schema, md.location, options,
                                       "compaction of " + ident.ToString(),
@@ -95,6 +96,7 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
     report.bytes_out += f.file_size_in_bytes;
   }
   report.written = static_cast<int64_t>(rewritten.files.size());
+  report.copied = rewritten.files_copied;
   report.rows = rewritten.rows;
   CrashPoint("after-compaction-write");
 

@@ -31,6 +31,7 @@ struct CompactionReport {
   int64_t live_files = 0;
   int64_t candidates = 0;  // small files chosen for this rewrite
   int64_t written = 0;     // new files
+  int64_t copied = 0;      // candidates whose row groups were copied, not decoded
   int64_t bytes_in = 0;
   int64_t bytes_out = 0;
   int64_t rows = 0;

@@ -8,6 +8,11 @@
 // Delta's column mapping reads it) and their Iceberg metrics, like every file Floe
 // writes. Rows keep their order, file after file, unless a sort order is given.
 //
+// A file whose row groups are large (copy_row_group_bytes) and already in the current
+// Parquet schema, with nothing to sort or drop, is not decoded: its row groups are copied
+// byte for byte into files of their own (floe/parquet/row_group_copy.h), at a small
+// fraction of the CPU a decode and re-encode takes.
+//
 // Threading: a function of its inputs; the FileIO is thread-safe.
 #pragma once
 
@@ -32,7 +37,7 @@ namespace floe::maintenance {
 struct RewriteOptions {
   int64_t target_file_bytes = int64_t{128}
                               << 20;  // a file is closed once it reaches this
-  int zstd_level = 3;
+  int zstd_level = 1;
   // Field id → Parquet column name, for fields not written under their own name.
   std::map<int, std::string> column_names;
   // New files are `<table_location>/data/<name_prefix>-<n>.parquet`; one prefix per
@@ -49,6 +54,10 @@ struct RewriteOptions {
   // run and carries the order's id. Unsorted (the default): rows keep their order.
   iceberg::SortOrder sort_order;
   int64_t sort_buffer_bytes = int64_t{64} << 20;
+  // An unsorted rewrite without row retention copies the row groups of an input in the
+  // current Parquet schema whose row groups average at least this many bytes, instead of
+  // decoding them (0: never). Below it, row groups are re-encoded into larger ones.
+  int64_t copy_row_group_bytes = int64_t{4} << 20;
 };
 
 struct RewriteResult {
@@ -56,13 +65,14 @@ struct RewriteResult {
   int64_t rows = 0;                      // written
   int64_t rows_dropped = 0;              // left out by keep_from_timestamp_us
   int64_t bytes_read = 0;                // the inputs' sizes
+  int64_t files_copied = 0;              // inputs whose row groups were copied
   // CheckedRewrite only: why nothing may be committed (no files then).
   std::string gave_up;
 };
 
-// Options for rewriting a table's files: its target file size and Parquet column names
-// (from its properties), new files named `<prefix>-<uuid>-<n>.parquet`; unsorted (the
-// caller sets the order, sort_order.h).
+// Options for rewriting a table's files: its target file size, zstd level and Parquet
+// column names (from its properties), new files named `<prefix>-<uuid>-<n>.parquet`;
+// unsorted (the caller sets the order, sort_order.h).
 Result<RewriteOptions> RewriteOptionsFor(const iceberg::TableMetadata& metadata,
                                          const std::string& prefix,
                                          const std::atomic<bool>* cancel);

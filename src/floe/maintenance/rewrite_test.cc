@@ -201,6 +201,73 @@ TEST_F(RewriteTest, OldAndNewFilesBecomeOneFileInTheCurrentSchema) {
                                  R"([[["k", 7]], null, [], [["big", 9000000000]]])"));
 }
 
+// Files in the current Parquet schema with large enough row groups are copied by row
+// group (no decoding); the others are re-encoded into a file of their own; copies roll
+// over at the target size like written files.
+TEST_F(RewriteTest, FilesInTheCurrentSchemaAreCopiedByRowGroupOthersReencoded) {
+  const std::map<int, std::string> names = {{2, "name"}};
+  auto old = Write(OldSchema(), "old.parquet", R"([{"id": 1, "name": "ann"}])");
+  std::vector<iceberg::DataFile> current;
+  for (int i = 0; i < 3; ++i) {
+    current.push_back(Write(NewSchema(), "new" + std::to_string(i) + ".parquet",
+                            R"([{"id": )" + std::to_string(10 + i) + R"(, "name": "n"},
+                                {"id": )" +
+                                std::to_string(20 + i) + R"(, "note": "x"}])",
+                            names));
+  }
+  RewriteOptions options;
+  options.column_names = names;
+  options.name_prefix = "mixed";
+  options.copy_row_group_bytes = 1;
+  auto result = RewriteFiles(*io_, {current[0], old, current[1], current[2]}, NewSchema(),
+                             location_, options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->files_copied, 3);
+  EXPECT_EQ(result->rows, 7);
+  ASSERT_EQ(result->files.size(), 2u);
+  std::map<std::string, std::vector<std::string>> ids;  // file → its ids in order
+  auto read_ids = [&](const RewriteResult& r) {
+    ids.clear();
+    for (const auto& f : r.files) {
+      auto table = Read(f.file_path);
+      EXPECT_EQ(table->num_rows(), f.record_count);
+      EXPECT_EQ(*io_->Size(f.file_path), f.file_size_in_bytes);
+      EXPECT_EQ(f.value_counts.at(1), f.record_count);
+      auto id = table->GetColumnByName("id")->chunk(0);
+      for (int64_t i = 0; i < id->length(); ++i) {
+        ids[f.file_path].push_back((*id->GetScalar(i))->ToString());
+      }
+    }
+  };
+  read_ids(*result);
+  const std::string copied = location_ + "/data/mixed-0.parquet";
+  EXPECT_EQ(ids[copied], (std::vector<std::string>{"10", "20", "11", "21", "12", "22"}));
+  EXPECT_EQ(ids[location_ + "/data/mixed-1.parquet"],
+            (std::vector<std::string>{"1"}));  // re-encoded from the old schema
+  // The copied file's bounds span its sources.
+  const auto& first =
+      result->files[0].file_path == copied ? result->files[0] : result->files[1];
+  EXPECT_EQ(first.lower_bounds.at(1), current[0].lower_bounds.at(1));
+  EXPECT_EQ(first.upper_bounds.at(1), current[2].upper_bounds.at(1));
+
+  // Past the target size, copies go on in a new file.
+  options.name_prefix = "small";
+  options.target_file_bytes = 1;
+  auto rolled = RewriteFiles(*io_, current, NewSchema(), location_, options);
+  ASSERT_TRUE(rolled.ok()) << rolled.status().ToString();
+  ASSERT_EQ(rolled->files.size(), 3u);
+  read_ids(*rolled);
+  EXPECT_EQ(ids[location_ + "/data/small-2.parquet"],
+            (std::vector<std::string>{"12", "22"}));
+
+  // Off: every file is decoded.
+  options.name_prefix = "decoded";
+  options.copy_row_group_bytes = 0;
+  auto decoded = RewriteFiles(*io_, current, NewSchema(), location_, options);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(decoded->files_copied, 0);
+}
+
 TEST_F(RewriteTest, RollsToANewFileAtTheTargetSize) {
   std::string rows = "[";
   for (int i = 0; i < 2000; ++i) {

@@ -435,6 +435,43 @@ struct DataFileWriter::Impl {
   Result<iceberg::DataFile> CloseImpl();
 };
 
+namespace {
+
+// The Parquet and Arrow writer properties every data file of Floe is written with.
+std::pair<std::shared_ptr<::parquet::WriterProperties>,
+          std::shared_ptr<::parquet::ArrowWriterProperties>>
+WriterPropertiesFor(const DataFileWriterOptions& options) {
+  ::parquet::WriterProperties::Builder props_builder;
+  props_builder.memory_pool(common::DataPool())
+      ->compression(::parquet::Compression::ZSTD)
+      ->compression_level(options.zstd_level)
+      ->max_row_group_length(options.max_row_group_rows)
+      ->data_pagesize(options.data_page_bytes)
+      ->dictionary_pagesize_limit(options.dictionary_page_bytes)
+      // Iceberg spec "Parquet": decimal(P<=9) INT32, (P<=18) INT64.
+      ->enable_store_decimal_as_integer();
+  for (const std::string& path : options.plain_columns)
+    props_builder.disable_dictionary(path);
+  // Field ids need no option: the schema conversion copies each Arrow field's
+  // PARQUET:field_id to the Thrift SchemaElement.field_id. No store_schema(): Iceberg
+  // readers use the Parquet schema and the ids, and ARROW:schema would duplicate it.
+  auto arrow_props = ::parquet::ArrowWriterProperties::Builder()
+                         .coerce_timestamps(::arrow::TimeUnit::MICRO)
+                         ->build();
+  return {props_builder.build(), std::move(arrow_props)};
+}
+
+}  // namespace
+
+Result<std::shared_ptr<::parquet::SchemaDescriptor>> ParquetSchemaOf(
+    const ::arrow::Schema& arrow_schema, const DataFileWriterOptions& options) {
+  auto [props, arrow_props] = WriterPropertiesFor(options);
+  std::shared_ptr<::parquet::SchemaDescriptor> descr;
+  FLOE_RETURN_NOT_OK(
+      ::parquet::arrow::ToParquetSchema(&arrow_schema, *props, *arrow_props, &descr));
+  return descr;
+}
+
 DataFileWriter::DataFileWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 DataFileWriter::~DataFileWriter() = default;
 
@@ -460,24 +497,7 @@ Result<std::unique_ptr<DataFileWriter>> DataFileWriter::Open(
         PlanField(*arrow_schema->field(i), schema.fields, "", false, {i}, &impl->leaves));
   }
 
-  ::parquet::WriterProperties::Builder props_builder;
-  props_builder.memory_pool(common::DataPool())
-      ->compression(::parquet::Compression::ZSTD)
-      ->compression_level(options.zstd_level)
-      ->max_row_group_length(options.max_row_group_rows)
-      ->data_pagesize(options.data_page_bytes)
-      ->dictionary_pagesize_limit(options.dictionary_page_bytes)
-      // Iceberg spec "Parquet": decimal(P<=9) INT32, (P<=18) INT64.
-      ->enable_store_decimal_as_integer();
-  for (const std::string& path : options.plain_columns)
-    props_builder.disable_dictionary(path);
-  auto props = props_builder.build();
-  // Field ids need no option: the schema conversion copies each Arrow field's
-  // PARQUET:field_id to the Thrift SchemaElement.field_id. No store_schema(): Iceberg
-  // readers use the Parquet schema and the ids, and ARROW:schema would duplicate it.
-  auto arrow_props = ::parquet::ArrowWriterProperties::Builder()
-                         .coerce_timestamps(::arrow::TimeUnit::MICRO)
-                         ->build();
+  auto [props, arrow_props] = WriterPropertiesFor(options);
 
   // The Parquet schema Arrow will write: map every leaf column to its field id from the
   // schema descriptor, the authority for what lands in the file.

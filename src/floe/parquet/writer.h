@@ -23,6 +23,9 @@ namespace io {
 class OutputStream;
 }  // namespace io
 }  // namespace arrow
+namespace parquet {
+class SchemaDescriptor;
+}  // namespace parquet
 
 namespace floe::parquet {
 
@@ -93,6 +96,12 @@ class DataFileWriter {
   explicit DataFileWriter(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// The Parquet schema a DataFileWriter with `options` writes for `arrow_schema` (its
+// field ids included): what a file must have for its row groups to be copied into one of
+// Floe's files unchanged (row_group_copy.h).
+Result<std::shared_ptr<::parquet::SchemaDescriptor>> ParquetSchemaOf(
+    const ::arrow::Schema& arrow_schema, const DataFileWriterOptions& options);
 
 // Footer key-value key holding the Iceberg schema JSON (ARCHITECTURE.md §3).
 inline constexpr const char* kIcebergSchemaKey = "iceberg.schema";

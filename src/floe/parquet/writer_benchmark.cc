@@ -20,6 +20,7 @@
 #include <random>
 #include <string>
 
+#include "floe/parquet/test_fields.h"
 #include "floe/parquet/writer.h"
 
 namespace {
@@ -36,13 +37,7 @@ using floe::iceberg::TypeId;
     }                                                       \
   } while (false)
 
-std::shared_ptr<::arrow::Field> F(const std::string& name,
-                                  std::shared_ptr<::arrow::DataType> type, bool nullable,
-                                  int id) {
-  return ::arrow::field(
-      name, std::move(type), nullable,
-      ::arrow::key_value_metadata({"PARQUET:field_id"}, {std::to_string(id)}));
-}
+using floe::parquet::testing::F;
 
 struct Input {
   floe::iceberg::Schema ice;

@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "floe/parquet/bounds.h"
+#include "floe/parquet/test_fields.h"
 
 namespace floe::parquet {
 namespace {
@@ -21,13 +22,7 @@ using iceberg::NestedField;
 using iceberg::Type;
 using iceberg::TypeId;
 
-std::shared_ptr<::arrow::Field> F(const std::string& name,
-                                  std::shared_ptr<::arrow::DataType> type, bool nullable,
-                                  int id) {
-  return ::arrow::field(
-      name, std::move(type), nullable,
-      ::arrow::key_value_metadata({"PARQUET:field_id"}, {std::to_string(id)}));
-}
+using ::floe::parquet::testing::F;
 
 std::shared_ptr<::arrow::Array> Json(const std::shared_ptr<::arrow::DataType>& type,
                                      const std::string& json) {

@@ -145,10 +145,12 @@ TEST_F(CommitterTest, SettingsPropertiesRoundTrip) {
   auto state = *committer_->CreateIfAbsent(ident_, schema_);
   EXPECT_EQ(CompactionSettingsOf(Current()), config::CompactionSettings{});
   EXPECT_EQ(TargetFileSizeOf(Current()), int64_t{128} << 20);
+  EXPECT_EQ(ZstdLevelOf(Current()), 1);
   config::TopicSettings topic;
   topic.target_file_size_bytes = 8 << 20;
+  topic.zstd_level = 6;
   topic.retention_ms = 86'400'000;
-  topic.compaction = {3, 1 << 20, 32 << 20, 0, "_kafka.timestamp desc"};
+  topic.compaction = {3, 1 << 20, 32 << 20, 0, "_kafka.timestamp desc", 0};
   CommitRequest req;
   req.ident = ident_;
   req.files = {FakeFile(state.location, 0)};
@@ -159,6 +161,7 @@ TEST_F(CommitterTest, SettingsPropertiesRoundTrip) {
   auto md = Current();
   EXPECT_EQ(CompactionSettingsOf(md), topic.compaction);
   EXPECT_EQ(TargetFileSizeOf(md), 8 << 20);
+  EXPECT_EQ(ZstdLevelOf(md), 6);
   EXPECT_EQ(md.properties.at(kRowRetentionProperty), "86400000");
 }
 

@@ -16,11 +16,14 @@ std::map<std::string, std::string> SettingsProperties(const config::TopicSetting
   return {
       {kRowRetentionProperty, std::to_string(s.retention_ms)},
       {kTargetFileSizeProperty, std::to_string(s.target_file_size_bytes)},
+      {kZstdLevelProperty, std::to_string(s.zstd_level)},
       {kCompactionMinInputFilesProperty, std::to_string(s.compaction.min_input_files)},
       {kCompactionSmallFileBytesProperty, std::to_string(s.compaction.small_file_bytes)},
       {kCompactionMaxInputBytesProperty, std::to_string(s.compaction.max_input_bytes)},
       {kCompactionMaxWaitMsProperty, std::to_string(s.compaction.max_wait_ms)},
       {kCompactionSortOrderProperty, s.compaction.sort_order},
+      {kCompactionCopyRowGroupBytesProperty,
+       std::to_string(s.compaction.copy_row_group_bytes)},
   };
 }
 
@@ -34,6 +37,8 @@ config::CompactionSettings CompactionSettingsOf(const iceberg::TableMetadata& md
   c.max_input_bytes =
       IntAtLeast(md, kCompactionMaxInputBytesProperty, 1, d.max_input_bytes);
   c.max_wait_ms = IntAtLeast(md, kCompactionMaxWaitMsProperty, 0, d.max_wait_ms);
+  c.copy_row_group_bytes =
+      IntAtLeast(md, kCompactionCopyRowGroupBytesProperty, 0, d.copy_row_group_bytes);
   auto order = md.properties.find(kCompactionSortOrderProperty);
   if (order != md.properties.end()) c.sort_order = order->second;
   return c;
@@ -41,6 +46,11 @@ config::CompactionSettings CompactionSettingsOf(const iceberg::TableMetadata& md
 
 int64_t TargetFileSizeOf(const iceberg::TableMetadata& md) {
   return IntAtLeast(md, kTargetFileSizeProperty, 1, int64_t{128} << 20);
+}
+
+int ZstdLevelOf(const iceberg::TableMetadata& md) {
+  const int64_t level = md.PropertyAsInt(kZstdLevelProperty, 1);
+  return level >= 1 && level <= 22 ? static_cast<int>(level) : 1;
 }
 
 }  // namespace floe::pipeline

@@ -20,6 +20,8 @@ namespace floe::pipeline {
 inline constexpr const char* kRowRetentionProperty = "floe.retention.ms";
 // target.file.size.bytes, under Iceberg's own name: compaction writes files near it.
 inline constexpr const char* kTargetFileSizeProperty = "write.target-file-size-bytes";
+// zstd.level, under Iceberg's own name: rewritten files are compressed at the same level.
+inline constexpr const char* kZstdLevelProperty = "write.parquet.compression-level";
 inline constexpr const char* kCompactionMinInputFilesProperty =
     "floe.compaction.min-input-files";
 inline constexpr const char* kCompactionSmallFileBytesProperty =
@@ -27,6 +29,8 @@ inline constexpr const char* kCompactionSmallFileBytesProperty =
 inline constexpr const char* kCompactionMaxInputBytesProperty =
     "floe.compaction.max-input-bytes";
 inline constexpr const char* kCompactionMaxWaitMsProperty = "floe.compaction.max-wait-ms";
+inline constexpr const char* kCompactionCopyRowGroupBytesProperty =
+    "floe.compaction.copy-row-group-bytes";
 // compaction.sort.order's text ("" = unsorted); maintenance/sort_order.h resolves it.
 inline constexpr const char* kCompactionSortOrderProperty = "floe.compaction.sort-order";
 
@@ -39,5 +43,7 @@ std::map<std::string, std::string> SettingsProperties(
 config::CompactionSettings CompactionSettingsOf(const iceberg::TableMetadata& metadata);
 // write.target-file-size-bytes, else 128 MiB.
 int64_t TargetFileSizeOf(const iceberg::TableMetadata& metadata);
+// write.parquet.compression-level when 1..22, else 1 (zstd.level's default).
+int ZstdLevelOf(const iceberg::TableMetadata& metadata);
 
 }  // namespace floe::pipeline

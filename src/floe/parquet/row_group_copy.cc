@@ -1,0 +1,318 @@
+#include "floe/parquet/row_group_copy.h"
+
+#include <arrow/buffer.h>
+#include <arrow/io/interfaces.h>
+#include <arrow/util/key_value_metadata.h>
+#include <parquet/exception.h>
+#include <parquet/file_writer.h>
+#include <parquet/metadata.h>
+#include <parquet/properties.h>
+#include <parquet/schema.h>
+#include <parquet/statistics.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "floe/parquet/bounds.h"
+
+namespace floe::parquet {
+namespace {
+
+constexpr int64_t kCopyChunkBytes = int64_t{4} << 20;
+constexpr char kMagic[] = "PAR1";
+
+// Where a column chunk's bytes begin: its dictionary page when it has one.
+int64_t ChunkStart(const ::parquet::ColumnChunkMetaData& cc) {
+  if (cc.has_dictionary_page() && cc.dictionary_page_offset() > 0) {
+    return std::min(cc.dictionary_page_offset(), cc.data_page_offset());
+  }
+  return cc.data_page_offset();
+}
+
+// Whether a column holds no value a bound could describe (only nulls, or NaN).
+bool NoBoundedValues(const iceberg::DataFile& f, int id) {
+  auto v = f.value_counts.find(id);
+  auto n = f.null_value_counts.find(id);
+  if (v == f.value_counts.end() || n == f.null_value_counts.end()) return false;
+  auto nan = f.nan_value_counts.find(id);
+  return v->second == n->second + (nan == f.nan_value_counts.end() ? 0 : nan->second);
+}
+
+// Counts known in both, added up.
+void AddCounts(std::map<int, int64_t>* acc, const std::map<int, int64_t>& in) {
+  for (auto it = acc->begin(); it != acc->end();) {
+    auto other = in.find(it->first);
+    if (other == in.end()) {
+      it = acc->erase(it);
+    } else {
+      it->second += other->second;
+      ++it;
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RowGroupCopier>> RowGroupCopier::Open(
+    std::shared_ptr<::arrow::io::OutputStream> out, std::string file_uri,
+    const ::arrow::Schema& arrow_schema, const iceberg::Schema& schema,
+    std::string iceberg_schema_json, const DataFileWriterOptions& options) {
+  std::unique_ptr<RowGroupCopier> c(new RowGroupCopier());
+  c->out_ = std::move(out);
+  c->file_uri_ = std::move(file_uri);
+  c->schema_ = schema;
+  c->schema_json_ = std::move(iceberg_schema_json);
+  FLOE_ASSIGN_OR_RAISE(c->descr_, ParquetSchemaOf(arrow_schema, options));
+  // The footer records each chunk's codec from these properties: zstd, as Floe writes
+  // (Refusal() takes no other).
+  c->builder_ = ::parquet::FileMetaDataBuilder::Make(
+      c->descr_.get(), ::parquet::WriterProperties::Builder()
+                           .compression(::parquet::Compression::ZSTD)
+                           ->build());
+  c->metrics_.file_path = c->file_uri_;
+  Status st = c->out_->Write(kMagic, 4);
+  if (!st.ok()) return WithContext(st, "writing data file " + c->file_uri_);
+  c->position_ = 4;
+  return c;
+}
+
+RowGroupCopier::~RowGroupCopier() {
+  if (!closed_ && out_) (void)out_->Abort();
+}
+
+namespace {
+
+std::string RefusalOf(const ::parquet::SchemaDescriptor& target,
+                      const ::parquet::FileMetaData& footer) {
+  if (footer.is_encryption_algorithm_set()) return "it is encrypted";
+  const ::parquet::SchemaDescriptor& theirs = *footer.schema();
+  if (!theirs.Equals(target)) {
+    return "its Parquet schema is not the table's current one";
+  }
+  for (int i = 0; i < target.num_columns(); ++i) {
+    if (theirs.Column(i)->schema_node()->field_id() !=
+        target.Column(i)->schema_node()->field_id()) {
+      return "its field ids are not the table's current ones";
+    }
+  }
+  for (int r = 0; r < footer.num_row_groups(); ++r) {
+    auto rg = footer.RowGroup(r);
+    for (int c = 0; c < rg->num_columns(); ++c) {
+      auto cc = rg->ColumnChunk(c);
+      // The encodings of the new footer are rebuilt from these.
+      if (cc->encoding_stats().empty()) return "it records no page encoding statistics";
+      if (cc->crypto_metadata() != nullptr) return "a column is encrypted";
+      if (cc->compression() != ::parquet::Compression::ZSTD) {
+        return "column " + target.Column(c)->path()->ToDotString() +
+               " is not zstd-compressed";
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string CopyRefusal(const ::parquet::SchemaDescriptor& target,
+                        const ::parquet::FileMetaData& footer) {
+  try {
+    return RefusalOf(target, footer);
+  } catch (const std::exception& e) {  // ::parquet::ParquetException from the footer
+    return std::string("its footer cannot be read: ") + e.what();
+  }
+}
+
+std::string RowGroupCopier::Refusal(const ::parquet::FileMetaData& footer) const {
+  return CopyRefusal(*descr_, footer);
+}
+
+Status RowGroupCopier::CopyBytes(::arrow::io::RandomAccessFile& in, int64_t from,
+                                 int64_t length, const std::string& uri) {
+  while (length > 0) {
+    const int64_t n = std::min(length, kCopyChunkBytes);
+    auto chunk = in.ReadAt(from, n);
+    if (!chunk.ok()) return WithContext(chunk.status(), "reading data file " + uri);
+    if ((*chunk)->size() != n) {
+      return InvalidInput(uri + ": ends at byte " +
+                          std::to_string(from + (*chunk)->size()) +
+                          " inside a row group its footer places up to byte " +
+                          std::to_string(from + length));
+    }
+    Status st = out_->Write(*chunk);
+    if (!st.ok()) return WithContext(st, "writing data file " + file_uri_);
+    position_ += n;
+    from += n;
+    length -= n;
+  }
+  return Status::OK();
+}
+
+Status RowGroupCopier::Append(::arrow::io::RandomAccessFile& in,
+                              const ::parquet::FileMetaData& footer,
+                              const iceberg::DataFile& metrics, const std::string& uri) {
+  FLOE_RETURN_NOT_OK(broken_);
+  if (closed_) return Internal("row-group copier for " + file_uri_ + ": closed");
+  Status st;
+  try {
+    st = AppendRowGroups(in, footer, metrics, uri);
+  } catch (const std::exception& e) {  // ::parquet::ParquetException from the footer
+    st = InvalidInput(uri + ": " + e.what());
+  }
+  if (!st.ok()) broken_ = st;
+  return st;
+}
+
+Status RowGroupCopier::AppendRowGroups(::arrow::io::RandomAccessFile& in,
+                                       const ::parquet::FileMetaData& footer,
+                                       const iceberg::DataFile& metrics,
+                                       const std::string& uri) {
+  const std::string refusal = Refusal(footer);
+  if (!refusal.empty()) {
+    return InvalidInput(uri + ": its row groups cannot be copied: " + refusal);
+  }
+  {
+    FLOE_ASSIGN_OR_RAISE(const int64_t size, in.GetSize());
+    // Row groups lie between the leading magic and the footer.
+    const int64_t data_end = size - 8 - static_cast<int64_t>(footer.size());
+    int64_t rows = 0;
+    for (int r = 0; r < footer.num_row_groups(); ++r) {
+      auto rg = footer.RowGroup(r);
+      const int n = rg->num_columns();
+      if (n == 0) continue;
+      const int64_t start = ChunkStart(*rg->ColumnChunk(0));
+      int64_t end = start;
+      for (int c = 0; c < n; ++c) {
+        auto cc = rg->ColumnChunk(c);
+        if (ChunkStart(*cc) != end || cc->total_compressed_size() < 0) {
+          return InvalidInput(uri + ": row group " + std::to_string(r) +
+                              " does not hold its column chunks back to back");
+        }
+        end += cc->total_compressed_size();
+      }
+      if (start < 4 || end > data_end) {
+        return InvalidInput(uri + ": row group " + std::to_string(r) + " spans bytes " +
+                            std::to_string(start) + ".." + std::to_string(end) +
+                            ", outside the file's data (4.." + std::to_string(data_end) +
+                            ")");
+      }
+      const int64_t placed = position_;
+      FLOE_RETURN_NOT_OK(CopyBytes(in, start, end - start, uri));
+      const int64_t shift = placed - start;
+      ::parquet::RowGroupMetaDataBuilder* out_rg = builder_->AppendRowGroup();
+      out_rg->set_num_rows(rg->num_rows());
+      for (int c = 0; c < n; ++c) {
+        auto cc = rg->ColumnChunk(c);
+        ::parquet::ColumnChunkMetaDataBuilder* out_cc = out_rg->NextColumnChunk();
+        if (cc->is_stats_set()) out_cc->SetStatistics(*cc->encoded_statistics());
+        if (auto sizes = cc->size_statistics()) out_cc->SetSizeStatistics(*sizes);
+        std::map<::parquet::Encoding::type, int32_t> dict_pages, data_pages;
+        bool plain_data = false;
+        for (const auto& s : cc->encoding_stats()) {
+          if (s.page_type == ::parquet::PageType::DICTIONARY_PAGE) {
+            dict_pages[s.encoding] += s.count;
+          } else if (s.page_type == ::parquet::PageType::DATA_PAGE ||
+                     s.page_type == ::parquet::PageType::DATA_PAGE_V2) {
+            data_pages[s.encoding] += s.count;
+            plain_data = plain_data || s.encoding == ::parquet::Encoding::PLAIN;
+          }
+        }
+        const bool dict = cc->has_dictionary_page() && cc->dictionary_page_offset() > 0;
+        out_cc->Finish(cc->num_values(), dict ? cc->dictionary_page_offset() + shift : 0,
+                       /*index_page_offset=*/-1, cc->data_page_offset() + shift,
+                       cc->total_compressed_size(), cc->total_uncompressed_size(), dict,
+                       /*dictionary_fallback=*/dict && plain_data, dict_pages,
+                       data_pages);
+      }
+      out_rg->Finish(rg->total_byte_size(), row_groups_++);
+      split_offsets_.push_back(placed);
+      rows += rg->num_rows();
+    }
+    if (rows != metrics.record_count) {
+      return InvalidInput(uri + ": its footer holds " + std::to_string(rows) +
+                          " rows, its manifest entry " +
+                          std::to_string(metrics.record_count));
+    }
+    rows_ += rows;
+    MergeMetrics(metrics);
+    return Status::OK();
+  }
+}
+
+void RowGroupCopier::MergeMetrics(const iceberg::DataFile& in) {
+  iceberg::DataFile& acc = metrics_;
+  if (!merged_any_) {
+    acc.value_counts = in.value_counts;
+    acc.null_value_counts = in.null_value_counts;
+    acc.nan_value_counts = in.nan_value_counts;
+    acc.lower_bounds = in.lower_bounds;
+    acc.upper_bounds = in.upper_bounds;
+    merged_any_ = true;
+    return;
+  }
+  // Bounds first: whether a side held any bounded value is judged on its counts.
+  auto merge = [&](std::map<int, std::string>* mine,
+                   const std::map<int, std::string>& theirs, int keep_sign) {
+    std::set<int> ids;
+    for (const auto& [id, v] : *mine) ids.insert(id);
+    for (const auto& [id, v] : theirs) ids.insert(id);
+    std::map<int, std::string> out;
+    for (int id : ids) {
+      auto a = mine->find(id);
+      auto b = theirs.find(id);
+      if (a != mine->end() && b != theirs.end()) {
+        const iceberg::NestedField* field = schema_.FindField(id);
+        if (field == nullptr || !field->type->is_primitive()) continue;
+        const int cmp = CompareBounds(field->type->id, b->second, a->second);
+        out[id] = keep_sign * cmp < 0 ? b->second : a->second;
+      } else if (a != mine->end()) {
+        if (NoBoundedValues(in, id)) out[id] = a->second;
+      } else if (NoBoundedValues(acc, id)) {
+        out[id] = b->second;
+      }
+    }
+    *mine = std::move(out);
+  };
+  merge(&acc.lower_bounds, in.lower_bounds, +1);
+  merge(&acc.upper_bounds, in.upper_bounds, -1);
+  AddCounts(&acc.value_counts, in.value_counts);
+  AddCounts(&acc.null_value_counts, in.null_value_counts);
+  AddCounts(&acc.nan_value_counts, in.nan_value_counts);
+}
+
+Result<iceberg::DataFile> RowGroupCopier::Close() {
+  FLOE_RETURN_NOT_OK(broken_);
+  if (closed_) return Internal("row-group copier for " + file_uri_ + ": closed");
+  closed_ = true;
+  std::shared_ptr<::parquet::FileMetaData> footer;
+  try {
+    footer = builder_->Finish(
+        ::arrow::key_value_metadata({kIcebergSchemaKey}, {schema_json_}));
+    ::parquet::WriteFileMetaData(*footer, out_.get());
+  } catch (const std::exception& e) {  // ::parquet::ParquetException
+    (void)out_->Abort();
+    return Internal("writing the footer of " + file_uri_ + ": " + e.what());
+  }
+  auto size = out_->Tell();
+  Status st = size.ok() ? out_->Close() : size.status();
+  if (!st.ok()) {
+    (void)out_->Abort();
+    return WithContext(st, "closing data file " + file_uri_);
+  }
+  iceberg::DataFile df = std::move(metrics_);
+  df.file_path = file_uri_;
+  df.file_format = "PARQUET";
+  df.record_count = rows_;
+  df.file_size_in_bytes = *size;
+  df.split_offsets = split_offsets_;
+  for (int r = 0; r < footer->num_row_groups(); ++r) {
+    auto rg = footer->RowGroup(r);
+    for (int c = 0; c < rg->num_columns(); ++c) {
+      const int id = descr_->Column(c)->schema_node()->field_id();
+      df.column_sizes[id] += rg->ColumnChunk(c)->total_compressed_size();
+    }
+  }
+  return df;
+}
+
+}  // namespace floe::parquet
