@@ -15,7 +15,7 @@ unit_failed=$(sed -E 's/.*tests passed, ([0-9]+) tests failed.*/\1/' <<<"$unit_l
 rm -f /tmp/floe-ctest.$$
 t1=$(date +%s)
 echo "[test] unit tests: ${unit_total:-0} run, ${unit_failed:-?} failed in $((t1 - t0)) s"
-.venv/bin/python -m pytest -q -p no:cacheprovider tests/integration 2>&1 | tee /tmp/floe-pytest.$$
+.venv/bin/python -m pytest -q -p no:cacheprovider --durations=30 tests/integration 2>&1 | tee /tmp/floe-pytest.$$
 py_rc=${PIPESTATUS[0]}
 py_line=$(tail -n 1 /tmp/floe-pytest.$$)
 rm -f /tmp/floe-pytest.$$

@@ -10,6 +10,7 @@ import collections
 import json
 import pathlib
 import random
+import threading
 import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -96,6 +97,31 @@ def crash_and_kill(run: FloeRun, bootstrap: str, ser, topic: str, partitions: in
     return produced
 
 
+class SteadyLoad:
+    """`per_second` records a second (produce_events, seq from 0) from a thread of its own,
+    up to `limit`, until stop(); `produced` counts them."""
+
+    def __init__(self, bootstrap, ser, topic: str, partitions: int, per_second: int = 2_000,
+                 limit: int = 200_000):
+        self.produced = 0
+        self._stop = threading.Event()
+
+        def load():
+            while not self._stop.is_set() and self.produced < limit:
+                t0 = time.monotonic()
+                produce_events(bootstrap, ser, topic, self.produced, per_second, partitions)
+                self.produced += per_second
+                time.sleep(max(0.0, 1.0 - (time.monotonic() - t0)))
+
+        self._thread = threading.Thread(target=load, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.produced
+
+
 def committed_records(bootstrap, topic) -> collections.Counter:
     """(partition, offset, seq) of every committed record, read with read_committed."""
     out = collections.Counter()
@@ -127,9 +153,12 @@ def committed_messages(bootstrap, topic):
     return out
 
 
-def table_records(run: FloeRun, table: str) -> collections.Counter:
+def table_records(run: FloeRun, table: str, catalog=None) -> collections.Counter:
+    """(partition, offset, seq) of every row of the table, read by pyiceberg through
+    `catalog` (default: a SqlCatalog on the run's SQLite file)."""
     from pyiceberg.catalog.sql import SqlCatalog
-    cat = SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}", warehouse=f"file://{run.warehouse}")
+    cat = catalog or SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}",
+                                warehouse=f"file://{run.warehouse}")
     t = cat.load_table(f"kafka.{table}")
     arrow = t.scan(selected_fields=("seq", "payload", "_kafka")).to_arrow()
     out = collections.Counter()

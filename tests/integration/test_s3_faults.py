@@ -14,7 +14,6 @@ from __future__ import annotations
 import collections
 import random
 import re
-import threading
 import time
 
 import pyarrow as pa
@@ -22,7 +21,7 @@ import pyarrow.fs as pafs
 
 from harness.floe import FloeRun, default_table_name
 from harness.s3_proxy import Rule, S3FaultProxy
-from test_exactly_once import committed_records, produce_events, serializer
+from test_exactly_once import SteadyLoad, committed_records, produce_events, serializer
 from test_s3_warehouse import s3, s3_table_records, wait_delta  # noqa: F401
 
 BOTH = {"formats": ["iceberg", "delta"]}
@@ -123,19 +122,8 @@ def test_s3_outage_of_60s_under_load_loses_nothing(kafka_broker, registry, tmp_p
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **BOTH}],
                   defaults={"commit.interval.ms": 1000}, extra=extra, s3=s3)
     run.start()
-    # Steady load: 2,000 records a second for 100 s, from another thread.
-    stop = threading.Event()
-    produced = [0]
-
-    def load():
-        while not stop.is_set() and produced[0] < 200_000:
-            t0 = time.monotonic()
-            produce_events(kafka_broker.bootstrap, ser, topic, produced[0], 2_000, partitions)
-            produced[0] += 2_000
-            time.sleep(max(0.0, 1.0 - (time.monotonic() - t0)))
-
-    producer = threading.Thread(target=load, daemon=True)
-    producer.start()
+    # Steady load: 2,000 records a second, from another thread.
+    load = SteadyLoad(kafka_broker.bootstrap, ser, topic, partitions)
     time.sleep(15)
     rss = [rss_mib(run.proc.pid)]
     before = rss[0]
@@ -147,8 +135,7 @@ def test_s3_outage_of_60s_under_load_loses_nothing(kafka_broker, registry, tmp_p
         time.sleep(1)
     proxy.down(False)
     time.sleep(15)
-    stop.set()
-    producer.join()
+    produced = load.stop()
     hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
     run.wait_for_positions(table, topic, hwm, timeout=300)
     wait_delta(run, s3, table, topic, hwm)
@@ -161,7 +148,7 @@ def test_s3_outage_of_60s_under_load_loses_nothing(kafka_broker, registry, tmp_p
     assert max(rss) < before + 64, (before, max(rss))
     assert max(rss) < 192, max(rss)
     want = committed_records(kafka_broker.bootstrap, topic)
-    assert sum(want.values()) == produced[0]
+    assert sum(want.values()) == produced
     assert s3_table_records(run, s3, table) == want
 
 

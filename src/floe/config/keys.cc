@@ -523,7 +523,9 @@ std::vector<KeyInfo> MakeKeys() {
        .description =
            "zstd level of the Parquet data files: higher levels spend more CPU for "
            "smaller files. On the W1 benchmark level 3 cost 16% more CPU than 1 for "
-           "files 3% larger; on W4 the two measured the same (README, \"Performance\").",
+           "files 3% larger; on W4 the two measured the same (README, \"Performance\"). "
+           "Recorded as the Iceberg table property `write.parquet.compression-level`, "
+           "which compaction (and other Iceberg writers) follow.",
        .per_topic = true});
   add({.section = "defaults",
        .name = "dictionary.page.size.bytes",

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <set>
 
 #include "floe/common/util.h"
 #include "floe/iceberg/schema_json.h"
@@ -312,12 +313,48 @@ class Rewriter {
   Result<RewriteResult> Finish() {
     FLOE_RETURN_NOT_OK(FlushSorted());
     FLOE_RETURN_NOT_OK(CloseFile());
+    FLOE_RETURN_NOT_OK(FoldSmallEncodedFiles());
     FLOE_RETURN_NOT_OK(CloseCopy());
     done_ = true;
     return std::move(result_);
   }
 
  private:
+  // A re-encoded file whose row groups are below copy_row_group_bytes would be decoded
+  // again by every later compaction (it stays small when little needed re-encoding, such
+  // as a topic's first, partial commit): it joins the open copied file instead, its row
+  // groups copied, and is deleted (nothing references it yet).
+  Status FoldSmallEncodedFiles() {
+    if (!copier_) return Status::OK();
+    for (auto it = result_.files.begin(); it != result_.files.end();) {
+      const iceberg::DataFile& f = *it;
+      if (!encoded_.count(f.file_path) || f.record_count == 0 ||
+          copier_->bytes_written() + f.file_size_in_bytes > options_.target_file_bytes) {
+        ++it;
+        continue;
+      }
+      FLOE_ASSIGN_OR_RAISE(auto file, io_.OpenInputFile(f.file_path));
+      std::shared_ptr<::parquet::FileMetaData> footer;
+      try {
+        footer = ::parquet::ReadMetaData(file);
+      } catch (const std::exception& e) {  // ::parquet::ParquetException
+        return InvalidInput("reading data file " + f.file_path + ": " + e.what());
+      }
+      const bool small_row_groups =
+          footer->num_row_groups() > 0 &&
+          f.file_size_in_bytes / footer->num_row_groups() < options_.copy_row_group_bytes;
+      if (!small_row_groups ||
+          !parquet::CopyRefusal(*copy_schema_, *footer, f.file_size_in_bytes).empty()) {
+        ++it;
+        continue;
+      }
+      FLOE_RETURN_NOT_OK(copier_->Append(*file, *footer, f, f.file_path));
+      (void)io_.Delete(f.file_path);
+      it = result_.files.erase(it);
+    }
+    return Status::OK();
+  }
+
   // Whether `input`'s row groups go into the new files as they are: it needs no sorting,
   // filtering or conversion (its Parquet schema is the current one) and its row groups
   // are large enough to keep.
@@ -329,7 +366,7 @@ class Rewriter {
     if (input.file_size_in_bytes / footer.num_row_groups() <
         options_.copy_row_group_bytes)
       return false;
-    return parquet::CopyRefusal(*copy_schema_, footer).empty();
+    return parquet::CopyRefusal(*copy_schema_, footer, input.file_size_in_bytes).empty();
   }
 
   Status Copy(::arrow::io::RandomAccessFile& file, const ::parquet::FileMetaData& footer,
@@ -542,6 +579,7 @@ class Rewriter {
     if (!closed.ok())
       return WithContext(closed.status(), "closing data file " + open_uri_);
     if (!sort_keys_.empty()) closed->sort_order_id = options_.sort_order.order_id;
+    encoded_.insert(open_uri_);
     result_.files.push_back(std::move(*closed));
     return Status::OK();
   }
@@ -568,6 +606,7 @@ class Rewriter {
   int64_t buffered_bytes_ = 0;
   std::unique_ptr<parquet::DataFileWriter> writer_;
   std::string open_uri_;
+  std::set<std::string> encoded_;  // the files written by writer_, closed
   std::shared_ptr<::parquet::SchemaDescriptor> copy_schema_;  // a copyable file's
   std::unique_ptr<parquet::RowGroupCopier> copier_;
   std::string copy_uri_;

@@ -6,7 +6,8 @@
 // precision) is converted. The new files carry the current field ids, the table's
 // Parquet column names (floe.parquet.column-names: a renamed field keeps its column, as
 // Delta's column mapping reads it) and their Iceberg metrics, like every file Floe
-// writes. Rows keep their order, file after file, unless a sort order is given.
+// writes. Rows keep their order within each new file, in the inputs' order, unless a
+// sort order is given (copied inputs go to files of their own, below).
 //
 // A file whose row groups are large (copy_row_group_bytes) and already in the current
 // Parquet schema, with nothing to sort or drop, is not decoded: its row groups are copied

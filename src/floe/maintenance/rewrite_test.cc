@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "floe/iceberg/schema_json.h"
+#include "floe/parquet/bounds.h"
 #include "floe/parquet/writer.h"
 #include "floe/schema/arrow.h"
 #include "floe/storage/file_io.h"
@@ -208,23 +209,37 @@ TEST_F(RewriteTest, FilesInTheCurrentSchemaAreCopiedByRowGroupOthersReencoded) {
   const std::map<int, std::string> names = {{2, "name"}};
   auto old = Write(OldSchema(), "old.parquet", R"([{"id": 1, "name": "ann"}])");
   std::vector<iceberg::DataFile> current;
+  // Notes of 4,000 letters that compress poorly: the current files' row groups are larger
+  // than the re-encoded old file's.
+  uint32_t seed = 7;
+  std::string note;
+  for (int k = 0; k < 4000; ++k) {
+    seed = seed * 1103515245u + 12345u;
+    note += static_cast<char>('a' + (seed >> 16) % 26);
+  }
   for (int i = 0; i < 3; ++i) {
     current.push_back(Write(NewSchema(), "new" + std::to_string(i) + ".parquet",
                             R"([{"id": )" + std::to_string(10 + i) + R"(, "name": "n"},
                                 {"id": )" +
-                                std::to_string(20 + i) + R"(, "note": "x"}])",
+                                std::to_string(20 + i) + R"(, "note": ")" + note +
+                                R"("}])",
                             names));
   }
   RewriteOptions options;
   options.column_names = names;
   options.name_prefix = "mixed";
-  options.copy_row_group_bytes = 1;
+  // Copied: the current files; the old file is decoded, and its file is below this.
+  options.copy_row_group_bytes =
+      std::min({current[0].file_size_in_bytes, current[1].file_size_in_bytes,
+                current[2].file_size_in_bytes});
   auto result = RewriteFiles(*io_, {current[0], old, current[1], current[2]}, NewSchema(),
                              location_, options);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_EQ(result->files_copied, 3);
   EXPECT_EQ(result->rows, 7);
-  ASSERT_EQ(result->files.size(), 2u);
+  // The old file's row, re-encoded into a file too small to stand alone, joins the
+  // copied file: one file.
+  ASSERT_EQ(result->files.size(), 1u);
   std::map<std::string, std::vector<std::string>> ids;  // file → its ids in order
   auto read_ids = [&](const RewriteResult& r) {
     ids.clear();
@@ -241,14 +256,12 @@ TEST_F(RewriteTest, FilesInTheCurrentSchemaAreCopiedByRowGroupOthersReencoded) {
   };
   read_ids(*result);
   const std::string copied = location_ + "/data/mixed-0.parquet";
-  EXPECT_EQ(ids[copied], (std::vector<std::string>{"10", "20", "11", "21", "12", "22"}));
-  EXPECT_EQ(ids[location_ + "/data/mixed-1.parquet"],
-            (std::vector<std::string>{"1"}));  // re-encoded from the old schema
+  EXPECT_EQ(ids[copied],
+            (std::vector<std::string>{"10", "20", "11", "21", "12", "22", "1"}));
+  EXPECT_FALSE(*io_->Exists(location_ + "/data/mixed-1.parquet"));  // folded, deleted
   // The copied file's bounds span its sources.
-  const auto& first =
-      result->files[0].file_path == copied ? result->files[0] : result->files[1];
-  EXPECT_EQ(first.lower_bounds.at(1), current[0].lower_bounds.at(1));
-  EXPECT_EQ(first.upper_bounds.at(1), current[2].upper_bounds.at(1));
+  EXPECT_EQ(result->files[0].lower_bounds.at(1), parquet::EncodeLong(1));
+  EXPECT_EQ(result->files[0].upper_bounds.at(1), current[2].upper_bounds.at(1));
 
   // Past the target size, copies go on in a new file.
   options.name_prefix = "small";

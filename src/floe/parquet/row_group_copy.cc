@@ -5,7 +5,9 @@
 #include <arrow/util/key_value_metadata.h>
 #include <parquet/exception.h>
 #include <parquet/file_writer.h>
+#include <parquet/index_location.h>
 #include <parquet/metadata.h>
+#include <parquet/page_index.h>
 #include <parquet/properties.h>
 #include <parquet/schema.h>
 #include <parquet/statistics.h>
@@ -83,31 +85,68 @@ RowGroupCopier::~RowGroupCopier() {
 
 namespace {
 
-std::string RefusalOf(const ::parquet::SchemaDescriptor& target,
-                      const ::parquet::FileMetaData& footer) {
-  if (footer.is_encryption_algorithm_set()) return "it is encrypted";
-  const ::parquet::SchemaDescriptor& theirs = *footer.schema();
-  if (!theirs.Equals(target)) {
-    return "its Parquet schema is not the table's current one";
-  }
-  for (int i = 0; i < target.num_columns(); ++i) {
-    if (theirs.Column(i)->schema_node()->field_id() !=
-        target.Column(i)->schema_node()->field_id()) {
-      return "its field ids are not the table's current ones";
+// The byte range [start, end) of row group `r`'s column chunks, when they lie back to
+// back inside the file's data (between the leading magic and `data_end`); else why not.
+std::string RowGroupRange(const ::parquet::RowGroupMetaData& rg, int r, int64_t data_end,
+                          int64_t* start, int64_t* end) {
+  *start = ChunkStart(*rg.ColumnChunk(0));
+  *end = *start;
+  for (int c = 0; c < rg.num_columns(); ++c) {
+    auto cc = rg.ColumnChunk(c);
+    if (ChunkStart(*cc) != *end || cc->total_compressed_size() < 0) {
+      return "row group " + std::to_string(r) +
+             " does not hold its column chunks back to back";
     }
+    *end += cc->total_compressed_size();
   }
+  if (*start < 4 || *end > data_end) {
+    return "row group " + std::to_string(r) + " spans bytes " + std::to_string(*start) +
+           ".." + std::to_string(*end) + ", outside the file's data (4.." +
+           std::to_string(data_end) + ")";
+  }
+  return "";
+}
+
+// Where a file's row groups end: before its footer, its length and the closing magic.
+int64_t DataEnd(const ::parquet::FileMetaData& footer, int64_t file_size) {
+  return file_size - 8 - static_cast<int64_t>(footer.size());
+}
+
+std::string RefusalOf(const ::parquet::SchemaDescriptor& target,
+                      const ::parquet::FileMetaData& footer, int64_t file_size) {
+  if (footer.is_encryption_algorithm_set()) return "it is encrypted";
+  // Another writer's quirks (which readers recognize by created_by) would be attributed
+  // to Arrow's writer under the new footer.
+  if (footer.writer_version().application_ != "parquet-cpp-arrow") {
+    return "it was written by " + footer.created_by() + ", not Arrow's Parquet writer";
+  }
+  const ::parquet::SchemaDescriptor& theirs = *footer.schema();
+  // Equals compares the leaves' names, types, repetitions, levels and field ids.
+  if (!theirs.Equals(target)) return "its Parquet schema is not the table's current one";
   for (int r = 0; r < footer.num_row_groups(); ++r) {
     auto rg = footer.RowGroup(r);
+    if (rg->num_columns() != target.num_columns()) {
+      return "row group " + std::to_string(r) + " has " +
+             std::to_string(rg->num_columns()) + " columns, not " +
+             std::to_string(target.num_columns());
+    }
     for (int c = 0; c < rg->num_columns(); ++c) {
       auto cc = rg->ColumnChunk(c);
-      // The encodings of the new footer are rebuilt from these.
+      // The encodings of the new footer are rebuilt from these, as version 1 data pages.
       if (cc->encoding_stats().empty()) return "it records no page encoding statistics";
+      for (const auto& s : cc->encoding_stats()) {
+        if (s.page_type == ::parquet::PageType::DATA_PAGE_V2)
+          return "it has v2 data pages";
+      }
       if (cc->crypto_metadata() != nullptr) return "a column is encrypted";
       if (cc->compression() != ::parquet::Compression::ZSTD) {
         return "column " + target.Column(c)->path()->ToDotString() +
                " is not zstd-compressed";
       }
     }
+    int64_t start = 0, end = 0;
+    std::string bad = RowGroupRange(*rg, r, DataEnd(footer, file_size), &start, &end);
+    if (!bad.empty()) return bad;
   }
   return "";
 }
@@ -115,16 +154,17 @@ std::string RefusalOf(const ::parquet::SchemaDescriptor& target,
 }  // namespace
 
 std::string CopyRefusal(const ::parquet::SchemaDescriptor& target,
-                        const ::parquet::FileMetaData& footer) {
+                        const ::parquet::FileMetaData& footer, int64_t file_size) {
   try {
-    return RefusalOf(target, footer);
+    return RefusalOf(target, footer, file_size);
   } catch (const std::exception& e) {  // ::parquet::ParquetException from the footer
     return std::string("its footer cannot be read: ") + e.what();
   }
 }
 
-std::string RowGroupCopier::Refusal(const ::parquet::FileMetaData& footer) const {
-  return CopyRefusal(*descr_, footer);
+std::string RowGroupCopier::Refusal(const ::parquet::FileMetaData& footer,
+                                    int64_t file_size) const {
+  return CopyRefusal(*descr_, footer, file_size);
 }
 
 Status RowGroupCopier::CopyBytes(::arrow::io::RandomAccessFile& in, int64_t from,
@@ -167,35 +207,23 @@ Status RowGroupCopier::AppendRowGroups(::arrow::io::RandomAccessFile& in,
                                        const ::parquet::FileMetaData& footer,
                                        const iceberg::DataFile& metrics,
                                        const std::string& uri) {
-  const std::string refusal = Refusal(footer);
+  FLOE_ASSIGN_OR_RAISE(const int64_t size, in.GetSize());
+  const std::string refusal = Refusal(footer, size);
   if (!refusal.empty()) {
     return InvalidInput(uri + ": its row groups cannot be copied: " + refusal);
   }
+  if (footer.num_rows() != metrics.record_count) {
+    return InvalidInput(uri + ": its footer holds " + std::to_string(footer.num_rows()) +
+                        " rows, its manifest entry " +
+                        std::to_string(metrics.record_count));
+  }
   {
-    FLOE_ASSIGN_OR_RAISE(const int64_t size, in.GetSize());
-    // Row groups lie between the leading magic and the footer.
-    const int64_t data_end = size - 8 - static_cast<int64_t>(footer.size());
     int64_t rows = 0;
     for (int r = 0; r < footer.num_row_groups(); ++r) {
       auto rg = footer.RowGroup(r);
       const int n = rg->num_columns();
-      if (n == 0) continue;
-      const int64_t start = ChunkStart(*rg->ColumnChunk(0));
-      int64_t end = start;
-      for (int c = 0; c < n; ++c) {
-        auto cc = rg->ColumnChunk(c);
-        if (ChunkStart(*cc) != end || cc->total_compressed_size() < 0) {
-          return InvalidInput(uri + ": row group " + std::to_string(r) +
-                              " does not hold its column chunks back to back");
-        }
-        end += cc->total_compressed_size();
-      }
-      if (start < 4 || end > data_end) {
-        return InvalidInput(uri + ": row group " + std::to_string(r) + " spans bytes " +
-                            std::to_string(start) + ".." + std::to_string(end) +
-                            ", outside the file's data (4.." + std::to_string(data_end) +
-                            ")");
-      }
+      int64_t start = 0, end = 0;
+      (void)RowGroupRange(*rg, r, DataEnd(footer, size), &start, &end);  // checked above
       const int64_t placed = position_;
       FLOE_RETURN_NOT_OK(CopyBytes(in, start, end - start, uri));
       const int64_t shift = placed - start;
@@ -204,7 +232,14 @@ Status RowGroupCopier::AppendRowGroups(::arrow::io::RandomAccessFile& in,
       for (int c = 0; c < n; ++c) {
         auto cc = rg->ColumnChunk(c);
         ::parquet::ColumnChunkMetaDataBuilder* out_cc = out_rg->NextColumnChunk();
-        if (cc->is_stats_set()) out_cc->SetStatistics(*cc->encoded_statistics());
+        if (cc->is_stats_set()) {
+          // Read statistics do not say whether the column sorts signed, which decides
+          // whether the legacy min/max fields (older readers' only ones) are written.
+          ::parquet::EncodedStatistics stats = *cc->encoded_statistics();
+          stats.set_is_signed(descr_->Column(c)->sort_order() ==
+                              ::parquet::SortOrder::SIGNED);
+          out_cc->SetStatistics(stats);
+        }
         if (auto sizes = cc->size_statistics()) out_cc->SetSizeStatistics(*sizes);
         std::map<::parquet::Encoding::type, int32_t> dict_pages, data_pages;
         bool plain_data = false;
@@ -223,15 +258,13 @@ Status RowGroupCopier::AppendRowGroups(::arrow::io::RandomAccessFile& in,
                        cc->total_compressed_size(), cc->total_uncompressed_size(), dict,
                        /*dictionary_fallback=*/dict && plain_data, dict_pages,
                        data_pages);
+        CarryPageIndex(in, *cc, start, end, shift, c);
       }
-      out_rg->Finish(rg->total_byte_size(), row_groups_++);
+      out_rg->Finish(rg->total_byte_size(),
+                     row_groups_ < 32767 ? static_cast<int16_t>(row_groups_) : -1);
+      ++row_groups_;
       split_offsets_.push_back(placed);
       rows += rg->num_rows();
-    }
-    if (rows != metrics.record_count) {
-      return InvalidInput(uri + ": its footer holds " + std::to_string(rows) +
-                          " rows, its manifest entry " +
-                          std::to_string(metrics.record_count));
     }
     rows_ += rows;
     MergeMetrics(metrics);
@@ -280,12 +313,81 @@ void RowGroupCopier::MergeMetrics(const iceberg::DataFile& in) {
   AddCounts(&acc.nan_value_counts, in.nan_value_counts);
 }
 
+void RowGroupCopier::CarryPageIndex(::arrow::io::RandomAccessFile& in,
+                                    const ::parquet::ColumnChunkMetaData& cc,
+                                    int64_t start, int64_t end, int64_t shift,
+                                    int column) {
+  // Both indexes or neither: a column index without page locations helps no reader.
+  auto ci = cc.GetColumnIndexLocation();
+  auto oi = cc.GetOffsetIndexLocation();
+  if (!ci || !oi || ci->length <= 0 || oi->length <= 0) return;
+  auto column_index = in.ReadAt(ci->offset, ci->length);
+  auto offset_index = in.ReadAt(oi->offset, oi->length);
+  if (!column_index.ok() || !offset_index.ok() || (*column_index)->size() != ci->length ||
+      (*offset_index)->size() != oi->length) {
+    return;  // unreadable: the copy goes without it
+  }
+  std::unique_ptr<::parquet::OffsetIndex> pages;
+  try {
+    pages = ::parquet::OffsetIndex::Make((*offset_index)->data(), oi->length,
+                                         ::parquet::default_reader_properties());
+  } catch (const std::exception&) {  // ::parquet::ParquetException: a corrupt index
+    return;
+  }
+  auto moved = ::parquet::OffsetIndexBuilder::Make();
+  const auto& unencoded = pages->unencoded_byte_array_data_bytes();
+  const auto& locations = pages->page_locations();
+  for (size_t i = 0; i < locations.size(); ++i) {
+    const auto& page = locations[i];
+    if (page.offset < start || page.offset + page.compressed_page_size > end) return;
+    std::optional<int64_t> bytes;
+    if (i < unencoded.size()) bytes = unencoded[i];
+    moved->AddPage(page.offset, page.compressed_page_size, page.first_row_index, bytes);
+  }
+  moved->Finish(shift);  // every page where its bytes now are
+  PageIndex index;
+  index.chunk = {row_groups_, column};
+  index.column_index = (*column_index)->ToString();
+  index.offset_index = std::move(moved);
+  page_indexes_.push_back(std::move(index));
+}
+
+Status RowGroupCopier::WritePageIndexes() {
+  ::parquet::IndexLocations column_indexes, offset_indexes;
+  for (const PageIndex& index : page_indexes_) {
+    Status st = out_->Write(index.column_index.data(),
+                            static_cast<int64_t>(index.column_index.size()));
+    if (!st.ok()) return WithContext(st, "writing data file " + file_uri_);
+    column_indexes.emplace_back(
+        index.chunk, ::parquet::IndexLocation{
+                         position_, static_cast<int32_t>(index.column_index.size())});
+    position_ += static_cast<int64_t>(index.column_index.size());
+  }
+  for (const PageIndex& index : page_indexes_) {
+    index.offset_index->WriteTo(out_.get());
+    FLOE_ASSIGN_OR_RAISE(const int64_t now, out_->Tell());
+    offset_indexes.emplace_back(
+        index.chunk,
+        ::parquet::IndexLocation{position_, static_cast<int32_t>(now - position_)});
+    position_ = now;
+  }
+  builder_->SetIndexLocations(::parquet::IndexKind::kColumnIndex, column_indexes);
+  builder_->SetIndexLocations(::parquet::IndexKind::kOffsetIndex, offset_indexes);
+  page_indexes_.clear();
+  return Status::OK();
+}
+
 Result<iceberg::DataFile> RowGroupCopier::Close() {
   FLOE_RETURN_NOT_OK(broken_);
   if (closed_) return Internal("row-group copier for " + file_uri_ + ": closed");
   closed_ = true;
   std::shared_ptr<::parquet::FileMetaData> footer;
   try {
+    Status indexes = WritePageIndexes();
+    if (!indexes.ok()) {
+      (void)out_->Abort();
+      return indexes;
+    }
     footer = builder_->Finish(
         ::arrow::key_value_metadata({kIcebergSchemaKey}, {schema_json_}));
     ::parquet::WriteFileMetaData(*footer, out_.get());

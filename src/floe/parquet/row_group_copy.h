@@ -3,17 +3,22 @@
 // own. Compaction uses it for files whose row groups are already large: it joins them
 // without decoding or recompressing a value, at the cost of reading and writing bytes.
 //
-// A source qualifies when its Parquet schema is exactly the one a DataFileWriter would
-// write for the same Arrow schema (names, types, repetition, field ids: ParquetSchemaOf)
-// and it is not encrypted. The new footer keeps each column chunk's statistics, size
-// statistics and encodings, with offsets moved to the chunk's new place; page indexes
-// and bloom filters are not carried (Floe writes neither). The Iceberg metrics come from
-// the sources' own (manifest) metrics: counts add up, a lower bound is the least and an
-// upper bound the greatest of the sources' bounds, and a metric some source lacks is
-// left out, except a bound of a column that source holds only nulls (or NaN) in.
+// A source qualifies when Arrow's writer wrote it (as Floe does) and its Parquet schema
+// is exactly the one a DataFileWriter would write for the same Arrow schema (names,
+// types, repetition, field ids: ParquetSchemaOf); CopyRefusal lists the rest. The new
+// footer keeps each column chunk's statistics, size statistics and encodings, with
+// offsets moved to the chunk's new place, and its page index: the column index as it was,
+// the offset index with every page location moved, both after the row groups as Arrow's
+// writer places them (a chunk whose index cannot be read goes without). Bloom filters are
+// not carried (Floe writes none). The Iceberg metrics come from the sources' own
+// (manifest) metrics: counts add up, a lower bound is the least and an upper bound the
+// greatest of the sources' bounds, and a metric some source lacks is left out, except a
+// bound of a column that source holds only nulls (or NaN) in.
 //
 // Ownership and threading: a copier owns its output stream and is used by one thread.
 #pragma once
+
+#include <parquet/index_location.h>
 
 #include <cstdint>
 #include <memory>
@@ -33,17 +38,22 @@ class RandomAccessFile;
 }  // namespace io
 }  // namespace arrow
 namespace parquet {
+class ColumnChunkMetaData;
 class FileMetaData;
 class FileMetaDataBuilder;
+class OffsetIndexBuilder;
 class SchemaDescriptor;
 }  // namespace parquet
 
 namespace floe::parquet {
 
-// Empty when the row groups of the file whose footer is `footer` can be copied into a
-// file whose Parquet schema is `target` (ParquetSchemaOf); otherwise why not.
+// Empty when the row groups of the file whose footer is `footer` and whose size is
+// `file_size` can be copied into a file whose Parquet schema is `target`
+// (ParquetSchemaOf); otherwise why not: another schema, another writer than Arrow's, not
+// zstd, encrypted, v2 data pages, no page encoding statistics, column chunks not back to
+// back inside the file.
 std::string CopyRefusal(const ::parquet::SchemaDescriptor& target,
-                        const ::parquet::FileMetaData& footer);
+                        const ::parquet::FileMetaData& footer, int64_t file_size);
 
 class RowGroupCopier {
  public:
@@ -59,7 +69,7 @@ class RowGroupCopier {
   RowGroupCopier& operator=(const RowGroupCopier&) = delete;
 
   // CopyRefusal for this file's schema.
-  std::string Refusal(const ::parquet::FileMetaData& footer) const;
+  std::string Refusal(const ::parquet::FileMetaData& footer, int64_t file_size) const;
 
   // Appends every row group of `in` (footer `footer`, manifest metrics `metrics`, named
   // `uri` in errors). Reads and writes at most 4 MiB at a time. Errors: a refused or
@@ -81,6 +91,11 @@ class RowGroupCopier {
   Status CopyBytes(::arrow::io::RandomAccessFile& in, int64_t from, int64_t length,
                    const std::string& uri);
   void MergeMetrics(const iceberg::DataFile& in);
+  // Keeps the page index of a chunk copied from [start, end) of `in`, moved by `shift`.
+  void CarryPageIndex(::arrow::io::RandomAccessFile& in,
+                      const ::parquet::ColumnChunkMetaData& cc, int64_t start,
+                      int64_t end, int64_t shift, int column);
+  Status WritePageIndexes();  // after the row groups, before the footer
 
   std::shared_ptr<::arrow::io::OutputStream> out_;
   std::string file_uri_;
@@ -90,7 +105,13 @@ class RowGroupCopier {
   std::string schema_json_;
   int64_t position_ = 0;  // bytes written to out_
   int64_t rows_ = 0;
-  int16_t row_groups_ = 0;
+  int32_t row_groups_ = 0;
+  struct PageIndex {
+    ::parquet::ColumnChunkId chunk;
+    std::string column_index;  // serialized, as the source had it
+    std::unique_ptr<::parquet::OffsetIndexBuilder> offset_index;
+  };
+  std::vector<PageIndex> page_indexes_;
   std::vector<int64_t> split_offsets_;
   iceberg::DataFile metrics_;  // the merged metrics of the sources so far
   bool merged_any_ = false;

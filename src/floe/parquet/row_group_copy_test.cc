@@ -7,6 +7,7 @@
 #include <parquet/arrow/reader.h>
 #include <parquet/file_reader.h>
 #include <parquet/metadata.h>
+#include <parquet/page_index.h>
 #include <parquet/statistics.h>
 
 #include <cmath>
@@ -100,7 +101,7 @@ class RowGroupCopyTest : public ::testing::Test {
                                        kSchemaJson, DataFileWriterOptions{});
     EXPECT_TRUE(copier.ok()) << copier.status().ToString();
     for (File* f : files) {
-      EXPECT_EQ((*copier)->Refusal(*f->footer), "");
+      EXPECT_EQ((*copier)->Refusal(*f->footer, f->bytes->size()), "");
       ::arrow::io::BufferReader in(f->bytes);
       Status st = (*copier)->Append(in, *f->footer, f->metrics, "src");
       EXPECT_TRUE(st.ok()) << st.ToString();
@@ -172,6 +173,39 @@ TEST_F(RowGroupCopyTest, JoinsRowGroupsUnchangedWithTheMetricsOfOneFileOfAllRows
       }
     }
   }
+  // The page index: each chunk's column index as it was, its pages where they now are.
+  auto copied_reader = ::parquet::ParquetFileReader::Open(
+      std::make_shared<::arrow::io::BufferReader>(bytes));
+  auto copied_index = copied_reader->GetPageIndexReader();
+  ASSERT_NE(copied_index, nullptr);
+  std::vector<std::pair<File*, int>> source_of = {{&a, 0}, {&a, 1}, {&b, 0}, {&c, 0}};
+  for (int r = 0; r < 4; ++r) {
+    auto [src, src_rg] = source_of[r];
+    auto src_reader = ::parquet::ParquetFileReader::Open(
+        std::make_shared<::arrow::io::BufferReader>(src->bytes));
+    auto want_rg = src_reader->GetPageIndexReader()->RowGroup(src_rg);
+    auto got_rg = copied_index->RowGroup(r);
+    ASSERT_NE(want_rg, nullptr);
+    ASSERT_NE(got_rg, nullptr) << r;
+    const int64_t shift = copy.split_offsets[r] - src->metrics.split_offsets[src_rg];
+    for (int col = 0; col < 4; ++col) {
+      auto want_ci = want_rg->GetColumnIndex(col);
+      auto got_ci = got_rg->GetColumnIndex(col);
+      ASSERT_NE(got_ci, nullptr) << r << "/" << col;
+      EXPECT_EQ(got_ci->encoded_min_values(), want_ci->encoded_min_values());
+      EXPECT_EQ(got_ci->encoded_max_values(), want_ci->encoded_max_values());
+      EXPECT_EQ(got_ci->null_pages(), want_ci->null_pages());
+      auto want_oi = want_rg->GetOffsetIndex(col)->page_locations();
+      auto got_oi = got_rg->GetOffsetIndex(col)->page_locations();
+      ASSERT_EQ(got_oi.size(), want_oi.size());
+      for (size_t i = 0; i < got_oi.size(); ++i) {
+        EXPECT_EQ(got_oi[i].offset, want_oi[i].offset + shift);
+        EXPECT_EQ(got_oi[i].compressed_page_size, want_oi[i].compressed_page_size);
+        EXPECT_EQ(got_oi[i].first_row_index, want_oi[i].first_row_index);
+      }
+    }
+  }
+
   auto kv = footer->key_value_metadata();
   ASSERT_NE(kv, nullptr);
   EXPECT_EQ(*kv->Get(kIcebergSchemaKey), kSchemaJson);
@@ -225,7 +259,7 @@ TEST_F(RowGroupCopyTest, RefusesAnotherSchemaAndRejectsAContradictedOrCutSource)
   auto wider_arrow = *schema_->AddField(4, F("extra", ::arrow::int32(), true, 6));
   auto copier = *RowGroupCopier::Open(out, "file:///w.parquet", *wider_arrow, wider,
                                       kSchemaJson, DataFileWriterOptions{});
-  EXPECT_EQ(copier->Refusal(*a.footer),
+  EXPECT_EQ(copier->Refusal(*a.footer, a.bytes->size()),
             "its Parquet schema is not the table's current one");
   ::arrow::io::BufferReader in(a.bytes);
   Status st = copier->Append(in, *a.footer, a.metrics, "file:///a.parquet");
@@ -252,7 +286,8 @@ TEST_F(RowGroupCopyTest, RefusesAnotherSchemaAndRejectsAContradictedOrCutSource)
                                      kSchemaJson, DataFileWriterOptions{});
   ::arrow::io::BufferReader cut(::arrow::SliceBuffer(a.bytes, 0, a.bytes->size() / 2));
   st = third->Append(cut, *a.footer, a.metrics, "file:///a.parquet");
-  EXPECT_NE(st.message().find("file:///a.parquet: row group 0 spans bytes 4.."),
+  EXPECT_NE(st.message().find("file:///a.parquet: its row groups cannot be copied: row "
+                              "group 0 spans bytes 4.."),
             std::string::npos)
       << st.message();
 }

@@ -16,6 +16,7 @@ import glob
 import os
 import pathlib
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -53,8 +54,8 @@ def _as_server_user(args: list[str]) -> list[str]:
 
 
 class Postgres:
-    def __init__(self, proc: procs.Proc, port: int, home: pathlib.Path):
-        self.proc, self.port, self.home = proc, port, home
+    def __init__(self, proc: procs.Proc, port: int, home: pathlib.Path, args: list[str]):
+        self.proc, self.port, self.home, self.args = proc, port, home, args
         self.host = "127.0.0.1"
         self.log_path = proc.log_path
 
@@ -87,6 +88,32 @@ class Postgres:
     def kill(self) -> Optional[int]:
         return self.proc.kill()
 
+    def go_down(self, timeout: float = 30.0) -> None:
+        """An outage: the server stops (its connections drop, new ones are refused) and
+        keeps its data for come_back()."""
+        self.proc.stop(timeout=timeout, sig=signal.SIGINT)  # fast shutdown
+
+    def come_back(self) -> None:
+        """The server again, on the same port and data, accepting connections."""
+        self.proc = procs.spawn(self.args, self.log_path, name="postgres")
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if not self.proc.running():
+                raise PostgresStartError("postgres exited:\n" +
+                                         procs.tail_file(self.proc.log_path))
+            ready = subprocess.run([_bin("pg_isready"), "-h", self.host, "-p", str(self.port),
+                                    "-U", USER], capture_output=True)
+            if ready.returncode == 0:
+                return
+            time.sleep(0.2)
+        self.kill()
+        raise PostgresStartError("postgres did not accept connections within "
+                                 f"{START_TIMEOUT_S:.0f} s:\n" +
+                                 procs.tail_file(self.proc.log_path))
+
     def __enter__(self) -> "Postgres":
         return self
 
@@ -113,21 +140,10 @@ def start_postgres(work_dir: str | os.PathLike) -> Postgres:
     if init.returncode != 0:
         raise PostgresStartError(f"initdb failed: {init.stderr.strip()}")
     port = _free_port()
-    proc = procs.spawn(_as_server_user([
+    args = _as_server_user([
         _bin("postgres"), "-D", str(data), "-p", str(port), "-k", str(sock),
         "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off",
-        "-c", "synchronous_commit=off", "-c", "max_connections=200"]),
-        work / "postgres.log", name="postgres")
-    pg = Postgres(proc, port, home)
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if not proc.running():
-            raise PostgresStartError("postgres exited:\n" + procs.tail_file(proc.log_path))
-        ready = subprocess.run([_bin("pg_isready"), "-h", pg.host, "-p", str(port), "-U", USER],
-                               capture_output=True)
-        if ready.returncode == 0:
-            return pg
-        time.sleep(0.2)
-    pg.kill()
-    raise PostgresStartError("postgres did not accept connections within "
-                             f"{START_TIMEOUT_S:.0f} s:\n" + procs.tail_file(proc.log_path))
+        "-c", "synchronous_commit=off", "-c", "max_connections=200"])
+    pg = Postgres(procs.spawn(args, work / "postgres.log", name="postgres"), port, home, args)
+    pg._wait_ready()
+    return pg
