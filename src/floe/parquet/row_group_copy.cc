@@ -169,17 +169,19 @@ std::string RowGroupCopier::Refusal(const ::parquet::FileMetaData& footer,
 
 Status RowGroupCopier::CopyBytes(::arrow::io::RandomAccessFile& in, int64_t from,
                                  int64_t length, const std::string& uri) {
+  // One buffer for the whole copy: a fresh aligned block per chunk fragments malloc's
+  // heap, which then holds tens of MiB that nothing uses (measured on W1 compactions).
+  if (buffer_.empty() && length > 0) buffer_.resize(static_cast<size_t>(kCopyChunkBytes));
   while (length > 0) {
     const int64_t n = std::min(length, kCopyChunkBytes);
-    auto chunk = in.ReadAt(from, n);
-    if (!chunk.ok()) return WithContext(chunk.status(), "reading data file " + uri);
-    if ((*chunk)->size() != n) {
-      return InvalidInput(uri + ": ends at byte " +
-                          std::to_string(from + (*chunk)->size()) +
+    auto got = in.ReadAt(from, n, buffer_.data());
+    if (!got.ok()) return WithContext(got.status(), "reading data file " + uri);
+    if (*got != n) {
+      return InvalidInput(uri + ": ends at byte " + std::to_string(from + *got) +
                           " inside a row group its footer places up to byte " +
                           std::to_string(from + length));
     }
-    Status st = out_->Write(*chunk);
+    Status st = out_->Write(buffer_.data(), n);
     if (!st.ok()) return WithContext(st, "writing data file " + file_uri_);
     position_ += n;
     from += n;

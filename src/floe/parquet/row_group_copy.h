@@ -72,8 +72,9 @@ class RowGroupCopier {
   std::string Refusal(const ::parquet::FileMetaData& footer, int64_t file_size) const;
 
   // Appends every row group of `in` (footer `footer`, manifest metrics `metrics`, named
-  // `uri` in errors). Reads and writes at most 4 MiB at a time. Errors: a refused or
-  // malformed source (kInvalidInput), I/O (Arrow's); the file is unusable after one.
+  // `uri` in errors). Reads and writes 4 MiB at a time through one buffer. Errors: a
+  // refused or malformed source (kInvalidInput), I/O (Arrow's); the file is unusable
+  // after one.
   Status Append(::arrow::io::RandomAccessFile& in, const ::parquet::FileMetaData& footer,
                 const iceberg::DataFile& metrics, const std::string& uri);
 
@@ -112,6 +113,7 @@ class RowGroupCopier {
     std::unique_ptr<::parquet::OffsetIndexBuilder> offset_index;
   };
   std::vector<PageIndex> page_indexes_;
+  std::vector<uint8_t> buffer_;  // CopyBytes' chunk, allocated once
   std::vector<int64_t> split_offsets_;
   iceberg::DataFile metrics_;  // the merged metrics of the sources so far
   bool merged_any_ = false;
