@@ -63,7 +63,8 @@ class PointerStore {
   virtual Status SwapAll(const std::vector<SwapOp>& ops) = 0;
 
   // Namespaces: a row `exists=true` marks a namespace (SQL catalog convention). Creating
-  // an existing namespace adds the properties it lacks.
+  // a namespace that has that row is kConflict, decided by the insert itself: of
+  // concurrent creators exactly one succeeds.
   virtual Status CreateNamespace(const std::vector<std::string>& ns,
                                  const std::map<std::string, std::string>& props) = 0;
   virtual Result<bool> NamespaceExists(const std::vector<std::string>& ns) = 0;

@@ -84,6 +84,7 @@ TEST_P(PointerStoreContract, CreateGetSwapDropRename) {
   TableIdent t{{"kafka"}, "orders"};
   EXPECT_EQ(KindOf(store_->Get(t).status()), ErrorKind::kNotFound);
   ASSERT_TRUE(store_->CreateNamespace({"kafka"}, {{"owner", "floe"}}).ok());
+  EXPECT_EQ(KindOf(store_->CreateNamespace({"kafka"}, {})), ErrorKind::kConflict);
   EXPECT_TRUE(*store_->NamespaceExists({"kafka"}));
   EXPECT_FALSE(*store_->NamespaceExists({"other"}));
   ASSERT_TRUE(store_->Create(t, "file:///m1").ok());

@@ -205,18 +205,25 @@ class PostgresStore : public PointerStore {
   Status CreateNamespace(const std::vector<std::string>& ns,
                          const std::map<std::string, std::string>& props) override {
     FLOE_RETURN_NOT_OK(ValidateNamespaceLevels(ns));
-    auto all = props;
-    all.emplace("exists", "true");
+    // The "exists" row first: of two creators of one namespace exactly one inserts it,
+    // so exactly one succeeds.
+    std::vector<std::pair<std::string, std::string>> rows = {{"exists", "true"}};
+    for (const auto& [k, v] : props) {
+      if (k != "exists") rows.emplace_back(k, v);
+    }
     const std::string name = TableIdent{ns, ""}.NamespaceString();
     return WithConnection([&](PGconn* c) -> Status {
-      for (const auto& [k, v] : all) {
+      for (size_t i = 0; i < rows.size(); ++i) {
         Outcome o =
             Run(c,
                 "INSERT INTO iceberg_namespace_properties (catalog_name, "
                 "namespace, property_key, property_value) VALUES ($1, $2, $3, $4) "
                 "ON CONFLICT DO NOTHING",
-                {catalog_, name, k, v});
+                {catalog_, name, rows[i].first, rows[i].second});
         if (!o.ok) return Fail(o, "create namespace " + name, true);
+        if (i == 0 && std::string(PQcmdTuples(o.result.get())) == "0") {
+          return Conflict("namespace " + name + " already exists");
+        }
       }
       return Status::OK();
     });

@@ -163,16 +163,27 @@ class SqliteStore : public PointerStore {
     std::lock_guard lock(mu_);
     FLOE_RETURN_NOT_OK(WritableLocked());
     TableIdent probe{ns, ""};
-    auto all = props;
-    all.emplace("exists", "true");
-    for (const auto& [k, v] : all) {
-      Stmt st(db_,
-              "INSERT OR IGNORE INTO iceberg_namespace_properties (catalog_name, "
-              "namespace, property_key, property_value) VALUES (?, ?, ?, ?)");
+    // The "exists" row first, as a plain insert: of two creators of one namespace exactly
+    // one inserts it (the primary key refuses the other), so exactly one succeeds.
+    std::vector<std::pair<std::string, std::string>> rows = {{"exists", "true"}};
+    for (const auto& [k, v] : props) {
+      if (k != "exists") rows.emplace_back(k, v);
+    }
+    for (size_t i = 0; i < rows.size(); ++i) {
+      Stmt st(db_, i == 0 ? "INSERT INTO iceberg_namespace_properties (catalog_name, "
+                            "namespace, property_key, property_value) VALUES (?, ?, ?, ?)"
+                          : "INSERT OR IGNORE INTO iceberg_namespace_properties "
+                            "(catalog_name, namespace, property_key, property_value) "
+                            "VALUES (?, ?, ?, ?)");
       FLOE_RETURN_NOT_OK(st.status);
-      st.Bind(1, catalog_).Bind(2, probe.NamespaceString()).Bind(3, k).Bind(4, v);
-      if (st.Step() != SQLITE_DONE)
+      st.Bind(1, catalog_).Bind(2, probe.NamespaceString()).Bind(3, rows[i].first);
+      st.Bind(4, rows[i].second);
+      if (st.Step() != SQLITE_DONE) {
+        if (i == 0 && sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_PRIMARYKEY) {
+          return Conflict("namespace " + probe.NamespaceString() + " already exists");
+        }
         return Error("create namespace " + probe.NamespaceString());
+      }
     }
     return Status::OK();
   }
