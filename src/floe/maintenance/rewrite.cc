@@ -278,12 +278,11 @@ class Rewriter {
     }
     const std::string& uri = input.file_path;
     FLOE_ASSIGN_OR_RAISE(auto file, io_.OpenInputFile(uri));
-    std::shared_ptr<::parquet::FileMetaData> footer;
+    FLOE_ASSIGN_OR_RAISE(auto footer, ReadFooter(file, uri));
+    result_.bytes_read += input.file_size_in_bytes;
+    if (Copyable(input, *footer)) return Copy(*file, *footer, input);
     std::unique_ptr<::parquet::ParquetFileReader> parquet_reader;
     try {
-      footer = ::parquet::ReadMetaData(file);
-      result_.bytes_read += input.file_size_in_bytes;
-      if (Copyable(input, *footer)) return Copy(*file, *footer, input);
       parquet_reader = ::parquet::ParquetFileReader::Open(
           file, ::parquet::default_reader_properties(), footer);
     } catch (const std::exception& e) {  // ::parquet::ParquetException
@@ -320,6 +319,16 @@ class Rewriter {
   }
 
  private:
+  static Result<std::shared_ptr<::parquet::FileMetaData>> ReadFooter(
+      const std::shared_ptr<::arrow::io::RandomAccessFile>& file,
+      const std::string& uri) {
+    try {
+      return ::parquet::ReadMetaData(file);
+    } catch (const std::exception& e) {  // ::parquet::ParquetException
+      return InvalidInput("reading data file " + uri + ": " + e.what());
+    }
+  }
+
   // A re-encoded file whose row groups are below copy_row_group_bytes would be decoded
   // again by every later compaction (it stays small when little needed re-encoding, such
   // as a topic's first, partial commit): it joins the open copied file instead, its row
@@ -334,12 +343,7 @@ class Rewriter {
         continue;
       }
       FLOE_ASSIGN_OR_RAISE(auto file, io_.OpenInputFile(f.file_path));
-      std::shared_ptr<::parquet::FileMetaData> footer;
-      try {
-        footer = ::parquet::ReadMetaData(file);
-      } catch (const std::exception& e) {  // ::parquet::ParquetException
-        return InvalidInput("reading data file " + f.file_path + ": " + e.what());
-      }
+      FLOE_ASSIGN_OR_RAISE(auto footer, ReadFooter(file, f.file_path));
       const bool small_row_groups =
           footer->num_row_groups() > 0 &&
           f.file_size_in_bytes / footer->num_row_groups() < options_.copy_row_group_bytes;
