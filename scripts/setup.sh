@@ -56,7 +56,7 @@ fi
 
 # --- 3. Kafka broker, JVM reader (Iceberg) and Spark reader (Delta) jars from Maven Central --
 # Stamp key: the pom plus every file under src/ (sources and resources such as log4j2.properties).
-for tool in kafka jvm-reader spark-reader; do
+for tool in kafka jvm-reader spark-reader iceberg-rest; do
   pom=tools/$tool/pom.xml
   [ -f "$pom" ] || continue
   key=$( (cat "$pom"; if [ -d "tools/$tool/src" ]; then

@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import json
 import pathlib
+import re
 import random
 import time
 import urllib.parse
@@ -33,7 +34,8 @@ BOTH = {"formats": ["iceberg", "delta"]}
 
 
 def table_root(run: FloeRun, table: str) -> pathlib.Path:
-    return pathlib.Path(run.metadata(table)["location"].removeprefix("file://"))
+    # "file:///path" (Floe) or "file:/path" (Hadoop, behind an external REST catalog).
+    return pathlib.Path(re.sub(r"^file:(//)?", "", run.metadata(table)["location"]))
 
 
 def delta_rows(root: pathlib.Path, columns=None) -> list[dict]:

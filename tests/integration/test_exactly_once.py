@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import json
 import pathlib
+import re
 import random
 import threading
 import time
@@ -167,7 +168,7 @@ def table_records(run: FloeRun, table: str, catalog=None) -> collections.Counter
         out[(row["_kafka"]["partition"], row["_kafka"]["offset"], row["seq"])] += 1
     # Every referenced file exists with its recorded size.
     for task in t.scan().plan_files():
-        path = pathlib.Path(task.file.file_path.removeprefix("file://"))
+        path = pathlib.Path(re.sub(r"^file:(//)?", "", task.file.file_path))
         assert path.stat().st_size == task.file.file_size_in_bytes, path
     return out
 

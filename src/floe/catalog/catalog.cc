@@ -218,21 +218,21 @@ Namespace SplitNamespace(const std::string& joined, char separator) {
   return out;
 }
 
-struct Catalog::Prepared {
+struct StoreCatalog::Prepared {
   bool create = false;
   std::string base_location;  // empty when creating
   std::string new_location;
   iceberg::TableMetadata metadata;
 };
 
-Catalog::Catalog(PointerStore* store, storage::FileIO* io, std::string warehouse_uri,
-                 Clock clock)
+StoreCatalog::StoreCatalog(PointerStore* store, storage::FileIO* io,
+                           std::string warehouse_uri, Clock clock)
     : store_(store),
       io_(io),
       warehouse_uri_(TrimTrailingSlashes(std::move(warehouse_uri))),
       clock_(clock ? std::move(clock) : Clock(NowMs)) {}
 
-Status Catalog::CheckLocation(const std::string& location) const {
+Status StoreCatalog::CheckLocation(const std::string& location) const {
   const std::string prefix = warehouse_uri_ + "/";
   bool inside =
       location.size() > prefix.size() && location.compare(0, prefix.size(), prefix) == 0;
@@ -259,12 +259,12 @@ Status Catalog::CheckLocation(const std::string& location) const {
   return Status::OK();
 }
 
-bool Catalog::IsProtected(const std::string& uri) const {
+bool StoreCatalog::IsProtected(const std::string& uri) const {
   return std::find(protected_files_.begin(), protected_files_.end(), uri) !=
          protected_files_.end();
 }
 
-Result<std::vector<std::pair<TableIdent, std::string>>> Catalog::TableLocations() {
+Result<std::vector<std::pair<TableIdent, std::string>>> StoreCatalog::TableLocations() {
   std::vector<std::pair<TableIdent, std::string>> out;
   FLOE_ASSIGN_OR_RAISE(auto namespaces, store_->ListNamespaces());
   for (const auto& ns : namespaces) {
@@ -303,7 +303,8 @@ Result<std::vector<std::pair<TableIdent, std::string>>> Catalog::TableLocations(
   return out;
 }
 
-Status Catalog::CheckLocationFree(const TableIdent& self, const std::string& location) {
+Status StoreCatalog::CheckLocationFree(const TableIdent& self,
+                                       const std::string& location) {
   for (const auto& f : protected_files_) {
     if (LiesUnder(f, location)) {
       return Conflict("location '" + location + "' contains the catalog's own file " + f +
@@ -327,7 +328,7 @@ Status Catalog::CheckLocationFree(const TableIdent& self, const std::string& loc
 
 // --- namespaces ------------------------------------------------------------------------
 
-Result<std::vector<Namespace>> Catalog::ListNamespaces(const Namespace& parent) {
+Result<std::vector<Namespace>> StoreCatalog::ListNamespaces(const Namespace& parent) {
   if (!parent.empty()) {
     FLOE_RETURN_NOT_OK(ValidateNamespace(parent));
     FLOE_ASSIGN_OR_RAISE(bool exists, NamespaceExists(parent));
@@ -345,15 +346,15 @@ Result<std::vector<Namespace>> Catalog::ListNamespaces(const Namespace& parent) 
   return std::vector<Namespace>(children.begin(), children.end());
 }
 
-Status Catalog::CreateNamespace(const Namespace& ns,
-                                const std::map<std::string, std::string>& props) {
+Status StoreCatalog::CreateNamespace(const Namespace& ns,
+                                     const std::map<std::string, std::string>& props) {
   FLOE_RETURN_NOT_OK(ValidateNamespace(ns));
   FLOE_ASSIGN_OR_RAISE(bool exists, NamespaceExists(ns));
   if (exists) return Conflict("namespace " + NamespaceName(ns) + " already exists");
   return store_->CreateNamespace(ns, props);
 }
 
-Result<bool> Catalog::NamespaceExists(const Namespace& ns) {
+Result<bool> StoreCatalog::NamespaceExists(const Namespace& ns) {
   FLOE_RETURN_NOT_OK(ValidateNamespace(ns));
   FLOE_ASSIGN_OR_RAISE(bool has_row, store_->NamespaceExists(ns));
   if (has_row) return true;
@@ -364,7 +365,8 @@ Result<bool> Catalog::NamespaceExists(const Namespace& ns) {
                      [&](const Namespace& n) { return IsPrefix(ns, n); });
 }
 
-Result<std::map<std::string, std::string>> Catalog::LoadNamespace(const Namespace& ns) {
+Result<std::map<std::string, std::string>> StoreCatalog::LoadNamespace(
+    const Namespace& ns) {
   FLOE_ASSIGN_OR_RAISE(bool exists, NamespaceExists(ns));
   if (!exists) return NotFound("namespace " + NamespaceName(ns) + " does not exist");
   auto props = store_->NamespaceProperties(ns);
@@ -377,7 +379,7 @@ Result<std::map<std::string, std::string>> Catalog::LoadNamespace(const Namespac
   return props;
 }
 
-Status Catalog::DropNamespace(const Namespace& ns) {
+Status StoreCatalog::DropNamespace(const Namespace& ns) {
   FLOE_ASSIGN_OR_RAISE(bool exists, NamespaceExists(ns));
   if (!exists) return NotFound("namespace " + NamespaceName(ns) + " does not exist");
   FLOE_ASSIGN_OR_RAISE(auto tables, store_->ListTables(ns));
@@ -398,7 +400,7 @@ Status Catalog::DropNamespace(const Namespace& ns) {
   return st;
 }
 
-Result<NamespacePropertiesChange> Catalog::UpdateNamespaceProperties(
+Result<NamespacePropertiesChange> StoreCatalog::UpdateNamespaceProperties(
     const Namespace& ns, const std::vector<std::string>& removals,
     const std::map<std::string, std::string>& updates) {
   for (const auto& key : removals) {
@@ -432,13 +434,13 @@ Result<NamespacePropertiesChange> Catalog::UpdateNamespaceProperties(
 
 // --- tables ----------------------------------------------------------------------------
 
-Result<std::vector<TableIdent>> Catalog::ListTables(const Namespace& ns) {
+Result<std::vector<TableIdent>> StoreCatalog::ListTables(const Namespace& ns) {
   FLOE_ASSIGN_OR_RAISE(bool exists, NamespaceExists(ns));
   if (!exists) return NotFound("namespace " + NamespaceName(ns) + " does not exist");
   return store_->ListTables(ns);
 }
 
-Result<LoadedTable> Catalog::LoadTable(const TableIdent& ident) {
+Result<LoadedTable> StoreCatalog::LoadTable(const TableIdent& ident) {
   FLOE_RETURN_NOT_OK(ValidateIdent(ident));
   FLOE_ASSIGN_OR_RAISE(std::string location, store_->Get(ident));
   auto md = iceberg::ReadTableMetadata(*io_, location);
@@ -446,7 +448,7 @@ Result<LoadedTable> Catalog::LoadTable(const TableIdent& ident) {
   return LoadedTable{std::move(location), std::move(*md)};
 }
 
-Result<bool> Catalog::TableExists(const TableIdent& ident) {
+Result<bool> StoreCatalog::TableExists(const TableIdent& ident) {
   FLOE_RETURN_NOT_OK(ValidateIdent(ident));
   auto loc = store_->Get(ident);
   if (loc.ok()) return true;
@@ -454,7 +456,7 @@ Result<bool> Catalog::TableExists(const TableIdent& ident) {
   return loc.status();
 }
 
-Result<LoadedTable> Catalog::CreateTable(const CreateTableRequest& req) {
+Result<LoadedTable> StoreCatalog::CreateTable(const CreateTableRequest& req) {
   FLOE_RETURN_NOT_OK(ValidateIdent(req.ident));
   FLOE_ASSIGN_OR_RAISE(bool ns_exists, NamespaceExists(req.ident.ns));
   if (!ns_exists) {
@@ -526,7 +528,8 @@ Result<LoadedTable> Catalog::CreateTable(const CreateTableRequest& req) {
   return LoadedTable{std::move(written.metadata_location), std::move(written.metadata)};
 }
 
-Result<Catalog::Prepared> Catalog::Prepare(const TableCommit& commit, Writer writer) {
+Result<StoreCatalog::Prepared> StoreCatalog::Prepare(const TableCommit& commit,
+                                                     Writer writer) {
   FLOE_RETURN_NOT_OK(ValidateIdent(commit.ident));
   Prepared p;
   std::optional<iceberg::TableMetadata> base;
@@ -589,7 +592,7 @@ Result<Catalog::Prepared> Catalog::Prepare(const TableCommit& commit, Writer wri
   return p;
 }
 
-Result<LoadedTable> Catalog::CommitTable(const TableCommit& commit, Writer writer) {
+Result<LoadedTable> StoreCatalog::CommitTable(const TableCommit& commit, Writer writer) {
   // A commit that claims a location holds the location lock until its pointer is set.
   std::unique_lock location_lock(location_mu_, std::defer_lock);
   if (WantsCreate(commit.requirements) || SetsLocation(commit.updates)) {
@@ -617,10 +620,10 @@ Result<LoadedTable> Catalog::CommitTable(const TableCommit& commit, Writer write
                   std::to_string(kMaxSwapRetries) + " attempts");
 }
 
-Status Catalog::CheckWritable() { return store_->CheckWritable(); }
+Status StoreCatalog::CheckWritable() { return store_->CheckWritable(); }
 
-Status Catalog::CommitTransaction(const std::vector<TableCommit>& commits,
-                                  Writer writer) {
+Status StoreCatalog::CommitTransaction(const std::vector<TableCommit>& commits,
+                                       Writer writer) {
   if (commits.empty()) {
     return InvalidInput("a transaction needs at least one table change");
   }
@@ -667,7 +670,7 @@ Status Catalog::CommitTransaction(const std::vector<TableCommit>& commits,
                   std::to_string(kMaxSwapRetries) + " attempts");
 }
 
-Status Catalog::DropTable(const TableIdent& ident, bool purge) {
+Status StoreCatalog::DropTable(const TableIdent& ident, bool purge) {
   FLOE_RETURN_NOT_OK(ValidateIdent(ident));
   if (!purge) return store_->Drop(ident);
   std::lock_guard location_lock(location_mu_);
@@ -744,7 +747,7 @@ Status Catalog::DropTable(const TableIdent& ident, bool purge) {
   return Status::OK();
 }
 
-Status Catalog::RenameTable(const TableIdent& from, const TableIdent& to) {
+Status StoreCatalog::RenameTable(const TableIdent& from, const TableIdent& to) {
   FLOE_RETURN_NOT_OK(ValidateIdent(from));
   FLOE_RETURN_NOT_OK(ValidateIdent(to));
   FLOE_ASSIGN_OR_RAISE(bool ns_exists, NamespaceExists(to.ns));
@@ -753,8 +756,8 @@ Status Catalog::RenameTable(const TableIdent& from, const TableIdent& to) {
   return store_->Rename(from, to);
 }
 
-Result<LoadedTable> Catalog::RegisterTable(const TableIdent& ident,
-                                           const std::string& metadata_location) {
+Result<LoadedTable> StoreCatalog::RegisterTable(const TableIdent& ident,
+                                                const std::string& metadata_location) {
   FLOE_RETURN_NOT_OK(ValidateIdent(ident));
   FLOE_RETURN_NOT_OK(CheckLocation(metadata_location));
   FLOE_ASSIGN_OR_RAISE(bool ns_exists, NamespaceExists(ident.ns));

@@ -80,45 +80,38 @@ struct NamespacePropertiesChange {
   std::vector<std::string> missing;  // removals that were not set
 };
 
+// The catalog operations every caller uses: a StoreCatalog over Floe's own pointer store
+// (SQLite, PostgreSQL), or a client of an external Iceberg REST catalog
+// (floe/rest_client). Implementations are thread-safe.
 class Catalog {
  public:
-  using Clock = std::function<int64_t()>;  // wall time in ms; tests inject their own
-
-  // `warehouse_uri`: the root every table location must lie under (file:///...).
-  Catalog(PointerStore* store, storage::FileIO* io, std::string warehouse_uri,
-          Clock clock = {});
-
-  const std::string& warehouse_uri() const { return warehouse_uri_; }
-
-  // Files the catalog itself lives in when they sit under the warehouse (the SQLite file
-  // and its -wal/-shm/-journal): no table location may contain them and purge never
-  // deletes them. Call before serving.
-  void ProtectFiles(std::vector<std::string> uris) { protected_files_ = std::move(uris); }
+  virtual ~Catalog() = default;
 
   // Namespaces. `parent` empty: the top level. Returns direct children only.
-  Result<std::vector<Namespace>> ListNamespaces(const Namespace& parent);
+  virtual Result<std::vector<Namespace>> ListNamespaces(const Namespace& parent) = 0;
   // kConflict if it exists.
-  Status CreateNamespace(const Namespace& ns,
-                         const std::map<std::string, std::string>& props);
+  virtual Status CreateNamespace(const Namespace& ns,
+                                 const std::map<std::string, std::string>& props) = 0;
   // kNotFound if absent.
-  Result<std::map<std::string, std::string>> LoadNamespace(const Namespace& ns);
-  Result<bool> NamespaceExists(const Namespace& ns);
+  virtual Result<std::map<std::string, std::string>> LoadNamespace(
+      const Namespace& ns) = 0;
+  virtual Result<bool> NamespaceExists(const Namespace& ns) = 0;
   // kNotFound if absent; kConflict if it still holds tables or namespaces.
-  Status DropNamespace(const Namespace& ns);
+  virtual Status DropNamespace(const Namespace& ns) = 0;
   // InvalidInput if a key is both updated and removed.
-  Result<NamespacePropertiesChange> UpdateNamespaceProperties(
+  virtual Result<NamespacePropertiesChange> UpdateNamespaceProperties(
       const Namespace& ns, const std::vector<std::string>& removals,
-      const std::map<std::string, std::string>& updates);
+      const std::map<std::string, std::string>& updates) = 0;
 
   // Tables. kNotFound when the namespace does not exist.
-  Result<std::vector<TableIdent>> ListTables(const Namespace& ns);
-  Result<LoadedTable> LoadTable(const TableIdent& ident);
-  Result<bool> TableExists(const TableIdent& ident);
+  virtual Result<std::vector<TableIdent>> ListTables(const Namespace& ns) = 0;
+  virtual Result<LoadedTable> LoadTable(const TableIdent& ident) = 0;
+  virtual Result<bool> TableExists(const TableIdent& ident) = 0;
   // Location: the request's (checked to lie under the warehouse) or
   // <warehouse>/<ns levels>/<name>-<uuid>. kConflict if the table exists, or if the
   // location equals, lies inside or contains another registered table's location (one
   // location belongs to one table); kNotFound if the namespace does not exist.
-  Result<LoadedTable> CreateTable(const CreateTableRequest& request);
+  virtual Result<LoadedTable> CreateTable(const CreateTableRequest& request) = 0;
   // One table's commit. A table that does not exist is created when the requirements
   // include assert-create (REST create transactions). On a lost CAS the commit is
   // re-checked against the new current metadata and retried; a failed requirement is
@@ -128,24 +121,67 @@ class Catalog {
   // keys (floe.* properties, floe.* snapshot-summary keys) by kExternal kForbidden (403),
   // a data-changing commit by kExternal to a Delta-mirrored table kForbidden (403), an
   // unknowable outcome kStateUnknown (5xx).
-  Result<LoadedTable> CommitTable(const TableCommit& commit, Writer writer);
+  virtual Result<LoadedTable> CommitTable(const TableCommit& commit, Writer writer) = 0;
   // Several tables at once, all or nothing (REST transactions/commit).
-  Status CommitTransaction(const std::vector<TableCommit>& commits, Writer writer);
+  virtual Status CommitTransaction(const std::vector<TableCommit>& commits,
+                                   Writer writer) = 0;
   // `purge`: also delete the table's metadata, manifests and data files, but only those
   // under the table's own location that no other registered table references (every
   // other table's metadata, manifest lists and manifests are read to check: purge costs
   // a scan of the catalog). kConflict (nothing dropped) if another table's location
   // overlaps this one's; kForbidden for a Delta-mirrored table.
-  Status DropTable(const TableIdent& ident, bool purge);
+  virtual Status DropTable(const TableIdent& ident, bool purge) = 0;
   // kNotFound if `from` or `to`'s namespace is absent; kConflict if `to` exists.
-  Status RenameTable(const TableIdent& from, const TableIdent& to);
+  virtual Status RenameTable(const TableIdent& from, const TableIdent& to) = 0;
   // kRetriable naming the pointer store when it cannot take commits now (read-only).
-  Status CheckWritable();
+  virtual Status CheckWritable() = 0;
   // Registers an existing metadata file as a new table. The file must lie under the
   // table location it names (InvalidInput otherwise), and that location must not overlap
   // another registered table's (kConflict).
+  virtual Result<LoadedTable> RegisterTable(const TableIdent& ident,
+                                            const std::string& metadata_location) = 0;
+};
+
+// The server-side catalog over a PointerStore and a FileIO: checks requirements, applies
+// updates, writes the metadata file and swaps the pointer.
+class StoreCatalog final : public Catalog {
+ public:
+  using Clock = std::function<int64_t()>;  // wall time in ms; tests inject their own
+
+  // `warehouse_uri`: the root every table location must lie under (file:///...).
+  StoreCatalog(PointerStore* store, storage::FileIO* io, std::string warehouse_uri,
+               Clock clock = {});
+
+  const std::string& warehouse_uri() const { return warehouse_uri_; }
+
+  // Files the catalog itself lives in when they sit under the warehouse (the SQLite file
+  // and its -wal/-shm/-journal): no table location may contain them and purge never
+  // deletes them. Call before serving.
+  void ProtectFiles(std::vector<std::string> uris) { protected_files_ = std::move(uris); }
+
+  // Catalog (the semantics above).
+  Result<std::vector<Namespace>> ListNamespaces(const Namespace& parent) override;
+  Status CreateNamespace(const Namespace& ns,
+                         const std::map<std::string, std::string>& props) override;
+  Result<std::map<std::string, std::string>> LoadNamespace(const Namespace& ns) override;
+  Result<bool> NamespaceExists(const Namespace& ns) override;
+  Status DropNamespace(const Namespace& ns) override;
+  Result<NamespacePropertiesChange> UpdateNamespaceProperties(
+      const Namespace& ns, const std::vector<std::string>& removals,
+      const std::map<std::string, std::string>& updates) override;
+
+  Result<std::vector<TableIdent>> ListTables(const Namespace& ns) override;
+  Result<LoadedTable> LoadTable(const TableIdent& ident) override;
+  Result<bool> TableExists(const TableIdent& ident) override;
+  Result<LoadedTable> CreateTable(const CreateTableRequest& request) override;
+  Result<LoadedTable> CommitTable(const TableCommit& commit, Writer writer) override;
+  Status CommitTransaction(const std::vector<TableCommit>& commits,
+                           Writer writer) override;
+  Status DropTable(const TableIdent& ident, bool purge) override;
+  Status RenameTable(const TableIdent& from, const TableIdent& to) override;
+  Status CheckWritable() override;
   Result<LoadedTable> RegisterTable(const TableIdent& ident,
-                                    const std::string& metadata_location);
+                                    const std::string& metadata_location) override;
 
  private:
   struct Prepared;

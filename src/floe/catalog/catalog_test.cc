@@ -34,7 +34,7 @@ class CatalogTest : public ::testing::Test {
         std::make_unique<storage::FaultyFileIO>(storage::MakeLocalFileIO(warehouse_));
     faulty_ = faulty.get();
     io_ = std::move(faulty);
-    catalog_ = std::make_unique<Catalog>(store_.get(), io_.get(), warehouse_);
+    catalog_ = std::make_unique<StoreCatalog>(store_.get(), io_.get(), warehouse_);
     schema_.fields.push_back(
         {1, "id", true, iceberg::Type::Primitive(iceberg::TypeId::kLong), {}});
   }
@@ -87,7 +87,7 @@ class CatalogTest : public ::testing::Test {
   std::unique_ptr<PointerStore> store_;
   std::unique_ptr<storage::FileIO> io_;
   storage::FaultyFileIO* faulty_ = nullptr;  // io_
-  std::unique_ptr<Catalog> catalog_;
+  std::unique_ptr<StoreCatalog> catalog_;
   iceberg::Schema schema_;
 };
 

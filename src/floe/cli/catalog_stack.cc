@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "floe/common/log.h"
+#include "floe/rest_client/rest_catalog.h"
 #include "floe/server/admin_routes.h"
 #include "floe/server/iceberg_routes.h"
 
@@ -92,6 +93,40 @@ server::ClientStorage ClientStorageOf(const config::Config& config) {
   return out;
 }
 
+rest_client::RestCatalogOptions RestOptionsOf(const config::Config& config) {
+  const config::CatalogSettings& c = config.catalog;
+  rest_client::RestCatalogOptions o;
+  o.uri = c.uri;
+  o.warehouse = c.warehouse;
+  o.http.connect_timeout_ms = c.connect_timeout_ms;
+  o.http.request_timeout_ms = c.request_timeout_ms;
+  rest_client::AuthOptions& a = o.auth;
+  switch (c.auth) {
+    case config::CatalogAuth::kNone:
+      a.type = rest_client::AuthType::kNone;
+      break;
+    case config::CatalogAuth::kBearer:
+      a.type = rest_client::AuthType::kBearer;
+      break;
+    case config::CatalogAuth::kOAuth2:
+      a.type = rest_client::AuthType::kOAuth2;
+      break;
+    case config::CatalogAuth::kSigV4:
+      a.type = rest_client::AuthType::kSigV4;
+      break;
+  }
+  a.token = c.token;
+  a.oauth2_server_uri = c.oauth2_server_uri;
+  a.client_id = c.oauth2_client_id;
+  a.client_secret = c.oauth2_client_secret;
+  a.scope = c.oauth2_scope;
+  a.region = c.sigv4_region;
+  a.service = c.sigv4_service;
+  a.credentials = {c.sigv4_access_key_id, c.sigv4_secret_access_key,
+                   c.sigv4_session_token};
+  return o;
+}
+
 }  // namespace
 
 bool UsesDelta(const config::Config& config) {
@@ -115,29 +150,39 @@ Result<CatalogStack> OpenCatalogStack(const config::Config& config,
     stack.io = storage::CountRequests(std::move(stack.io), options.storage_counters);
   }
   const bool sqlite = config.catalog.type == config::CatalogType::kSqlite;
-  if (sqlite) {
-    std::error_code ec;
-    std::filesystem::create_directories(
-        std::filesystem::path(config.catalog.uri).parent_path(), ec);
-    FLOE_ASSIGN_OR_RAISE(
-        stack.store, catalog::OpenSqliteStore(config.catalog.uri, config.catalog.name));
+  if (config.catalog.type == config::CatalogType::kRest) {
+    FLOE_ASSIGN_OR_RAISE(stack.catalog,
+                         rest_client::OpenRestCatalog(RestOptionsOf(config)));
+    FLOE_LOG_INFO(
+        "catalog: the Iceberg REST catalog at {}; Floe's REST server serves no "
+        "Iceberg routes (readers use that catalog)",
+        config.catalog.uri);
   } else {
-    catalog::PostgresOptions pg;
-    pg.conninfo = config.catalog.uri;
-    pg.password = config.catalog.password;
-    pg.pool_size = static_cast<int>(config.catalog.pool_size);
-    pg.connect_timeout_s =
-        static_cast<int>(std::max<int64_t>(1, config.catalog.connect_timeout_ms / 1000));
-    FLOE_ASSIGN_OR_RAISE(stack.store,
-                         catalog::OpenPostgresStore(pg, config.catalog.name));
-  }
-  stack.catalog = std::make_unique<catalog::Catalog>(stack.store.get(), stack.io.get(),
-                                                     warehouse_uri);
-  if (sqlite && !config.WarehouseOnS3()) {
-    // A catalog file kept inside the warehouse belongs to no table (purge, locations).
-    std::string db_uri = storage::PathToFileUri(config.catalog.uri);
-    stack.catalog->ProtectFiles(
-        {db_uri, db_uri + "-wal", db_uri + "-shm", db_uri + "-journal"});
+    if (sqlite) {
+      std::error_code ec;
+      std::filesystem::create_directories(
+          std::filesystem::path(config.catalog.uri).parent_path(), ec);
+      FLOE_ASSIGN_OR_RAISE(
+          stack.store, catalog::OpenSqliteStore(config.catalog.uri, config.catalog.name));
+    } else {
+      catalog::PostgresOptions pg;
+      pg.conninfo = config.catalog.uri;
+      pg.password = config.catalog.password;
+      pg.pool_size = static_cast<int>(config.catalog.pool_size);
+      pg.connect_timeout_s = static_cast<int>(
+          std::max<int64_t>(1, config.catalog.connect_timeout_ms / 1000));
+      FLOE_ASSIGN_OR_RAISE(stack.store,
+                           catalog::OpenPostgresStore(pg, config.catalog.name));
+    }
+    auto store_catalog = std::make_unique<catalog::StoreCatalog>(
+        stack.store.get(), stack.io.get(), warehouse_uri);
+    if (sqlite && !config.WarehouseOnS3()) {
+      // A catalog file kept inside the warehouse belongs to no table (purge, locations).
+      std::string db_uri = storage::PathToFileUri(config.catalog.uri);
+      store_catalog->ProtectFiles(
+          {db_uri, db_uri + "-wal", db_uri + "-shm", db_uri + "-journal"});
+    }
+    stack.catalog = std::move(store_catalog);
   }
   if (!options.serve_rest) return stack;
   server::RestOptions opts;
@@ -146,8 +191,12 @@ Result<CatalogStack> OpenCatalogStack(const config::Config& config,
   opts.auth_tokens = config.rest.auth_tokens;
   opts.read_tokens = config.rest.auth_read_tokens;
   std::vector<std::unique_ptr<server::RouteSet>> routes;
-  routes.push_back(
-      server::MakeIcebergRoutes(stack.catalog.get(), ClientStorageOf(config)));
+  // With an external REST catalog, that catalog serves readers: proxying it here would
+  // add a second front door with its own authorization to keep in step.
+  if (stack.store != nullptr) {
+    routes.push_back(
+        server::MakeIcebergRoutes(stack.catalog.get(), ClientStorageOf(config)));
+  }
   if (options.admin != nullptr) routes.push_back(server::MakeAdminRoutes(options.admin));
   routes.push_back(server::MakeOpsRoutes(options.ops));
   FLOE_ASSIGN_OR_RAISE(stack.rest, server::RestServer::Start(std::move(routes), opts));

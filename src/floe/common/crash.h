@@ -2,6 +2,8 @@
 // flush, no destructors) when execution reaches that named point, to test recovery at
 // every step of a commit. Points: after-parquet-write, after-manifest-write,
 // after-metadata-write, before-pointer-swap, after-pointer-swap, before-delta-commit;
+// through an external REST catalog (catalog.type rest): before-catalog-commit (the
+// request not sent) and after-catalog-commit (the catalog answered, Floe saw nothing);
 // for a schema change: before-schema-commit (the rows before it are committed, the new
 // schema is not) and after-schema-commit (the Iceberg schema is committed, the Delta
 // metaData not yet); for a topic under on.invalid.record: dlq: after-dead-letter-commit

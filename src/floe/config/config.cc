@@ -54,7 +54,8 @@ constexpr Named<ValueFormat> kValueFormats[] = {{ValueFormat::kRegistry, "regist
                                                 {ValueFormat::kBinary, "binary"},
                                                 {ValueFormat::kJson, "json"}};
 constexpr Named<CatalogType> kCatalogTypes[] = {{CatalogType::kSqlite, "sqlite"},
-                                                {CatalogType::kPostgresql, "postgresql"}};
+                                                {CatalogType::kPostgresql, "postgresql"},
+                                                {CatalogType::kRest, "rest"}};
 
 // ---- small helpers
 // ---------------------------------------------------------------------
@@ -472,6 +473,7 @@ Status Parser::ParseCatalog(const Located* node, Config* config) const {
   FLOE_ASSIGN_OR_RAISE(auto timeout,
                        GetInt(f, *FindKey("catalog", "connect.timeout.ms")));
   c.connect_timeout_ms = *timeout;
+  if (c.type == CatalogType::kRest) return ParseRestCatalog(node, f, config);
   if (c.type == CatalogType::kPostgresql) {
     const KeyInfo& uri_key = *FindKey("catalog", "uri");
     FLOE_ASSIGN_OR_RAISE(auto uri, GetScalar(f, uri_key));

@@ -27,7 +27,8 @@ enum class TableFormat { kIceberg, kDelta };
 enum class InvalidRecordPolicy { kSuspend, kSkip, kDlq };
 enum class KeyFormat { kBinary, kString, kRegistry };
 enum class ValueFormat { kRegistry, kBinary, kJson };
-enum class CatalogType { kSqlite, kPostgresql };
+enum class CatalogType { kSqlite, kPostgresql, kRest };
+enum class CatalogAuth { kNone, kBearer, kOAuth2, kSigV4 };
 enum class DroppedFieldPolicy { kKeep, kDrop };
 
 std::string_view ToString(TableFormat v);
@@ -35,6 +36,7 @@ std::string_view ToString(InvalidRecordPolicy v);
 std::string_view ToString(KeyFormat v);
 std::string_view ToString(ValueFormat v);
 std::string_view ToString(CatalogType v);
+std::string_view ToString(CatalogAuth v);
 std::string_view ToString(DroppedFieldPolicy v);
 
 // The settings of one topic: `defaults`, then the first matching `topics` entry over
@@ -143,6 +145,20 @@ struct CatalogSettings {
   std::string password;  // PostgreSQL; secret
   int64_t pool_size = 0;
   int64_t connect_timeout_ms = 0;
+  // REST (an external Iceberg REST catalog)
+  int64_t request_timeout_ms = 0;
+  std::string warehouse;  // "": none sent
+  CatalogAuth auth = CatalogAuth::kNone;
+  std::string token;              // secret
+  std::string oauth2_server_uri;  // "": <uri>/v1/oauth/tokens
+  std::string oauth2_client_id;
+  std::string oauth2_client_secret;  // secret
+  std::string oauth2_scope;
+  std::string sigv4_region;
+  std::string sigv4_service;
+  std::string sigv4_access_key_id;      // "": the environment's
+  std::string sigv4_secret_access_key;  // secret
+  std::string sigv4_session_token;      // secret
 
   // The URI for logs and messages: a password in it is replaced by "***".
   std::string Display() const;

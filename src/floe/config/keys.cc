@@ -290,12 +290,16 @@ std::vector<KeyInfo> MakeKeys() {
        .name = "type",
        .type = T::kEnum,
        .default_text = "sqlite",
-       .choices = {{"sqlite", true}, {"postgresql", true}},
+       .choices = {{"sqlite", true}, {"postgresql", true}, {"rest", true}},
        .description =
-           "Pointer store, in the Iceberg SQL catalog layout either way, so pyiceberg's "
+           "Where tables are registered. `sqlite` and `postgresql` are Floe's own "
+           "pointer store in the Iceberg SQL catalog layout, so pyiceberg's "
            "`SqlCatalog` and Iceberg Java's `JdbcCatalog` open it unchanged: a SQLite "
            "file (one Floe process), or a PostgreSQL database that several Floe "
-           "processes (and other writers) share (docs/catalogs.md)."});
+           "processes (and other writers) share. `rest`: an external Iceberg REST "
+           "catalog that Floe commits through as a client (Polaris, Unity, AWS Glue, "
+           "S3 Tables, Nessie, Lakekeeper, Gravitino); the built-in REST server then "
+           "serves no Iceberg routes (docs/catalogs.md)."});
   add({.section = "catalog",
        .name = "uri",
        .type = T::kPath,
@@ -307,7 +311,9 @@ std::vector<KeyInfo> MakeKeys() {
            "(required): a libpq connection URI, "
            "`postgresql://user@host:5432/database`, with TLS and other options as its "
            "parameters (`?sslmode=verify-full&sslrootcert=/etc/floe/ca.pem`); the "
-           "password goes in `catalog.password`."});
+           "password goes in `catalog.password`. REST (required): the catalog's base "
+           "URI, requests go to `<uri>/v1/...` "
+           "(`https://polaris.example.com/api/catalog`)."});
   add({.section = "catalog",
        .name = "password",
        .type = T::kString,
@@ -328,8 +334,90 @@ std::vector<KeyInfo> MakeKeys() {
        .default_text = "10000",
        .min = 1000,
        .max = 300000,
-       .description = "PostgreSQL: how long opening a connection may take before it "
-                      "fails (and is retried with the operation)."});
+       .description = "PostgreSQL and REST: how long opening a connection may take "
+                      "before it fails (and is retried with the operation)."});
+  add({.section = "catalog",
+       .name = "request.timeout.ms",
+       .type = T::kInt,
+       .default_text = "30000",
+       .min = 1000,
+       .max = 600000,
+       .description = "REST: timeout of one request to the catalog. A commit that times "
+                      "out is treated as of unknown outcome: Floe reloads the table and "
+                      "looks for its snapshot before trying again."});
+  add({.section = "catalog",
+       .name = "warehouse",
+       .type = T::kString,
+       .description =
+           "REST: the warehouse (or catalog) name sent to `GET /v1/config`, as "
+           "Polaris, Unity, Lakekeeper and S3 Tables need; unset: none sent."});
+  add({.section = "catalog",
+       .name = "auth",
+       .type = T::kEnum,
+       .default_text = "none",
+       .choices = {{"none", true}, {"bearer", true}, {"oauth2", true}, {"sigv4", true}},
+       .description = "REST: how Floe authenticates to the catalog: a fixed bearer token "
+                      "(`catalog.token`), OAuth2 client credentials (`catalog.oauth2.*`; "
+                      "the token is refreshed before it expires and after a 401), or AWS "
+                      "SigV4 request signing (`catalog.sigv4.*`: AWS Glue, S3 Tables)."});
+  add({.section = "catalog",
+       .name = "token",
+       .type = T::kString,
+       .description = "REST with `auth: bearer`: the token. Secret: use `${env:NAME}`.",
+       .secret = true});
+  add({.section = "catalog",
+       .name = "oauth2.server.uri",
+       .type = T::kString,
+       .default_text = "`<catalog.uri>/v1/oauth/tokens`",
+       .derived_default = true,
+       .description =
+           "REST with `auth: oauth2`: the token endpoint (the catalog's own, or "
+           "an identity provider's)."});
+  add({.section = "catalog",
+       .name = "oauth2.client.id",
+       .type = T::kString,
+       .description = "REST with `auth: oauth2`: the client id."});
+  add({.section = "catalog",
+       .name = "oauth2.client.secret",
+       .type = T::kString,
+       .description = "REST with `auth: oauth2`: the client secret. Secret: use "
+                      "`${env:NAME}`.",
+       .secret = true});
+  add({.section = "catalog",
+       .name = "oauth2.scope",
+       .type = T::kString,
+       .description = "REST with `auth: oauth2`: the scope asked for "
+                      "(`PRINCIPAL_ROLE:ALL` for Polaris); unset: none sent."});
+  add({.section = "catalog",
+       .name = "sigv4.region",
+       .type = T::kString,
+       .description =
+           "REST with `auth: sigv4` (required): the AWS region, `us-east-1`."});
+  add({.section = "catalog",
+       .name = "sigv4.service",
+       .type = T::kString,
+       .default_text = "glue",
+       .description = "REST with `auth: sigv4`: the signing name, `glue` for AWS Glue's "
+                      "Iceberg endpoint, `s3tables` for S3 Tables'."});
+  add({.section = "catalog",
+       .name = "sigv4.access.key.id",
+       .type = T::kString,
+       .description = "REST with `auth: sigv4`: the access key id; unset: "
+                      "`AWS_ACCESS_KEY_ID` (and `AWS_SECRET_ACCESS_KEY`, "
+                      "`AWS_SESSION_TOKEN`), read at every request.",
+       .secret = true});
+  add({.section = "catalog",
+       .name = "sigv4.secret.access.key",
+       .type = T::kString,
+       .description =
+           "REST with `auth: sigv4`: the secret key. Secret: use `${env:NAME}`.",
+       .secret = true});
+  add({.section = "catalog",
+       .name = "sigv4.session.token",
+       .type = T::kString,
+       .description =
+           "REST with `auth: sigv4`: a session token of temporary credentials.",
+       .secret = true});
   add({.section = "catalog",
        .name = "name",
        .type = T::kString,

@@ -80,9 +80,13 @@ TEST(KeysTest, ChoicesMatchTheEnums) {
             (V{std::string(ToString(ValueFormat::kRegistry)),
                std::string(ToString(ValueFormat::kBinary)),
                std::string(ToString(ValueFormat::kJson))}));
-  EXPECT_EQ(names("catalog", "type"),
-            (V{std::string(ToString(CatalogType::kSqlite)),
-               std::string(ToString(CatalogType::kPostgresql))}));
+  EXPECT_EQ(names("catalog", "type"), (V{std::string(ToString(CatalogType::kSqlite)),
+                                         std::string(ToString(CatalogType::kPostgresql)),
+                                         std::string(ToString(CatalogType::kRest))}));
+  EXPECT_EQ(names("catalog", "auth"), (V{std::string(ToString(CatalogAuth::kNone)),
+                                         std::string(ToString(CatalogAuth::kBearer)),
+                                         std::string(ToString(CatalogAuth::kOAuth2)),
+                                         std::string(ToString(CatalogAuth::kSigV4))}));
 }
 
 TEST(KeysTest, DocsCoverEveryKeyAndTheRules) {

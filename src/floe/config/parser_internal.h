@@ -167,6 +167,8 @@ class Parser {
   Status ParseKafka(const Located* node, Config* config) const;
   Status ParseRegistry(const Located* node, Config* config) const;
   Status ParseCatalog(const Located* node, Config* config) const;
+  // catalog_config.cc: the keys of catalog.type rest.
+  Status ParseRestCatalog(const Located* node, const Fields& f, Config* config) const;
   Status ParseRest(const Located* node, Config* config) const;
   Status ParseHealth(const Located* node, Config* config) const;
   Status ParseMaintenance(const Located* node, Config* config) const;

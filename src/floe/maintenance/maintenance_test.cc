@@ -32,7 +32,8 @@ class MaintenanceTest : public ::testing::Test {
     store_ = *catalog::OpenSqliteStore((root_ / "catalog.db").string(), "floe");
     warehouse_ = storage::PathToFileUri((root_ / "wh").string());
     io_ = storage::MakeLocalFileIO(warehouse_);
-    catalog_ = std::make_unique<catalog::Catalog>(store_.get(), io_.get(), warehouse_);
+    catalog_ =
+        std::make_unique<catalog::StoreCatalog>(store_.get(), io_.get(), warehouse_);
     schema_.fields.push_back(
         {1, "id", true, iceberg::Type::Primitive(iceberg::TypeId::kLong), {}});
     settings_.orphan_min_age_ms = kDay;

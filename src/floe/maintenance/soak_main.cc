@@ -55,7 +55,7 @@ int Run(const Args& a) {
   auto io = storage::MakeLocalFileIO(warehouse);
   int64_t now = NowMs();
   auto clock = [&now] { return now; };
-  catalog::Catalog cat(store->get(), io.get(), warehouse, clock);
+  catalog::StoreCatalog cat(store->get(), io.get(), warehouse, clock);
   pipeline::Committer committer(&cat, io.get(), clock);
   pipeline::DeltaMirror mirror(&cat, io.get(), clock);
 

@@ -168,7 +168,7 @@ void BM_Commit(benchmark::State& state) {
   auto store = Check(catalog::OpenSqliteStore((wh.root / "catalog.db").string(), "floe"),
                      "open catalog");
   std::string warehouse_uri = storage::PathToFileUri(wh.root.string());
-  catalog::Catalog cat(store.get(), wh.io.get(), warehouse_uri);
+  catalog::StoreCatalog cat(store.get(), wh.io.get(), warehouse_uri);
   Committer committer(&cat, wh.io.get());
   int last = 0;
   auto schema = W1Schema(&last);

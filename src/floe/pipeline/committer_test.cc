@@ -31,9 +31,9 @@ class CommitterTest : public ::testing::Test {
     std::filesystem::create_directories(root_);
     store_ = *catalog::OpenSqliteStore((root_ / "catalog.db").string(), "floe");
     io_ = storage::MakeLocalFileIO(storage::PathToFileUri(root_.string()));
-    catalog_ = std::make_unique<catalog::Catalog>(store_.get(), io_.get(),
-                                                  storage::PathToFileUri(root_.string()),
-                                                  [this] { return now_; });
+    catalog_ = std::make_unique<catalog::StoreCatalog>(
+        store_.get(), io_.get(), storage::PathToFileUri(root_.string()),
+        [this] { return now_; });
     committer_ =
         std::make_unique<Committer>(catalog_.get(), io_.get(), [this] { return now_; });
     iceberg::NestedField id{

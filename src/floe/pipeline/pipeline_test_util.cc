@@ -263,8 +263,8 @@ Harness::Harness(const std::string& topics_yaml)
       io(memory_io.get()),
       memory_store(catalog::MakeMemoryStore()),
       store(memory_store.get()) {
-  catalog = std::make_unique<catalog::Catalog>(&store, &io, "memory://wh",
-                                               [this] { return wall_ms; });
+  catalog = std::make_unique<catalog::StoreCatalog>(&store, &io, "memory://wh",
+                                                    [this] { return wall_ms; });
   auto parsed = ParseConfig(topics_yaml);
   if (!parsed.ok()) throw std::runtime_error(parsed.status().ToString());
   config = *parsed;

@@ -151,7 +151,7 @@ class RestServerTest : public ::testing::Test {
     faulty_ = faulty.get();
     io_ = std::move(faulty);
     catalog_ =
-        std::make_unique<catalog::Catalog>(store_.get(), io_.get(), warehouse_uri_);
+        std::make_unique<catalog::StoreCatalog>(store_.get(), io_.get(), warehouse_uri_);
     StartServer(RestOptions{});
   }
 

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import pathlib
 import sqlite3
@@ -44,10 +45,12 @@ def floe_binary() -> pathlib.Path:
 class FloeRun:
     def __init__(self, work_dir: pathlib.Path, bootstrap: str, registry_url: str,
                  topics: list[dict], defaults: dict | None = None, extra: dict | None = None,
-                 s3=None, postgres: tuple | None = None):
+                 s3=None, postgres: tuple | None = None, rest: tuple | None = None):
         """`s3`: the harness.s3.S3 store an `s3://` warehouse (set through `extra`) lives on,
         for reading the metadata back. `postgres`: (harness.postgres.Postgres, database): the
-        catalog is that PostgreSQL database instead of a SQLite file."""
+        catalog is that PostgreSQL database instead of a SQLite file. `rest`:
+        (harness.iceberg_rest.IcebergRest, the `catalog` section): an external REST catalog,
+        whose server metadata locations are read from."""
         self.work_dir = pathlib.Path(work_dir)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.warehouse = self.work_dir / "warehouse"
@@ -58,7 +61,8 @@ class FloeRun:
             "kafka": {"bootstrap.servers": bootstrap},
             "registry": {"url": registry_url},
             "warehouse": str(self.warehouse),
-            "catalog": ({"type": "postgresql", "uri": postgres[0].uri(postgres[1]),
+            "catalog": (rest[1] if rest else
+                        {"type": "postgresql", "uri": postgres[0].uri(postgres[1]),
                          "name": "floe"} if postgres else
                         {"type": "sqlite", "uri": str(self.catalog_db), "name": "floe"}),
             # Port 0: each run serves its REST catalog on a free port (rest_uri() reads it).
@@ -71,6 +75,7 @@ class FloeRun:
         self.proc: procs.Proc | None = None
         self.s3 = s3
         self.postgres = postgres
+        self.rest = rest[0] if rest else None
 
     def start(self, env: dict | None = None, prefix: list[str] | None = None) -> procs.Proc:
         """`prefix`: a command that execs Floe (e.g. setpriv to run it as another user)."""
@@ -118,6 +123,8 @@ class FloeRun:
         return procs.tail_file(self.log_path, lines)
 
     def metadata_location(self, table: str, namespace: str = "kafka") -> str | None:
+        if self.rest is not None:
+            return self.rest.metadata_location(namespace, table)
         if self.postgres:
             import psycopg2
             pg, database = self.postgres
@@ -149,7 +156,8 @@ class FloeRun:
         if loc.startswith("s3://"):
             with self.s3.fs().open_input_stream(loc.removeprefix("s3://")) as f:
                 return json.loads(f.read())
-        return json.loads(pathlib.Path(loc.removeprefix("file://")).read_text())
+        # Hadoop writes "file:/path", Floe "file:///path".
+        return json.loads(pathlib.Path(re.sub(r"^file:(//)?", "", loc)).read_text())
 
     def table_positions(self, table: str, topic: str, namespace: str = "kafka") -> dict[int, int]:
         md = self.metadata(table, namespace)

@@ -1,0 +1,272 @@
+"""External Iceberg REST catalogs for `catalog.type: rest` (issue 21).
+
+    srv = start_iceberg_rest(work_dir, warehouse)   # Apache Iceberg's RESTCatalogServer
+    srv.uri                                         # "http://127.0.0.1:PORT"
+    srv.metadata_location("kafka", "orders")        # GET .../tables/orders, or None
+    srv.stop()
+
+    proxy = RestProxy(srv.uri, oauth=OAuth("floe", "s3cret", lifetime_s=3))
+    proxy.uri                                       # what Floe is given as catalog.uri
+    proxy.add_rule(Rule("POST", r"/tables/[^/]+$", "applied-then-500", times=2))
+    proxy.revoke_tokens()                           # every token issued so far is refused
+
+The server is the one Iceberg's own clients are tested against
+(`org.apache.iceberg.rest.RESTCatalogServer` from iceberg-open-api's test fixtures,
+tools/iceberg-rest/pom.xml): a JdbcCatalog on a SQLite file behind Jetty, writing metadata
+with HadoopFileIO into a local warehouse. It takes its settings from CATALOG_* variables.
+It listens on every interface (it has no host setting); the tests only connect on loopback.
+
+The proxy sits between Floe and the server (http.server in the test process). Without
+`oauth` it forwards everything. With it, it is the OAuth2 token endpoint
+(POST /v1/oauth/tokens, client credentials, tokens that expire after `lifetime_s`) and
+answers 401 to any request without a live token, as a protected catalog does. Rules inject
+faults on matching requests:
+  "500", "503", "409"      answered so, not forwarded (409: a concurrent writer won)
+  "applied-then-500"       forwarded (the catalog applies it), answered 500
+  "applied-then-close"     forwarded, then the connection closed without an answer
+"""
+from __future__ import annotations
+
+import http.client
+import http.server
+import json
+import os
+import pathlib
+import re
+import socket
+import threading
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+
+from . import procs
+from .jvm import _java
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+LIB = ROOT / "tools" / "iceberg-rest" / "lib"
+START_TIMEOUT_S = 90.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class IcebergRest:
+    def __init__(self, proc: procs.Proc, port: int, warehouse: pathlib.Path):
+        self.proc, self.port, self.warehouse = proc, port, warehouse
+        self.uri = f"http://127.0.0.1:{port}"
+
+    def get(self, path: str) -> tuple[int, dict | None]:
+        try:
+            with urllib.request.urlopen(self.uri + path, timeout=30) as r:
+                return r.status, json.loads(r.read() or b"null")
+        except urllib.error.HTTPError as e:
+            return e.code, None
+
+    def metadata_location(self, namespace: str, table: str) -> str | None:
+        status, body = self.get(f"/v1/namespaces/{urllib.parse.quote(namespace)}/tables/"
+                                f"{urllib.parse.quote(table)}")
+        if status == 404:
+            return None
+        assert status == 200, status
+        return body["metadata-location"]
+
+    def stop(self) -> None:
+        self.proc.stop()
+
+
+def start_iceberg_rest(work_dir: pathlib.Path, warehouse: pathlib.Path) -> IcebergRest:
+    if not any(LIB.glob("iceberg-open-api-*-test-fixtures.jar")):
+        raise RuntimeError(f"{LIB} has no iceberg-open-api test fixtures: run scripts/setup.sh")
+    work_dir.mkdir(parents=True, exist_ok=True)
+    warehouse.mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    env = {**os.environ,
+           "CATALOG_REST_PORT": str(port),
+           "CATALOG_WAREHOUSE": f"file://{warehouse}",
+           "CATALOG_URI": f"jdbc:sqlite:file:{work_dir / 'rest-catalog.db'}",
+           "CATALOG_JDBC_SCHEMA__VERSION": "V1"}
+    proc = procs.spawn([_java(), "-Xmx512m", "-cp", f"{LIB}/*",
+                        "org.apache.iceberg.rest.RESTCatalogServer"],
+                       work_dir / "iceberg-rest.log", name="iceberg-rest", env=env)
+    srv = IcebergRest(proc, port, warehouse)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if not proc.running():
+            raise RuntimeError(f"the Iceberg REST server exited:\n{proc.tail()}")
+        try:
+            if srv.get("/v1/config")[0] == 200:
+                return srv
+        except OSError:
+            pass
+        time.sleep(0.2)
+    proc.stop()
+    raise RuntimeError(f"the Iceberg REST server did not answer in {START_TIMEOUT_S}s:\n"
+                       f"{proc.tail()}")
+
+
+@dataclass
+class OAuth:
+    client_id: str
+    client_secret: str
+    lifetime_s: float = 3600.0
+
+
+@dataclass
+class Rule:
+    method: str   # "POST", ... or "*"
+    path: str     # regex searched in the path and query
+    action: str
+    times: int = 1
+    fired: int = field(default=0)
+
+
+class RestProxy:
+    def __init__(self, upstream: str, oauth: OAuth | None = None):
+        self.upstream = urllib.parse.urlparse(upstream)
+        self.oauth = oauth
+        self.rules: list[Rule] = []
+        self.counts: dict[str, int] = {}
+        self.tokens: dict[str, float] = {}  # token -> expiry (monotonic)
+        self.commits = 0                    # table commits forwarded
+        self._lock = threading.Lock()
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _any(self):
+                proxy._handle(self)
+
+            do_GET = do_POST = do_DELETE = do_HEAD = do_PUT = _any
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.port = self._server.server_address[1]
+        self.uri = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    # --- control ---------------------------------------------------------------------------
+    def add_rule(self, rule: Rule) -> None:
+        with self._lock:
+            self.rules.append(rule)
+
+    def revoke_tokens(self) -> None:
+        with self._lock:
+            self.tokens.clear()
+
+    def count(self, what: str) -> int:
+        with self._lock:
+            return self.counts.get(what, 0)
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    # --- serving ---------------------------------------------------------------------------
+    def _bump(self, what: str) -> None:
+        self.counts[what] = self.counts.get(what, 0) + 1
+
+    @staticmethod
+    def _reply(h, status: int, body: dict | None = None) -> None:
+        data = json.dumps(body).encode() if body is not None else b""
+        h.send_response(status)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        if h.command != "HEAD":
+            h.wfile.write(data)
+
+    @staticmethod
+    def _error(h, status: int, kind: str, message: str) -> None:
+        RestProxy._reply(h, status, {"error": {"message": message, "type": kind,
+                                               "code": status}})
+
+    def _handle(self, h) -> None:
+        length = int(h.headers.get("Content-Length") or 0)
+        body = h.rfile.read(length) if length else b""
+        path = h.path
+        if self.oauth is not None and path.rstrip("/").endswith("/v1/oauth/tokens"):
+            form = urllib.parse.parse_qs(body.decode())
+            ok = (form.get("grant_type") == ["client_credentials"]
+                  and form.get("client_id") == [self.oauth.client_id]
+                  and form.get("client_secret") == [self.oauth.client_secret])
+            if not ok:
+                self._reply(h, 401, {"error": "invalid_client"})
+                return
+            with self._lock:
+                self._bump("tokens")
+                token = f"token-{self.counts['tokens']}-{os.urandom(4).hex()}"
+                self.tokens[token] = time.monotonic() + self.oauth.lifetime_s
+            self._reply(h, 200, {"access_token": token, "token_type": "bearer",
+                                 "expires_in": int(self.oauth.lifetime_s),
+                                 "issued_token_type":
+                                     "urn:ietf:params:oauth:token-type:access_token"})
+            return
+        if self.oauth is not None:
+            auth = h.headers.get("Authorization", "")
+            token = auth.removeprefix("Bearer ").strip()
+            with self._lock:
+                live = self.tokens.get(token, 0) > time.monotonic()
+                if not live:
+                    self._bump("unauthorized")
+            if not live:
+                self._error(h, 401, "NotAuthorizedException",
+                            "missing, expired or revoked token")
+                return
+        action = None
+        with self._lock:
+            for rule in self.rules:
+                if rule.fired < rule.times and rule.method in ("*", h.command) and \
+                        re.search(rule.path, path):
+                    rule.fired += 1
+                    action = rule.action
+                    self._bump(action)
+                    break
+        if action in ("500", "503"):
+            self._error(h, int(action), "ServiceFailureException", "injected by the test proxy")
+            return
+        if action == "409":
+            self._error(h, 409, "CommitFailedException",
+                        "injected by the test proxy: a concurrent writer won")
+            return
+        status, headers, data = self._forward(h.command, path, h.headers, body)
+        if re.search(r"/namespaces/[^/]+/tables/[^/?]+$", path) and h.command == "POST" \
+                and 200 <= status < 300:
+            with self._lock:
+                self.commits += 1
+        if action == "applied-then-500":
+            self._error(h, 500, "ServiceFailureException", "applied, then failed (test proxy)")
+            return
+        if action == "applied-then-close":
+            h.close_connection = True
+            h.connection.shutdown(socket.SHUT_RDWR)
+            return
+        h.send_response(status)
+        for k, v in headers:
+            if k.lower() not in ("transfer-encoding", "content-length", "connection"):
+                h.send_header(k, v)
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        if h.command != "HEAD":
+            h.wfile.write(data)
+
+    def _forward(self, method: str, path: str, headers, body: bytes):
+        conn = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port,
+                                          timeout=60)
+        try:
+            fwd = {k: v for k, v in headers.items()
+                   if k.lower() not in ("host", "authorization", "content-length",
+                                        "accept-encoding", "connection")}
+            conn.request(method, path, body=body if body else None, headers=fwd)
+            r = conn.getresponse()
+            data = r.read()
+            return r.status, r.getheaders(), data
+        finally:
+            conn.close()
