@@ -14,10 +14,10 @@ Apache Iceberg's own REST server (harness/iceberg_rest.py), as a client:
 """
 from __future__ import annotations
 
-import collections
 import json
 import random
 import re
+import threading
 import time
 
 import pytest
@@ -26,7 +26,7 @@ from pyiceberg.catalog.rest import RestCatalog
 from harness.floe import FloeRun, default_table_name
 from harness.iceberg_rest import OAuth, RestProxy, Rule, start_iceberg_rest
 from test_delta import BOTH, wait_for_delta_txns
-from test_exactly_once import (committed_records, crash_and_kill, serializer,
+from test_exactly_once import (SteadyLoad, committed_records, crash_and_kill, serializer,
                                table_records)
 from test_postgres import delta_counter
 
@@ -52,16 +52,29 @@ def rest_catalog(srv) -> RestCatalog:
     return RestCatalog("ext", uri=srv.uri)
 
 
-def snapshot_ids_unique(srv, table: str) -> None:
-    md = json.loads(open(re.sub(r"^file:(//)?", "", srv.metadata_location("kafka", table)))
-                    .read())
-    ids = [s["snapshot-id"] for s in md.get("snapshots", [])]
-    assert len(ids) == len(set(ids))
-    # No Kafka position was committed twice: each snapshot's records are new.
-    total = 0
-    for s in sorted(md.get("snapshots", []), key=lambda s: s["sequence-number"]):
-        total += int(s["summary"].get("added-records", 0))
-    return total
+def snapshots(srv, table: str) -> list[dict]:
+    loc = srv.metadata_location("kafka", table)
+    md = json.loads(open(re.sub(r"^file:(//)?", "", loc)).read())
+    return md.get("snapshots", [])
+
+
+def finish_and_compare(run, kafka_broker, srv, topic: str, table: str, produced: int) -> None:
+    """Waits for every record, stops Floe, and compares pyiceberg (through the REST server)
+    and delta-rs with a read_committed consumer: every record once."""
+    hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+    run.wait_for_positions(table, topic, hwm, timeout=300)
+    root = wait_for_delta_txns(run, table, topic, hwm, timeout=60)
+    assert run.stop() == 0, run.log()
+    want = committed_records(kafka_broker.bootstrap, topic)
+    assert sum(want.values()) == produced
+    assert table_records(run, table, catalog=rest_catalog(srv)) == want
+    got = delta_counter(root)
+    dupes = [k for k, v in got.items() if v > 1]
+    assert not dupes, f"{len(dupes)} duplicated in Delta, e.g. {dupes[:3]}"
+    assert got == want
+    # No snapshot committed twice: the appends add up to the records, each id once.
+    snaps = snapshots(srv, table)
+    assert len({s["snapshot-id"] for s in snaps}) == len(snaps)
 
 
 # The commit steps on Floe's side of a REST catalog: the catalog writes the metadata file and
@@ -85,17 +98,116 @@ def test_crash_at_every_step_and_random_kills_on_iceberg_rest(kafka_broker, regi
     produced = crash_and_kill(run, kafka_broker.bootstrap, ser, topic, partitions, 6_000,
                               REST_CRASH_POINTS, 5, random.Random(22),
                               (0.3, 2.0))
-    hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
     run.start()
-    run.wait_for_positions(table, topic, hwm, timeout=300)
-    root = wait_for_delta_txns(run, table, topic, hwm, timeout=60)
-    assert run.stop() == 0, run.log()
+    finish_and_compare(run, kafka_broker, rest_server, topic, table, produced)
     assert f"catalog: the Iceberg REST catalog at {rest_server.uri}" in run.log_path.read_text()
 
-    want = committed_records(kafka_broker.bootstrap, topic)
-    assert sum(want.values()) == produced
-    assert table_records(run, table, catalog=rest_catalog(rest_server)) == want
-    got = delta_counter(root)
-    dupes = [k for k, v in got.items() if v > 1]
-    assert not dupes, f"{len(dupes)} duplicated in Delta, e.g. {dupes[:3]}"
-    assert got == want
+
+COMMIT = r"/v1/namespaces/[^/]+/tables/[^/?]+$"
+
+
+def test_commit_faults_and_a_concurrent_writer(kafka_broker, registry, rest_server, tmp_path):
+    """Between Floe and the catalog: commits applied and then answered 500, one applied and
+    then cut off, 409s, 503s, while pyiceberg keeps changing a property of the same table
+    through the catalog. Floe reloads after each unknown outcome, finds its own snapshot or
+    retries, and every record lands once."""
+    topic = "rest-faults"
+    partitions = 3
+    kafka_broker.create_topic(topic, partitions=partitions)
+    ser = serializer(registry)
+    table = default_table_name(topic)
+    proxy = RestProxy(rest_server.uri)
+    try:
+        proxy.add_rule(Rule("POST", COMMIT, "applied-then-500", times=3, every=4))
+        proxy.add_rule(Rule("POST", COMMIT, "applied-then-close", times=1, every=5))
+        proxy.add_rule(Rule("POST", COMMIT, "409", times=3, every=3))
+        proxy.add_rule(Rule("POST", COMMIT, "503", times=2, every=7))
+        proxy.add_rule(Rule("GET", r"/tables/", "500", times=3, every=9))
+        run = rest_run(tmp_path, kafka_broker, registry, rest_server,
+                       [{"name": topic, **BOTH}],
+                       catalog={"type": "rest", "uri": proxy.uri, "request.timeout.ms": 5000})
+        run.start()
+        load = SteadyLoad(kafka_broker.bootstrap, ser, topic, partitions, per_second=1_000)
+        cat = rest_catalog(rest_server)
+        stop = threading.Event()
+        writes = []
+
+        def other_writer():
+            while not stop.is_set():
+                try:
+                    t = cat.load_table(f"kafka.{table}")
+                    with t.transaction() as tx:
+                        tx.set_properties({"owner.note": f"n{len(writes)}"})
+                    writes.append(1)
+                except Exception:  # the table does not exist yet, or a lost race: again
+                    pass
+                time.sleep(0.3)
+
+        writer = threading.Thread(target=other_writer, daemon=True)
+        writer.start()
+        time.sleep(25)
+        produced = load.stop()
+        stop.set()
+        writer.join()
+        finish_and_compare(run, kafka_broker, rest_server, topic, table, produced)
+        assert run.proc.returncode == 0
+        assert len(writes) > 10, "the concurrent writer never committed"
+        fired = {a: proxy.count(a) for a in ("applied-then-500", "applied-then-close", "409",
+                                             "503", "500")}
+        assert all(fired.values()), fired
+        log = run.log_path.read_text()
+        assert "has an unknown outcome" in log and "HTTP 500" in log, run.log()
+    finally:
+        proxy.close()
+
+
+def test_oauth2_tokens_expire_and_are_revoked_mid_run(kafka_broker, registry, rest_server,
+                                                      tmp_path):
+    """The catalog behind OAuth2 (the proxy issues client-credentials tokens that live 4 s and
+    refuses requests without a live one). Floe refreshes before expiry, gets a new token
+    after all of them are revoked, and survives the catalog's restart, all without a
+    restart of its own; a wrong secret is refused at start, naming the cause."""
+    topic = "rest-oauth"
+    partitions = 2
+    kafka_broker.create_topic(topic, partitions=partitions)
+    ser = serializer(registry)
+    table = default_table_name(topic)
+    proxy = RestProxy(rest_server.uri, oauth=OAuth("floe", "s3cret", lifetime_s=4))
+    try:
+        bad = rest_run(tmp_path / "bad", kafka_broker, registry, rest_server,
+                       [{"name": topic}],
+                       catalog={"type": "rest", "uri": proxy.uri, "auth": "oauth2",
+                                "oauth2.client.id": "floe",
+                                "oauth2.client.secret": "wrong"})
+        bad.start()
+        assert bad.wait_exit(timeout=60) != 0
+        assert "the client id or secret was refused" in bad.log_path.read_text(), bad.log()
+
+        run = rest_run(tmp_path, kafka_broker, registry, rest_server, [{"name": topic, **BOTH}],
+                       catalog={"type": "rest", "uri": proxy.uri, "auth": "oauth2",
+                                "oauth2.client.id": "floe",
+                                "oauth2.client.secret": "${env:FLOE_TEST_SECRET}"})
+        run.start(env={"FLOE_TEST_SECRET": "s3cret"})
+        pid = run.proc.pid
+        load = SteadyLoad(kafka_broker.bootstrap, ser, topic, partitions, per_second=1_000)
+        time.sleep(10)
+        tokens_before = proxy.count("tokens")
+        proxy.revoke_tokens()
+        time.sleep(5)
+        # The catalog itself goes away for 15 s: commits pause, nothing is lost.
+        rest_server.stop()
+        time.sleep(15)
+        assert run.proc.running(), run.log()
+        rest_server.start()
+        time.sleep(5)
+        produced = load.stop()
+        finish_and_compare(run, kafka_broker, rest_server, topic, table, produced)
+        assert run.proc.pid == pid
+        assert tokens_before >= 3, proxy.counts   # refreshed before expiry, every ~3 s
+        assert proxy.count("unauthorized") >= 1, proxy.counts  # the revoked token was refused
+        assert proxy.count("tokens") > tokens_before
+        log = run.log_path.read_text()
+        assert "s3cret" not in log
+        assert "paused" in log and "REST catalog" in log, run.log()
+    finally:
+        proxy.close()

@@ -49,6 +49,7 @@ Status Parser::ParseRestCatalog(const Located* node, const Fields& f,
   FLOE_RETURN_NOT_OK(str("oauth2.client.id", &c.oauth2_client_id));
   FLOE_RETURN_NOT_OK(str("oauth2.client.secret", &c.oauth2_client_secret));
   FLOE_RETURN_NOT_OK(str("oauth2.scope", &c.oauth2_scope));
+  if (c.oauth2_scope.empty()) c.oauth2_scope = "catalog";
   FLOE_RETURN_NOT_OK(str("sigv4.region", &c.sigv4_region));
   FLOE_RETURN_NOT_OK(str("sigv4.service", &c.sigv4_service));
   if (c.sigv4_service.empty()) c.sigv4_service = "glue";

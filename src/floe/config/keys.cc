@@ -386,8 +386,9 @@ std::vector<KeyInfo> MakeKeys() {
   add({.section = "catalog",
        .name = "oauth2.scope",
        .type = T::kString,
-       .description = "REST with `auth: oauth2`: the scope asked for "
-                      "(`PRINCIPAL_ROLE:ALL` for Polaris); unset: none sent."});
+       .default_text = "catalog",
+       .description = "REST with `auth: oauth2`: the scope asked for (`catalog`, as "
+                      "Iceberg's clients ask; `PRINCIPAL_ROLE:ALL` for Polaris)."});
   add({.section = "catalog",
        .name = "sigv4.region",
        .type = T::kString,

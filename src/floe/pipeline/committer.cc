@@ -195,7 +195,14 @@ Status Committer::Commit(const CommitRequest& req) {
   // What an attempt wrote, deleted when it is known not to be referenced: a failure
   // that is retried (a read-only catalog, a full disk) must not leave files per attempt.
   std::vector<std::string> attempt_files;
-  bool unknown = false;  // the last attempt's outcome could not be known
+  // An attempt's outcome could not be known. It stays set: a catalog may apply a commit
+  // after a reload showed it absent (a REST catalog that timed out), so from then on no
+  // failure deletes what an attempt wrote; the orphan sweep collects it if unreferenced.
+  bool unknown = false;
+  // The last attempt was refused (kConflict): its files are deleted once the reload shows
+  // it did not land after all (an HTTP client may have resent a commit whose first copy
+  // was applied, and the copy got the 409).
+  bool refused = false;
   auto discard = [&](bool with_manifest) {
     for (const auto& f : attempt_files) (void)io_->Delete(f);
     attempt_files.clear();
@@ -226,7 +233,8 @@ Status Committer::Commit(const CommitRequest& req) {
 
     // Already applied (a previous attempt's outcome was unknown but it landed)?
     if (append && append->IsCommittedIn(base)) return Status::OK();
-    unknown = false;  // not in the table we just loaded, and SQLite's swap is synchronous
+    if (refused) discard(false);  // a 409 that the reload confirms: not referenced
+    refused = false;
     // The fence (ARCHITECTURE.md §2): every partition must still be where this batch
     // started.
     for (const auto& [topic, parts] : req.expected) {
@@ -318,10 +326,16 @@ Status Committer::Commit(const CommitRequest& req) {
     if (committed.ok()) return Status::OK();
     ErrorKind kind = KindOf(committed.status());
     if (kind == ErrorKind::kConflict || kind == ErrorKind::kStateUnknown) {
-      FLOE_LOG_DEBUG("commit to {}: {}; reloading (attempt {})", req.ident.ToString(),
-                     committed.status().message(), attempt + 1);
       if (kind == ErrorKind::kConflict) {
-        discard(false);
+        FLOE_LOG_DEBUG("commit to {}: {}; reloading (attempt {})", req.ident.ToString(),
+                       committed.status().message(), attempt + 1);
+      } else {
+        FLOE_LOG_WARN(
+            "commit to {} has an unknown outcome ({}); reloading to look for it",
+            req.ident.ToString(), committed.status().message());
+      }
+      if (kind == ErrorKind::kConflict) {
+        refused = true;
       } else {
         unknown = true;
         attempt_files.clear();  // possibly referenced now

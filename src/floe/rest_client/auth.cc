@@ -55,6 +55,10 @@ Status Auth::FetchToken(int64_t now) {
                      where + ": HTTP " + std::to_string(sent->status) + error +
                          ": the client id or secret was refused (catalog.oauth2.*)");
   }
+  if (sent->status == 404 || sent->status == 405) {
+    return InvalidConfig(where + ": HTTP " + std::to_string(sent->status) +
+                         ": no token endpoint there (catalog.oauth2.server.uri)");
+  }
   if (sent->status != 200) {
     return Retriable(where + ": HTTP " + std::to_string(sent->status));
   }
@@ -63,7 +67,11 @@ Status Auth::FetchToken(int64_t now) {
   if (token.empty()) return InvalidInput(where + ": empty access_token");
   int64_t expires_in_s = 0;
   if (const auto* e = json::Find(body, "expires_in"); e != nullptr) {
-    FLOE_ASSIGN_OR_RAISE(expires_in_s, json::AsInt64(*e, "expires_in", "token"));
+    if (e->is_string()) {  // some identity providers send "3600"
+      expires_in_s = std::strtoll(e->get<std::string>().c_str(), nullptr, 10);
+    } else {
+      FLOE_ASSIGN_OR_RAISE(expires_in_s, json::AsInt64(*e, "expires_in", "token"));
+    }
   }
   token_ = std::move(token);
   ++fetched_;

@@ -79,6 +79,13 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request) {
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
                      static_cast<curl_off_t>(request.body.size()));
   }
+  if (request.method != "GET" && request.method != "HEAD") {
+    // A new connection for every change: curl silently sends a request again when a
+    // reused connection turns out closed before any answer, and a commit sent twice
+    // could be applied by the first copy and refused (409) for the second.
+    curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
+    curl_easy_setopt(curl, CURLOPT_FORBID_REUSE, 1L);
+  }
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &Collect);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);

@@ -164,8 +164,10 @@ class RestCatalog final : public catalog::Catalog {
   Result<LoadedTable> CreateTable(const catalog::CreateTableRequest& req) override {
     FLOE_RETURN_NOT_OK(catalog::ValidateIdent(req.ident));
     Json body{{"name", req.ident.name},
-              {"schema", Json::parse(iceberg::SchemaToJsonString(req.schema))},
+              {"schema", iceberg::SchemaToJson(req.schema)},
               {"properties", req.properties}};
+    // Floe writes format version 2; a catalog whose default is another is told so.
+    body["properties"]["format-version"] = "2";
     if (req.location) body["location"] = *req.location;
     if (req.partition_spec)
       body["partition-spec"] = iceberg::PartitionSpecToJson(*req.partition_spec);
@@ -221,8 +223,15 @@ class RestCatalog final : public catalog::Catalog {
     auto out = CallJson("POST", TablePath(commit.ident), &body, Op::kCommit, what);
     CrashPoint("after-catalog-commit");
     if (!out.ok()) return out.status();
-    FLOE_ASSIGN_OR_RAISE(auto loaded, LoadedFrom(*out, commit.ident));
-    FLOE_RETURN_NOT_OK(CheckPropertiesKept(commit, loaded.metadata));
+    // The catalog accepted the commit: whatever goes wrong from here, it may be applied,
+    // so the caller must reload and look rather than delete what the commit references.
+    auto loaded = LoadedFrom(*out, commit.ident);
+    Status st =
+        loaded.ok() ? CheckPropertiesKept(commit, loaded->metadata) : loaded.status();
+    if (!st.ok()) {
+      FLOE_LOG_ERROR("{}", st.message());
+      return StateUnknown(what + " was accepted, but: " + st.message());
+    }
     return loaded;
   }
 
@@ -366,10 +375,10 @@ class RestCatalog final : public catalog::Catalog {
     HttpRequest req;
     req.method = method;
     req.url = base_ + path;
-    req.headers = {{"Accept", "application/Json"}};
+    req.headers = {{"Accept", "application/json"}};
     if (body != nullptr) {
       req.body = json::Dump(*body);
-      req.headers.emplace_back("Content-Type", "application/Json");
+      req.headers.emplace_back("Content-Type", "application/json");
     }
     bool refreshed = false;
     int64_t backoff_ms = 200;
@@ -386,12 +395,13 @@ class RestCatalog final : public catalog::Catalog {
         }
         const std::string what = "REST catalog: " + resp.status().message();
         // A request that never left changed nothing; a read can always be asked again.
+        if (KindOf(resp.status()) == ErrorKind::kInvalidInput) return resp.status();
         if (op == Op::kRead || KindOf(resp.status()) == ErrorKind::kRetriable) {
           return Retriable(what);
         }
         return StateUnknown(what);
       }
-      if (resp->status == 401 && !refreshed && auth_.Refused()) {
+      if ((resp->status == 401 || resp->status == 419) && !refreshed && auth_.Refused()) {
         refreshed = true;  // the token expired or was revoked: one more, with a new one
         continue;
       }
@@ -410,7 +420,10 @@ class RestCatalog final : public catalog::Catalog {
     if (resp.status < 200 || resp.status >= 300) return ErrorOf(resp, what, op);
     if (resp.status == 204 || resp.body.empty()) return Json::object();
     auto parsed = json::Parse<Json>(resp.body, "REST catalog response to " + what);
-    if (!parsed.ok()) return parsed.status();
+    if (!parsed.ok()) {
+      // An accepted commit whose answer is garbled may still be applied.
+      return op == Op::kRead ? parsed.status() : StateUnknown(parsed.status().message());
+    }
     return std::move(*parsed);
   }
 
@@ -448,6 +461,8 @@ class RestCatalog final : public catalog::Catalog {
       default:
         break;
     }
+    if (code == 501)
+      return Internal(message);  // not implemented: asking again won't help
     if (code >= 500) {
       if (op == Op::kCommit) return StateUnknown(message);
       if (op == Op::kWrite && code != 503) return StateUnknown(message);

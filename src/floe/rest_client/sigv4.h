@@ -3,6 +3,7 @@
 // published SigV4 test suite (sigv4_test.cc).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>

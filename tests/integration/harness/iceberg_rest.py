@@ -55,9 +55,28 @@ def _free_port() -> int:
 
 
 class IcebergRest:
-    def __init__(self, proc: procs.Proc, port: int, warehouse: pathlib.Path):
-        self.proc, self.port, self.warehouse = proc, port, warehouse
+    def __init__(self, args: list[str], env: dict, log: pathlib.Path, port: int,
+                 warehouse: pathlib.Path):
+        self.args, self.env, self.log, self.port, self.warehouse = args, env, log, port, warehouse
         self.uri = f"http://127.0.0.1:{port}"
+        self.proc: procs.Proc | None = None
+
+    def start(self) -> None:
+        """Starts the server (again, after stop(): the same port and catalog file)."""
+        self.proc = procs.spawn(self.args, self.log, name="iceberg-rest", env=self.env)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if not self.proc.running():
+                raise RuntimeError(f"the Iceberg REST server exited:\n{self.proc.tail()}")
+            try:
+                if self.get("/v1/config")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        self.proc.stop()
+        raise RuntimeError(f"the Iceberg REST server did not answer in {START_TIMEOUT_S}s:\n"
+                           f"{self.proc.tail()}")
 
     def get(self, path: str) -> tuple[int, dict | None]:
         try:
@@ -89,23 +108,10 @@ def start_iceberg_rest(work_dir: pathlib.Path, warehouse: pathlib.Path) -> Icebe
            "CATALOG_WAREHOUSE": f"file://{warehouse}",
            "CATALOG_URI": f"jdbc:sqlite:file:{work_dir / 'rest-catalog.db'}",
            "CATALOG_JDBC_SCHEMA__VERSION": "V1"}
-    proc = procs.spawn([_java(), "-Xmx512m", "-cp", f"{LIB}/*",
-                        "org.apache.iceberg.rest.RESTCatalogServer"],
-                       work_dir / "iceberg-rest.log", name="iceberg-rest", env=env)
-    srv = IcebergRest(proc, port, warehouse)
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if not proc.running():
-            raise RuntimeError(f"the Iceberg REST server exited:\n{proc.tail()}")
-        try:
-            if srv.get("/v1/config")[0] == 200:
-                return srv
-        except OSError:
-            pass
-        time.sleep(0.2)
-    proc.stop()
-    raise RuntimeError(f"the Iceberg REST server did not answer in {START_TIMEOUT_S}s:\n"
-                       f"{proc.tail()}")
+    args = [_java(), "-Xmx512m", "-cp", f"{LIB}/*", "org.apache.iceberg.rest.RESTCatalogServer"]
+    srv = IcebergRest(args, env, work_dir / "iceberg-rest.log", port, warehouse)
+    srv.start()
+    return srv
 
 
 @dataclass
@@ -121,6 +127,8 @@ class Rule:
     path: str     # regex searched in the path and query
     action: str
     times: int = 1
+    every: int = 1   # fire on every n-th matching request
+    seen: int = field(default=0)
     fired: int = field(default=0)
 
 
@@ -225,6 +233,9 @@ class RestProxy:
             for rule in self.rules:
                 if rule.fired < rule.times and rule.method in ("*", h.command) and \
                         re.search(rule.path, path):
+                    rule.seen += 1
+                    if rule.seen % rule.every:
+                        continue
                     rule.fired += 1
                     action = rule.action
                     self._bump(action)
