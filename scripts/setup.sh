@@ -54,9 +54,10 @@ else
   step ".venv up to date"
 fi
 
-# --- 3. Kafka broker, JVM reader (Iceberg) and Spark reader (Delta) jars from Maven Central --
+# --- 3. Kafka broker, JVM reader (Iceberg), Spark reader (Delta) and the external REST catalogs
+#        (Iceberg's REST server, Nessie) from Maven Central
 # Stamp key: the pom plus every file under src/ (sources and resources such as log4j2.properties).
-for tool in kafka jvm-reader spark-reader iceberg-rest; do
+for tool in kafka jvm-reader spark-reader iceberg-rest nessie; do
   pom=tools/$tool/pom.xml
   [ -f "$pom" ] || continue
   key=$( (cat "$pom"; if [ -d "tools/$tool/src" ]; then

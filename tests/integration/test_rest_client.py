@@ -1,7 +1,8 @@
 """catalog.type rest (issue 21): Floe commits through an external Iceberg REST catalog, here
 Apache Iceberg's own REST server (harness/iceberg_rest.py), as a client:
 
-- the core exactly-once test on it, both formats: a crash at every commit step (and between
+- the core exactly-once test on it, and on Project Nessie's server (an independent REST
+  catalog, with its warehouse on SeaweedFS), both formats: a crash at every commit step (and between
   the Iceberg commit and the Delta entry), then SIGKILLs at random; pyiceberg's RestCatalog
   on the server and delta-rs hold exactly the committed records;
 - faults between Floe and the catalog (a small proxy): a commit applied and then answered
@@ -14,21 +15,25 @@ Apache Iceberg's own REST server (harness/iceberg_rest.py), as a client:
 """
 from __future__ import annotations
 
+import collections
 import json
 import random
 import re
 import threading
 import time
 
+import pyarrow as pa
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 
 from harness.floe import FloeRun, default_table_name
-from harness.iceberg_rest import OAuth, RestProxy, Rule, start_iceberg_rest
+from harness.iceberg_rest import OAuth, RestProxy, Rule, start_iceberg_rest, start_nessie
+from harness.s3 import start_s3
 from test_delta import BOTH, wait_for_delta_txns
 from test_exactly_once import (SteadyLoad, committed_records, crash_and_kill, serializer,
                                table_records)
 from test_postgres import delta_counter
+from test_s3_warehouse import pyiceberg_props, s3_extra, s3_table_records, wait_delta
 
 
 @pytest.fixture
@@ -211,3 +216,41 @@ def test_oauth2_tokens_expire_and_are_revoked_mid_run(kafka_broker, registry, re
         assert "paused" in log and "REST catalog" in log, run.log()
     finally:
         proxy.close()
+
+
+def test_crash_and_random_kills_on_nessie_over_s3(kafka_broker, registry, tmp_path):
+    """The same on Project Nessie, an Iceberg REST catalog written independently of
+    Apache Iceberg's server, with tables on S3 (SeaweedFS): Nessie writes the metadata
+    files, Floe the data; pyiceberg through Nessie and delta-rs read every record once."""
+    topic = "nessie-eo"
+    partitions = 3
+    kafka_broker.create_topic(topic, partitions=partitions)
+    ser = serializer(registry)
+    table = default_table_name(topic)
+    with start_s3(tmp_path / "s3") as s3:
+        srv = start_nessie(tmp_path / "nessie", s3, s3.uri("nessie"))
+        try:
+            extra = {**s3_extra(s3, vend=False), "warehouse": s3.uri("nessie")}
+            run = FloeRun(tmp_path / "floe", kafka_broker.bootstrap, registry.url,
+                          [{"name": topic, **BOTH}],
+                          defaults={"commit.interval.ms": 1000,
+                                    "target.file.size.bytes": 1 << 20},
+                          extra=extra, s3=s3, rest=(srv, {"type": "rest", "uri": srv.uri}))
+            produced = crash_and_kill(run, kafka_broker.bootstrap, ser, topic, partitions,
+                                      4_000, REST_CRASH_POINTS, 2, random.Random(23),
+                                      (0.5, 2.0))
+            hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+            run.start()
+            run.wait_for_positions(table, topic, hwm, timeout=300)
+            dt = wait_delta(run, s3, table, topic, hwm)
+            assert run.stop() == 0, run.log()
+            want = committed_records(kafka_broker.bootstrap, topic)
+            assert sum(want.values()) == produced
+            cat = RestCatalog("nessie", uri=srv.uri, **pyiceberg_props(s3),
+                              **{"s3.path-style-access": "true"})
+            assert s3_table_records(run, s3, table, catalog=cat) == want
+            rows = pa.table(dt.scan(columns=["seq", "_kafka"])).to_pylist()
+            assert collections.Counter((r["_kafka"]["partition"], r["_kafka"]["offset"],
+                                        r["seq"]) for r in rows) == want
+        finally:
+            srv.stop()

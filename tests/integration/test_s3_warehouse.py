@@ -177,9 +177,11 @@ def wait_delta(run: FloeRun, s3, table: str, topic: str, hwm: dict, timeout: flo
         time.sleep(0.3)
 
 
-def s3_table_records(run: FloeRun, s3, table: str) -> collections.Counter:
-    cat = SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}", warehouse=s3.uri("lake"),
-                     **pyiceberg_props(s3))
+def s3_table_records(run: FloeRun, s3, table: str, catalog=None) -> collections.Counter:
+    """Every row, read by pyiceberg through `catalog` (default: a SqlCatalog on the run's
+    SQLite file)."""
+    cat = catalog or SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}",
+                                warehouse=s3.uri("lake"), **pyiceberg_props(s3))
     t = cat.load_table(f"kafka.{table}")
     out = collections.Counter()
     for row in t.scan(selected_fields=("seq", "payload", "_kafka")).to_arrow().to_pylist():

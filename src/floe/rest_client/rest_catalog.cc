@@ -1,5 +1,7 @@
 #include "floe/rest_client/rest_catalog.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -60,10 +62,10 @@ class RestCatalog final : public catalog::Catalog {
     FLOE_ASSIGN_OR_RAISE(auto body, CallJson("GET", path, nullptr, Op::kRead, "config"));
     std::map<std::string, std::string> merged;
     for (const char* part : {"defaults", "overrides"}) {
-      if (const Json* m = json::Find(body, part); m != nullptr) {
-        FLOE_ASSIGN_OR_RAISE(auto props,
-                             json::AsStringMap(*m, part, "REST catalog config"));
-        for (auto& [k, v] : props) merged[k] = v;
+      const Json* m = json::Find(body, part);
+      if (m == nullptr || !m->is_object()) continue;
+      for (const auto& [k, v] : m->items()) {
+        if (v.is_string()) merged[k] = v.get<std::string>();  // others: not ours to read
       }
     }
     if (auto it = merged.find("prefix"); it != merged.end() && !it->second.empty()) {
@@ -71,7 +73,14 @@ class RestCatalog final : public catalog::Catalog {
     }
     if (auto it = merged.find("namespace-separator");
         it != merged.end() && !it->second.empty()) {
+      // As it goes into paths: "%1F" or "%2E" as given (servers split the encoded
+      // segment on it); a separator given raw is encoded byte by byte.
       separator_ = it->second;
+      if (separator_.find('%') == std::string::npos) {
+        std::string encoded;
+        for (unsigned char c : separator_) encoded += fmt::format("%{:02X}", c);
+        separator_ = encoded;
+      }
     }
     FLOE_LOG_INFO("REST catalog {}: prefix '{}', namespace separator '{}'", base_,
                   prefix_.empty() ? "" : prefix_.substr(1), separator_);
@@ -363,6 +372,10 @@ class RestCatalog final : public catalog::Catalog {
       const Json* next = json::Find(body, "next-page-token");
       if (next == nullptr || !next->is_string() || next->get<std::string>().empty()) {
         return Status::OK();
+      }
+      if (next->get<std::string>() == token) {
+        return InvalidInput("listing " + path + ": the REST catalog " + base_ +
+                            " gave the same page token twice");
       }
       token = next->get<std::string>();
     }

