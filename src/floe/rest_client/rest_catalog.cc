@@ -210,8 +210,12 @@ class RestCatalog final : public catalog::Catalog {
         u::SetDefaultSortOrder{-1},
         u::SetLocation{staged.metadata.location},
         u::SetProperties{std::move(properties)}};
-    auto committed = CommitTable(commit, catalog::Writer::kFloe);
+    auto committed = Commit(commit);
     if (!committed.ok()) return WithContext(committed.status(), what);
+    // A catalog that cannot hold Floe's properties is refused here, at the table's
+    // creation (before any data), not at its first data commit: the topic stops with
+    // this.
+    FLOE_RETURN_NOT_OK(CheckPropertiesKept(commit, committed->metadata));
     const iceberg::Schema* schema = committed->metadata.CurrentSchema();
     if (schema == nullptr || !iceberg::SchemasEqual(*schema, req.schema)) {
       return InvalidInput(what + ": the REST catalog " + base_ +
@@ -224,22 +228,14 @@ class RestCatalog final : public catalog::Catalog {
   Result<LoadedTable> CommitTable(const catalog::TableCommit& commit,
                                   catalog::Writer /*writer: the catalog enforces its own
                                                     rules*/) override {
-    Json body{{"identifier", IdentJson(commit.ident)},
-              {"requirements", iceberg::TableRequirementsToJson(commit.requirements)},
-              {"updates", iceberg::TableUpdatesToJson(commit.updates)}};
-    const std::string what = "commit to " + commit.ident.ToString();
-    CrashPoint("before-catalog-commit");
-    auto out = CallJson("POST", TablePath(commit.ident), &body, Op::kCommit, what);
-    CrashPoint("after-catalog-commit");
-    if (!out.ok()) return out.status();
-    // The catalog accepted the commit: whatever goes wrong from here, it may be applied,
-    // so the caller must reload and look rather than delete what the commit references.
-    auto loaded = LoadedFrom(*out, commit.ident);
-    Status st =
-        loaded.ok() ? CheckPropertiesKept(commit, loaded->metadata) : loaded.status();
-    if (!st.ok()) {
+    auto loaded = Commit(commit);
+    if (!loaded.ok()) return loaded;
+    if (Status st = CheckPropertiesKept(commit, loaded->metadata); !st.ok()) {
+      // Accepted, so possibly applied: the caller must reload and look rather than
+      // delete what the commit references.
       FLOE_LOG_ERROR("{}", st.message());
-      return StateUnknown(what + " was accepted, but: " + st.message());
+      return StateUnknown("commit to " + commit.ident.ToString() +
+                          " was accepted, but: " + st.message());
     }
     return loaded;
   }
@@ -302,6 +298,23 @@ class RestCatalog final : public catalog::Catalog {
     std::string out;
     for (size_t i = 0; i < ns.size(); ++i) out += (i ? "." : "") + ns[i];
     return out;
+  }
+
+  // POST .../tables/{t}. An accepted commit whose answer is unusable is of unknown
+  // outcome, like one lost on the way.
+  Result<LoadedTable> Commit(const catalog::TableCommit& commit) {
+    Json body{{"identifier", IdentJson(commit.ident)},
+              {"requirements", iceberg::TableRequirementsToJson(commit.requirements)},
+              {"updates", iceberg::TableUpdatesToJson(commit.updates)}};
+    const std::string what = "commit to " + commit.ident.ToString();
+    CrashPoint("before-catalog-commit");
+    auto out = CallJson("POST", TablePath(commit.ident), &body, Op::kCommit, what);
+    CrashPoint("after-catalog-commit");
+    if (!out.ok()) return out.status();
+    auto loaded = LoadedFrom(*out, commit.ident);
+    if (!loaded.ok())
+      return StateUnknown(what + " was accepted, but: " + loaded.status().message());
+    return loaded;
   }
 
   Result<LoadedTable> LoadedFrom(const Json& body, const TableIdent& ident) const {
