@@ -343,6 +343,8 @@ class RestCatalog final : public catalog::Catalog {
       const auto* set = std::get_if<iceberg::update::SetProperties>(&update);
       if (set == nullptr) continue;
       for (const auto& [k, v] : set->updates) {
+        // Only Floe's: a catalog may drop its own markers (Nessie's nessie.staged).
+        if (!k.starts_with(catalog::kFloeKeyPrefix)) continue;
         auto it = md.properties.find(k);
         if (it == md.properties.end() || it->second != v) {
           return InvalidInput("the REST catalog " + base_ +
