@@ -10,7 +10,7 @@ Apache Iceberg's own REST server (harness/iceberg_rest.py), as a client:
   (and a real concurrent writer changing the table's properties), 503s: exactly once, no
   snapshot twice;
 - OAuth2: tokens that expire every few seconds and are revoked mid-run are replaced without
-  a restart;
+  a restart; a fixed bearer token is sent, a wrong one refused at start;
 - the catalog down for 60 s under steady load: ingestion pauses and resumes.
 """
 from __future__ import annotations
@@ -254,3 +254,33 @@ def test_crash_and_random_kills_on_nessie_over_s3(kafka_broker, registry, tmp_pa
                                         r["seq"]) for r in rows) == want
         finally:
             srv.stop()
+
+
+def test_bearer_token(kafka_broker, registry, rest_server, tmp_path):
+    """A catalog behind one fixed bearer token: Floe sends it with every request (from
+    ${env:...}); a wrong one stops `floe run` at start naming the 401."""
+    topic = "rest-bearer"
+    kafka_broker.create_topic(topic, partitions=2)
+    ser = serializer(registry)
+    table = default_table_name(topic)
+    proxy = RestProxy(rest_server.uri, bearer="t0ken-42")
+    try:
+        bad = rest_run(tmp_path / "bad", kafka_broker, registry, rest_server, [{"name": topic}],
+                       catalog={"type": "rest", "uri": proxy.uri, "auth": "bearer",
+                                "token": "not-it"})
+        bad.start()
+        assert bad.wait_exit(timeout=60) != 0
+        assert "HTTP 401 NotAuthorizedException" in bad.log_path.read_text(), bad.log()
+
+        run = rest_run(tmp_path, kafka_broker, registry, rest_server, [{"name": topic, **BOTH}],
+                       catalog={"type": "rest", "uri": proxy.uri, "auth": "bearer",
+                                "token": "${env:FLOE_TEST_TOKEN}"})
+        run.start(env={"FLOE_TEST_TOKEN": "t0ken-42"})
+        load = SteadyLoad(kafka_broker.bootstrap, ser, topic, 2, per_second=1_000)
+        time.sleep(4)
+        produced = load.stop()
+        finish_and_compare(run, kafka_broker, rest_server, topic, table, produced)
+        assert proxy.count("unauthorized") == 1, proxy.counts  # only the wrong token's
+        assert "t0ken-42" not in run.log_path.read_text()
+    finally:
+        proxy.close()

@@ -6,6 +6,7 @@
     srv.stop()
 
     proxy = RestProxy(srv.uri, oauth=OAuth("floe", "s3cret", lifetime_s=3))
+    proxy = RestProxy(srv.uri, bearer="t0ken")     # or one fixed token
     proxy.uri                                       # what Floe is given as catalog.uri
     proxy.add_rule(Rule("POST", r"/tables/[^/]+$", "applied-then-500", times=2))
     proxy.revoke_tokens()                           # every token issued so far is refused
@@ -179,9 +180,11 @@ class Rule:
 
 
 class RestProxy:
-    def __init__(self, upstream: str, oauth: OAuth | None = None):
+    def __init__(self, upstream: str, oauth: OAuth | None = None, bearer: str | None = None):
+        """`bearer`: one fixed token every request must carry (a catalog's static token)."""
         self.upstream = urllib.parse.urlparse(upstream)
         self.oauth = oauth
+        self.bearer = bearer
         self.rules: list[Rule] = []
         self.counts: dict[str, int] = {}
         self.tokens: dict[str, float] = {}  # token -> expiry (monotonic)
@@ -274,6 +277,12 @@ class RestProxy:
                 self._error(h, 401, "NotAuthorizedException",
                             "missing, expired or revoked token")
                 return
+        if self.bearer is not None and \
+                h.headers.get("Authorization", "") != f"Bearer {self.bearer}":
+            with self._lock:
+                self._bump("unauthorized")
+            self._error(h, 401, "NotAuthorizedException", "wrong or missing bearer token")
+            return
         action = None
         with self._lock:
             for rule in self.rules:
