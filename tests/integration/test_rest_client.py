@@ -53,6 +53,16 @@ def rest_run(tmp_path, kafka_broker, registry, srv, topics, catalog: dict | None
     return run
 
 
+def refused_at_start(tmp_path, kafka_broker, registry, srv, topic: str, catalog: dict,
+                     cause: str) -> None:
+    """`floe run` with credentials the catalog refuses exits non-zero, naming `cause`."""
+    bad = rest_run(tmp_path / "bad", kafka_broker, registry, srv, [{"name": topic}],
+                   catalog=catalog)
+    bad.start()
+    assert bad.wait_exit(timeout=60) != 0
+    assert cause in bad.log_path.read_text(), bad.log()
+
+
 def rest_catalog(srv) -> RestCatalog:
     return RestCatalog("ext", uri=srv.uri)
 
@@ -179,14 +189,10 @@ def test_oauth2_tokens_expire_and_are_revoked_mid_run(kafka_broker, registry, re
     table = default_table_name(topic)
     proxy = RestProxy(rest_server.uri, oauth=OAuth("floe", "s3cret", lifetime_s=4))
     try:
-        bad = rest_run(tmp_path / "bad", kafka_broker, registry, rest_server,
-                       [{"name": topic}],
-                       catalog={"type": "rest", "uri": proxy.uri, "auth": "oauth2",
-                                "oauth2.client.id": "floe",
-                                "oauth2.client.secret": "wrong"})
-        bad.start()
-        assert bad.wait_exit(timeout=60) != 0
-        assert "the client id or secret was refused" in bad.log_path.read_text(), bad.log()
+        refused_at_start(tmp_path, kafka_broker, registry, rest_server, topic,
+                         {"type": "rest", "uri": proxy.uri, "auth": "oauth2",
+                          "oauth2.client.id": "floe", "oauth2.client.secret": "wrong"},
+                         "the client id or secret was refused")
 
         run = rest_run(tmp_path, kafka_broker, registry, rest_server, [{"name": topic, **BOTH}],
                        catalog={"type": "rest", "uri": proxy.uri, "auth": "oauth2",
@@ -196,6 +202,12 @@ def test_oauth2_tokens_expire_and_are_revoked_mid_run(kafka_broker, registry, re
         pid = run.proc.pid
         load = SteadyLoad(kafka_broker.bootstrap, ser, topic, partitions, per_second=1_000)
         time.sleep(10)
+        # Revoke right after Floe fetched a token, so that its next request (commits go out
+        # every second) carries the revoked one rather than refreshing first.
+        fetched = proxy.count("tokens")
+        deadline = time.monotonic() + 10
+        while proxy.count("tokens") == fetched and time.monotonic() < deadline:
+            time.sleep(0.02)
         tokens_before = proxy.count("tokens")
         proxy.revoke_tokens()
         time.sleep(5)
@@ -265,12 +277,10 @@ def test_bearer_token(kafka_broker, registry, rest_server, tmp_path):
     table = default_table_name(topic)
     proxy = RestProxy(rest_server.uri, bearer="t0ken-42")
     try:
-        bad = rest_run(tmp_path / "bad", kafka_broker, registry, rest_server, [{"name": topic}],
-                       catalog={"type": "rest", "uri": proxy.uri, "auth": "bearer",
-                                "token": "not-it"})
-        bad.start()
-        assert bad.wait_exit(timeout=60) != 0
-        assert "HTTP 401 NotAuthorizedException" in bad.log_path.read_text(), bad.log()
+        refused_at_start(tmp_path, kafka_broker, registry, rest_server, topic,
+                         {"type": "rest", "uri": proxy.uri, "auth": "bearer",
+                          "token": "not-it"},
+                         "HTTP 401 NotAuthorizedException")
 
         run = rest_run(tmp_path, kafka_broker, registry, rest_server, [{"name": topic, **BOTH}],
                        catalog={"type": "rest", "uri": proxy.uri, "auth": "bearer",
