@@ -1,6 +1,7 @@
 #include "floe/common/util.h"
 
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 
 #include <chrono>
 #include <cstring>
@@ -58,6 +59,13 @@ std::optional<std::string> PercentDecode(std::string_view text) {
     i += 2;
   }
   return out;
+}
+
+std::string HexSha256(std::string_view bytes) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
+  return HexEncode(
+      std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
 }
 
 std::string HexEncode(std::string_view bytes) {

@@ -19,6 +19,8 @@ int64_t MonotonicMs();
 // CPU time the calling thread has used, in milliseconds.
 int64_t ThreadCpuMs();
 std::string HexEncode(std::string_view bytes);
+// Lower-case hex of the SHA-256 of `bytes` (AWS SigV4 payload and request hashes).
+std::string HexSha256(std::string_view bytes);
 
 // `s` without trailing '/' (a location or directory URI); "/" stays "/".
 std::string TrimTrailingSlashes(std::string s);

@@ -2,7 +2,6 @@
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/sha.h>
 
 #include <algorithm>
 #include <cctype>
@@ -73,13 +72,6 @@ std::string CanonicalQuery(const std::string& query) {
 }
 
 }  // namespace
-
-std::string HexSha256(const std::string& bytes) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
-  return HexEncode(
-      std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
-}
 
 std::string AmzDate(int64_t unix_ms) {
   std::time_t t = static_cast<std::time_t>(unix_ms / 1000);

@@ -43,6 +43,5 @@ SigV4Signature SignV4(const SigV4Request& request, const AwsCredentials& credent
 
 // UTC "YYYYMMDDTHHMMSSZ" of a wall time in ms.
 std::string AmzDate(int64_t unix_ms);
-std::string HexSha256(const std::string& bytes);
 
 }  // namespace floe::rest_client

@@ -14,7 +14,6 @@
 // Close completed it; Abort drops its multipart upload.
 #include <arrow/filesystem/s3fs.h>
 #include <curl/curl.h>
-#include <openssl/sha.h>
 
 #include <algorithm>
 #include <atomic>
@@ -84,19 +83,6 @@ class Retry : public ::arrow::fs::S3RetryStrategy {
  private:
   int64_t max_attempts_;
 };
-
-std::string HexSha256(std::string_view bytes) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * SHA256_DIGEST_LENGTH);
-  for (unsigned char c : digest) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-  }
-  return out;
-}
 
 // RFC 3986 percent-encoding of an object key, '/' kept (SigV4 signs the encoded path).
 std::string EncodeKey(std::string_view key) {

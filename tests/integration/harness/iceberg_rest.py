@@ -43,16 +43,11 @@ from dataclasses import dataclass, field
 
 from . import procs
 from .jvm import _java
+from .kafka import free_port
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 LIB = ROOT / "tools" / "iceberg-rest" / "lib"
 START_TIMEOUT_S = 90.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class IcebergRest:
@@ -107,7 +102,7 @@ def start_iceberg_rest(work_dir: pathlib.Path, warehouse: pathlib.Path) -> Icebe
         raise RuntimeError(f"{LIB} has no iceberg-open-api test fixtures: run scripts/setup.sh")
     work_dir.mkdir(parents=True, exist_ok=True)
     warehouse.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
+    port = free_port()
     env = {**os.environ,
            "CATALOG_REST_PORT": str(port),
            "CATALOG_WAREHOUSE": f"file://{warehouse}",
@@ -130,7 +125,7 @@ def start_nessie(work_dir: pathlib.Path, s3, location: str) -> IcebergRest:
     if not NESSIE_JAR.exists():
         raise RuntimeError(f"{NESSIE_JAR} is missing: run scripts/setup.sh")
     work_dir.mkdir(parents=True, exist_ok=True)
-    port, mgmt = _free_port(), _free_port()
+    port, mgmt = free_port(), free_port()
     opts = "nessie.catalog.service.s3.default-options"
     props = {
         "nessie.version.store.type": "IN_MEMORY",
