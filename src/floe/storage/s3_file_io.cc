@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "floe/common/log.h"
+#include "floe/common/memory_pool.h"
 #include "floe/common/util.h"
 #include "floe/storage/arrow_file_io_internal.h"
 
@@ -368,7 +369,9 @@ Result<std::unique_ptr<FileIO>> MakeS3FileIO(std::string root_uri, S3Settings se
   o.retry_strategy = std::make_shared<Retry>(settings.retry_max_attempts);
   o.background_writes = false;  // one part in memory per open file, not a queue
   o.allow_delayed_open = true;  // a file under one part is one PUT at Close
-  auto fs = ::arrow::fs::S3FileSystem::Make(o);
+  // The upload parts come from the data path's pool (common/memory_pool.h).
+  auto fs =
+      ::arrow::fs::S3FileSystem::Make(o, ::arrow::io::IOContext(common::DataPool()));
   if (!fs.ok()) return internal::FromArrow(fs.status(), "connecting to S3 " + root_uri);
   return std::unique_ptr<FileIO>(
       new S3FileIO(std::move(*fs), std::move(root_uri), std::move(settings)));
