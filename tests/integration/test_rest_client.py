@@ -11,7 +11,8 @@ Apache Iceberg's own REST server (harness/iceberg_rest.py), as a client:
   snapshot twice;
 - OAuth2: tokens that expire every few seconds and are revoked mid-run are replaced without
   a restart; a fixed bearer token is sent, a wrong one refused at start;
-- the catalog down for 60 s under steady load: ingestion pauses and resumes.
+- the catalog server down for 15 s under steady load: ingestion pauses and resumes (the
+  60 s outage test runs on PostgreSQL, test_postgres.py).
 """
 from __future__ import annotations
 
