@@ -245,6 +245,10 @@ def test_aborted_transactions_never_appear(kafka_broker, registry, tmp_path):
     produce_events(kafka_broker.bootstrap, ser, topic, 1000, 100, partitions,
                    transactional_id="floe-test-txn-2", abort_every=0)
     wait_total(run, table, 300)
+    # The recorded positions pass the trailing markers: waited for, not assumed to have
+    # happened within a fixed sleep (a later commit may carry them on a busy machine).
+    hwm = {p: hi for p, (lo, hi) in kafka_broker.watermarks(topic).items()}
+    run.wait_for_positions(table, topic, hwm, timeout=60)
     time.sleep(2.5)  # a further commit interval: nothing else may appear
     assert run.stop() == 0, run.log()
     got = table_records(run, table)

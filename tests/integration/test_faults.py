@@ -32,6 +32,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from harness import waits
 from harness.floe import FloeRun, default_table_name
 from test_exactly_once import (committed_records, produce_events, serializer, table_records,
                                wait_total)
@@ -151,8 +152,11 @@ def test_a_read_only_catalog_waits_without_orphans_and_recovers_without_restart(
     before = set(os.listdir(metadata_dir))
     produce_events(kafka_broker.bootstrap, ser, topic, 1000, 1000, 2)
     run.start(prefix=NO_DAC)
-    run.wait_for_log("is read-only", timeout=30)
-    time.sleep(8)  # several commit attempts
+    # Several commit attempts, counted in the log (each failed one pauses the topic, with a
+    # backoff of 0.5, 1, 2 s, ...), rather than assumed to fit in a fixed sleep.
+    waits.until(lambda: sum(1 for ln in run.log(400).splitlines()
+                            if " paused: " in ln and "is read-only" in ln) >= 3,
+                timeout=90, what="three failed commit attempts", context=lambda: run.log(40))
     assert run.proc.running(), run.log(40)
     assert set(os.listdir(metadata_dir)) == before, "a failed commit left files behind"
     log = run.log(200)
@@ -184,7 +188,7 @@ def test_a_corrupt_metadata_file_suspends_only_its_table(kafka_broker, registry,
     location = run.metadata_location(default_table_name(bad))
     pathlib.Path(location.removeprefix("file://")).write_text('{"format-version": 2, "oops"')
     run.start()
-    run.wait_for_log(f"topic {bad} suspended", timeout=30)
+    run.wait_for_log(f"topic {bad} suspended", timeout=60)
     uri = run.rest_uri()  # this run's: its line comes before the suspension
     produce_events(kafka_broker.bootstrap, ser, good, 100, 100, 1)
     positions_reach(run, default_table_name(good), good, hwm(kafka_broker, good))
@@ -214,7 +218,7 @@ def test_a_table_dropped_through_rest_suspends_only_its_topic(kafka_broker, regi
     assert r.status_code == 204, r.text
     for t in (dropped, other):
         produce_events(kafka_broker.bootstrap, ser, t, 100, 100, 1)
-    run.wait_for_log(f"topic {dropped} suspended", timeout=30)
+    run.wait_for_log(f"topic {dropped} suspended", timeout=60)
     positions_reach(run, default_table_name(other), other, hwm(kafka_broker, other))
     assert run.proc.running()
     requests.get(f"{uri}/v1/config", timeout=10).raise_for_status()  # the server is up
@@ -359,7 +363,7 @@ def test_a_schema_id_the_registry_learns_late_is_not_skipped(kafka_broker, regis
         run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
                       [{"name": topic, "on.invalid.record": "skip"}])
         run.start()
-        run.wait_for_log("40403", timeout=30)
+        run.wait_for_log("40403", timeout=60)
         time.sleep(3)
     finally:
         registry.clear_outage()

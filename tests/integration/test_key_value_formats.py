@@ -169,7 +169,7 @@ def test_plain_json_without_a_subject_suspends(kafka_broker, registry, tmp_path)
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url,
                   [{"name": topic, "value.format": "json", "on.invalid.record": "skip"}])
     run.start()
-    run.wait_for_log("suspended", timeout=30)
+    run.wait_for_log("suspended", timeout=60)
     assert run.stop() == 0, run.log()
     log = run.log(100)
     assert f"subject '{topic}-value'" in log and "suspended" in log, log

@@ -396,14 +396,18 @@ def delta_uris(root: pathlib.Path, version: int) -> set[str]:
 
 def test_expiry_frees_storage_and_keeps_time_travel_inside_the_retention(kafka_broker, registry,
                                                                          tmp_path):
-    """snapshot.retention.ms 20 s, snapshot.min.count 1. Four commits, a compaction, then
+    """snapshot.retention.ms 30 s, snapshot.min.count 1. Four commits, a compaction, then
     three commits 11 s later; `floe maintain` runs once the compaction is past the retention.
     Afterwards: every file a retained Iceberg snapshot or a Delta version inside the retention
     references exists (walked with pyiceberg and delta-rs); pyiceberg, delta-rs and Spark's
     Delta reader time-travel to the oldest of them and get exactly the records up to its
     positions; every other data file is gone, the compacted originals included."""
     topic = "expiry-orders"
-    retention_s = 20
+    # `floe maintain` must start after the compaction left the retention (compaction + 30 s)
+    # and before the first of the three late commits does (that commit + 30 s): the three
+    # commits and the stop have 30 s, about six times what they take on a quiet machine, so
+    # the window holds with the machine's other core busy. (At 20 s the window was 4x.)
+    retention_s = 30
     kafka_broker.create_topic(topic, partitions=1)
     table = default_table_name(topic)
     run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic, **BOTH}],
@@ -722,10 +726,14 @@ def test_compaction_settings_are_per_table_and_a_wait_triggers_it(kafka_broker, 
     assert run.stop() == 0, run.log()
     cat = SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}",
                      warehouse=f"file://{run.warehouse}")
-    props = cat.load_table(f"kafka.{default_table_name(quiet)}").metadata.properties
+    quiet_md = cat.load_table(f"kafka.{default_table_name(quiet)}").metadata
+    props = quiet_md.properties
     assert props["floe.compaction.min-input-files"] == "100", props
     assert props["floe.compaction.max-wait-ms"] == "2000", props
-    time.sleep(max(0.0, started + 4 - time.time()))
+    # The time trigger counts from the table's oldest snapshot: wait until that one (not the
+    # test's start) is 2 s old, with a second to spare.
+    oldest_s = min(s.timestamp_ms for s in quiet_md.snapshots) / 1000
+    time.sleep(max(0.0, started + 4 - time.time(), oldest_s + 3 - time.time()))
     r = maintain(run)
     assert r.returncode == 0, r.stdout + r.stderr
     print(r.stdout)

@@ -31,7 +31,7 @@ from test_core import assert_rows_are_produced, produce_orders
 from test_delta import BOTH, delta_rows, wait_for_delta_txns
 from test_exactly_once import (CRASH_POINTS, SteadyLoad, committed_records, crash_and_kill,
                                serializer, table_records)
-from test_s3_faults import rss_mib
+from test_s3_faults import rss_mib, wait_for_commits
 
 
 @pytest.fixture(scope="module")
@@ -173,6 +173,10 @@ def test_postgres_down_for_60s_under_load_loses_nothing(kafka_broker, registry, 
         run.start()
         load = SteadyLoad(kafka_broker.bootstrap, ser, topic, partitions)
         time.sleep(10)
+        # The baseline is taken in steady state: after Floe has committed a few times (as it
+        # always had after 10 s on a quiet machine), not merely after a time that a busy
+        # machine might spend starting up.
+        wait_for_commits(run, table, 5)
         before = rss_mib(run.proc.pid)
         rss = [before]
         pg.go_down()
@@ -192,6 +196,9 @@ def test_postgres_down_for_60s_under_load_loses_nothing(kafka_broker, registry, 
         log = run.log_path.read_text(errors="replace")
         assert "paused" in log, run.log()
         # Fetching waited: memory did not grow with the backlog (60 s x 2,000 records).
+        # Bounds that stay: they are about memory, not time. 2,000 records a second take
+        # about 1% of a core, so a busy machine changes how soon Floe gets there (hence the
+        # steady-state baseline above), not what it holds.
         assert max(rss) < before + 64, (before, max(rss))
         assert max(rss) < 192, max(rss)
         want = committed_records(kafka_broker.bootstrap, topic)

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
 
+from harness import waits
 from harness.floe import FloeRun, default_table_name
 from harness.iceberg_rest import OAuth, RestProxy, Rule, start_iceberg_rest, start_nessie
 from harness.s3 import start_s3
@@ -161,15 +162,21 @@ def test_commit_faults_and_a_concurrent_writer(kafka_broker, registry, rest_serv
 
         writer = threading.Thread(target=other_writer, daemon=True)
         writer.start()
-        time.sleep(25)
+        # At least 25 s of load, and until every kind of fault has fired and the other
+        # writer has committed: what the checks below need, waited for rather than assumed
+        # to fit in 25 s (a busy machine commits less often through the faults' backoff).
+        kinds = ("applied-then-500", "applied-then-close", "409", "503", "500")
+        waits.until(lambda: all(proxy.count(a) for a in kinds) and len(writes) > 10,
+                    timeout=240, at_least=25, interval=0.5,
+                    what="every fault firing and 11 concurrent commits",
+                    context=lambda: f"{proxy.counts}, {len(writes)} writes\n{run.log()}")
         produced = load.stop()
         stop.set()
         writer.join()
         finish_and_compare(run, kafka_broker, rest_server, topic, table, produced)
         assert run.proc.returncode == 0
         assert len(writes) > 10, "the concurrent writer never committed"
-        fired = {a: proxy.count(a) for a in ("applied-then-500", "applied-then-close", "409",
-                                             "503", "500")}
+        fired = {a: proxy.count(a) for a in kinds}
         assert all(fired.values()), fired
         log = run.log_path.read_text()
         assert "has an unknown outcome" in log and "HTTP 500" in log, run.log()
@@ -206,12 +213,15 @@ def test_oauth2_tokens_expire_and_are_revoked_mid_run(kafka_broker, registry, re
         # Revoke right after Floe fetched a token, so that its next request (commits go out
         # every second) carries the revoked one rather than refreshing first.
         fetched = proxy.count("tokens")
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30  # the next fetch is due within ~3 s
         while proxy.count("tokens") == fetched and time.monotonic() < deadline:
             time.sleep(0.02)
         tokens_before = proxy.count("tokens")
         proxy.revoke_tokens()
-        time.sleep(5)
+        # The revoked token is refused (a request carries it before the next refresh):
+        # waited for, with the 5 s the test always gave it as a floor.
+        waits.until(lambda: proxy.count("unauthorized") >= 1, timeout=60, at_least=5,
+                    what="a request with the revoked token", context=lambda: str(proxy.counts))
         # The catalog itself goes away for 15 s: commits pause, nothing is lost.
         rest_server.stop()
         time.sleep(15)

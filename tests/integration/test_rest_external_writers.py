@@ -26,13 +26,17 @@ def rest_catalog(uri: str) -> RestCatalog:
     return RestCatalog("floe", uri=uri)
 
 
-def with_commit_retry(fn, attempts: int = 30):
-    """pyiceberg does not retry a 409: reload and try again, as a real client would."""
-    for i in range(attempts):
+def with_commit_retry(fn, timeout: float = 120.0):
+    """pyiceberg does not retry a 409: reload and try again, as a real client would. Retries
+    for `timeout` seconds rather than a number of times: Floe commits every second while the
+    producer runs, and on a busy machine an attempt can lose that race more often (30
+    attempts 0.2 s apart ran out at ~6 s plus the attempts); once Floe is idle one wins."""
+    deadline = time.monotonic() + timeout
+    while True:
         try:
             return fn()
         except CommitFailedException:
-            if i == attempts - 1:
+            if time.monotonic() > deadline:
                 raise
             time.sleep(0.2)
 

@@ -141,9 +141,10 @@ def _run_schemathesis(spec: pathlib.Path, base_url: str, out_dir: pathlib.Path, 
                FLOE_FUZZ_NAMESPACES=json.dumps(NAMESPACES), FLOE_FUZZ_TABLES=json.dumps(TABLES),
                FLOE_FUZZ_SCHEMA=json.dumps(SCHEMA))
     t0 = time.monotonic()
-    # Hard cap above schemathesis' own --max-time (which does not bound one slow request).
+    # Hard cap above schemathesis' own --max-time (which does not bound one slow request):
+    # a hang guard, wide enough for its start-up and a last request on a busy machine.
     res = subprocess.run(cmd, cwd=out_dir, capture_output=True, text=True, env=env,
-                         timeout=RUN_SECONDS + 60)
+                         timeout=RUN_SECONDS + 120)
     elapsed = time.monotonic() - t0
     (out_dir / f"{label}.out").write_text(res.stdout + res.stderr)
     statuses: collections.Counter = collections.Counter()

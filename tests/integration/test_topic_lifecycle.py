@@ -206,7 +206,7 @@ def test_fix_then_plain_resume_lands_every_record(kafka_broker, registry, tmp_pa
     try:
         run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}])
         run.start()
-        run.wait_for_log(f"topic {topic} suspended", timeout=90)
+        run.wait_for_log(f"topic {topic} suspended", timeout=150)
         target = ["--url", run.rest_uri()]
         t = wait_status(target, topic, lambda s: s["state"] == "suspended")
         assert t["partition"] == 0 and t["offset"] == 0 and t["schema-id"] is None, t

@@ -87,8 +87,9 @@ class FloeRun:
                                  str(self.config_path)],
                                 self.log_path, name="floe", env=full_env)
         # Wait for the startup line: signal handlers are installed by then, so a stop() right
-        # after start() is a clean SIGTERM, not a kill before the handler exists.
-        deadline = time.monotonic() + 30
+        # after start() is a clean SIGTERM, not a kill before the handler exists. It normally
+        # comes within a second; 60 s is a liveness bound that a busy core cannot reach.
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline and self.proc.running():
             with open(self.log_path, "rb") as f:
                 f.seek(offset)
@@ -112,7 +113,7 @@ class FloeRun:
             time.sleep(0.05)
         return self.proc.returncode
 
-    def rest_uri(self, timeout: float = 30.0) -> str:
+    def rest_uri(self, timeout: float = 60.0) -> str:
         """The REST catalog URI this run serves (from its 'listening on' log line)."""
         marker = "REST catalog listening on "
         text = self.wait_for_log(marker, timeout=timeout)

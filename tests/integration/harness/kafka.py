@@ -239,7 +239,7 @@ class Kafka:
         return AdminClient({"bootstrap.servers": self.bootstrap, **conf})
 
     def create_topic(self, name: str, partitions: int = 1,
-                     config: dict[str, str] | None = None, timeout: float = 30.0) -> None:
+                     config: dict[str, str] | None = None, timeout: float = 60.0) -> None:
         """Creates the topic and waits until every partition has a leader."""
         from confluent_kafka.admin import NewTopic
 

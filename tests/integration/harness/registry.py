@@ -28,7 +28,7 @@ from . import procs
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 SERVER = ROOT / "tools" / "registry" / "floe_registry.py"
-START_TIMEOUT_S = 30.0
+START_TIMEOUT_S = 60.0  # a liveness bound: it listens within a second or two
 _LISTENING = re.compile(r"^LISTENING (\d+)$", re.MULTILINE)
 
 

@@ -21,7 +21,7 @@ import yaml
 from . import procs
 from .floe import floe_binary
 
-START_TIMEOUT_S = 30.0
+START_TIMEOUT_S = 60.0  # a liveness bound: it listens within a second
 CATALOG_NAME = "floe"
 _LISTENING = re.compile(rb"REST catalog listening on (http://[^\s\"']+)")
 
