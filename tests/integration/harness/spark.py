@@ -1,8 +1,10 @@
-"""The independent Delta reader: Apache Spark (local[1]) with Delta Lake's delta-spark reads a
-Delta table with `spark.read.format("delta").load(path)` and prints its rows.
+"""The independent Spark readers: Apache Spark (local[1]) with Delta Lake's delta-spark reads a
+Delta table with `spark.read.format("delta").load(path)` and prints its rows; with Apache
+Iceberg's Spark runtime it runs SQL against an Iceberg REST catalog.
 
-`tools/spark-reader` (built by scripts/setup.sh; Spark 4.0.1 + delta-spark 4.0.1, Scala 2.13,
-Java 17) holds `floe.tools.DeltaRead`. This module runs it and decodes its output.
+`tools/spark-reader` (built by scripts/setup.sh; Spark 4.0.1 + delta-spark 4.0.1 +
+iceberg-spark-runtime-4.0 1.11.0, Scala 2.13, Java 17) holds `floe.tools.DeltaRead` and
+`floe.tools.SparkSql`. This module runs them and decodes their output.
 
 - `read_delta(path, version=None) -> (meta, rows)`: `meta` is the reader's first line
   {"schema": Spark StructType JSON (logical names), "version": V, "count": N} plus
@@ -25,6 +27,14 @@ Java 17) holds `floe.tools.DeltaRead`. This module runs it and decodes its outpu
 | timestamp_ntz             | "2024-01-02T03:04:05.123456"     | naive datetime                      |
 | struct / array            | object / array                   | dict / list                         |
 | map                       | object                           | list of (key, value) tuples         |
+
+- `run_sql(rest_uri, statements, token=None, warehouse=None) -> (timing, results)`: one JVM
+  run of SparkSql with catalog `floe` = Iceberg's SparkCatalog (`type=rest`, `uri=rest_uri`,
+  bearer `token`), the statements run in order in one SparkSession (no table cache between
+  them). `results[i]` is `{"schema", "rows"}` (rows decoded as the table above says) or, when
+  statement i failed, `{"error", "message", "cause"}` (Spark's exception class and message,
+  the innermost cause): a failing statement does not stop the others. `timing` is
+  {"startup_ms", "run_ms", "wall_s"}; about 8-12 s a run for ten small queries.
 
 Rows come in scan order: sort them before comparing. Start-up cost (measured on the 2-core
 machine): JVM + SparkSession about 2-3 s, a first Delta load + collect of a small table about
@@ -132,6 +142,70 @@ def run_reader(path: str | os.PathLike, version: int | None = None) -> tuple[dic
     meta["timing"] = {"startup_ms": int(done.group(2)), "read_ms": int(done.group(3)),
                       "wall_s": round(wall, 3)}
     return meta, rows
+
+
+_SQL_DONE = re.compile(
+    r"SparkSql: statements=(\d+) rows=(\d+) errors=(\d+) startup_ms=(\d+) run_ms=(\d+)$")
+
+
+def run_sql(rest_uri: str, statements: list[str], token: str | None = None,
+            warehouse: str | None = None) -> tuple[dict, list[dict]]:
+    """Runs SparkSql (Spark + Iceberg's SparkCatalog on the REST catalog at `rest_uri`, named
+    `floe`) on `statements` in one JVM; returns (timing, results) as the module docstring says,
+    or raises SparkReaderError when the JVM fails outside the statements."""
+    cp = classpath()
+    if not any((READER_DIR / "lib").glob("iceberg-spark-runtime-*.jar")):
+        raise SparkReaderError(f"{READER_DIR / 'lib'} has no Iceberg Spark runtime: run "
+                               f"scripts/setup.sh")
+    cmd = [_java(), *JVM_FLAGS, *MODULE_FLAGS, "-cp", cp, "floe.tools.SparkSql",
+           "--uri", rest_uri]
+    if token is not None:
+        cmd += ["--token", token]
+    if warehouse is not None:
+        cmd += ["--warehouse", warehouse]
+    cmd += list(statements)
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT_S, env=env)
+    except subprocess.TimeoutExpired as e:
+        raise SparkReaderError(f"SparkSql timed out after {TIMEOUT_S} s: {' '.join(cmd)}") from e
+    wall = time.monotonic() - t0
+    stderr = proc.stderr.decode("utf-8", "replace")
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    last = lines[-1] if lines else ""
+    if proc.returncode != 0:
+        raise SparkReaderError(f"SparkSql exited {proc.returncode}: {last or '(no stderr)'}",
+                               proc.returncode, stderr)
+    done = next((m for m in map(_SQL_DONE.match, reversed(lines)) if m), None)
+    if not done or int(done.group(1)) != len(statements):
+        raise SparkReaderError(f"SparkSql did not finish its statements: stderr ends with "
+                               f"{last!r}", proc.returncode, stderr)
+    out = [ln for ln in proc.stdout.decode("utf-8").splitlines() if ln]
+    results: list[dict] = []
+    k = 0
+    while k < len(out):
+        head = json.loads(out[k])
+        if head.get("statement") != len(results):
+            raise SparkReaderError(f"SparkSql output out of order at line {k + 1}: {out[k]!r}",
+                                   proc.returncode, stderr)
+        k += 1
+        if "error" in head:
+            results.append({key: head[key] for key in ("error", "message", "cause")})
+            continue
+        raw = [json.loads(ln, parse_float=_decimal.Decimal) for ln in out[k:k + head["count"]]]
+        k += head["count"]
+        fields = head["schema"]["fields"]
+        results.append({"schema": head["schema"],
+                        "rows": [{f["name"]: decode(f["type"], r.get(f["name"])) for f in fields}
+                                 for r in raw]})
+    if len(results) != len(statements) or \
+            sum(len(r.get("rows", ())) for r in results) != int(done.group(2)):
+        raise SparkReaderError(f"SparkSql printed {len(results)} results for {len(statements)} "
+                               f"statements ({done.group(0)})", proc.returncode, stderr)
+    timing = {"startup_ms": int(done.group(4)), "run_ms": int(done.group(5)),
+              "wall_s": round(wall, 3)}
+    return timing, results
 
 
 def read_delta(path: str | os.PathLike, version: int | None = None) -> tuple[dict, list[dict]]:

@@ -47,7 +47,7 @@ import org.apache.spark.sql.functions;
  * to_json(struct(*), options)}, the same generator with microsecond formats and nulls kept.
  */
 public final class DeltaRead {
-  private static final Map<String, String> JSON_OPTIONS =
+  static final Map<String, String> JSON_OPTIONS =
       Map.of(
           "timestampFormat", "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX",
           "timestampNTZFormat", "yyyy-MM-dd'T'HH:mm:ss.SSSSSS",
