@@ -48,7 +48,9 @@ def say(msg: str) -> None:
     print(f"[demo] {msg}", flush=True)
 
 
-def produce(bootstrap: str, registry_url: str) -> None:
+def produce(bootstrap: str, registry_url: str, topic: str = TOPIC, n: int = N) -> list[dict]:
+    """Produces `n` sample orders to `topic` (seeded: the same orders each run, apart from
+    created_at, which counts back from now); returns them as produced."""
     import datetime as dt
     import decimal
     import random
@@ -62,39 +64,58 @@ def produce(bootstrap: str, registry_url: str) -> None:
     p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20})
     rnd = random.Random(42)
     now = dt.datetime.now(dt.timezone.utc)
-    for i in range(N):
+    orders = []
+    for i in range(n):
         order = {
             "order_id": i,
             "customer": rnd.choice(["ada", "grace", "linus", "barbara", "ken"]),
             "amount": decimal.Decimal(rnd.randint(100, 99999)).scaleb(-2),
             "status": rnd.choice(["NEW", "PAID", "SHIPPED"]),
-            "created_at": now - dt.timedelta(seconds=N - i),
+            "created_at": now - dt.timedelta(seconds=n - i),
             "items": [f"sku-{rnd.randint(1, 50)}" for _ in range(rnd.randint(1, 3))],
             "coupon": rnd.choice([None, None, "WELCOME10"]),
         }
-        p.produce(TOPIC, key=str(i).encode(),
-                  value=ser(order, SerializationContext(TOPIC, MessageField.VALUE)))
+        p.produce(topic, key=str(i).encode(),
+                  value=ser(order, SerializationContext(topic, MessageField.VALUE)))
+        orders.append(order)
         if i % 500 == 0:
             p.poll(0)
     assert p.flush(60) == 0
+    return orders
 
 
-def print_connection_settings(floe: str, config: pathlib.Path, uri: str,
-                              warehouse: pathlib.Path, s3=None) -> None:
+def trino_catalog_properties(uri: str, s3=None) -> str:
+    """Trino's etc/catalog/floe.properties for Floe's REST catalog at `uri` (`s3`: the
+    harness.s3.S3 store an s3:// warehouse lives on). tests/integration/test_trino.py runs
+    Trino 476 with exactly this text.
+
+    Floe's local tables have `file:///abs/path` locations. Trino's native local file system
+    serves the `file` and `local` schemes and resolves a location's path under
+    `local.location`, which must be an existing directory (a `local://` URI there is refused
+    at start-up: "file does not exist"): `/` makes every absolute path resolve to itself."""
+    lines = ["connector.name=iceberg",
+             "iceberg.catalog.type=rest",
+             f"iceberg.rest-catalog.uri={uri}"]
     if s3 is None:
-        trino = f"""    fs.native-local.enabled=true
-    local.location=local://{warehouse.resolve()}"""
+        lines += ["fs.native-local.enabled=true",
+                  "local.location=/"]
+    else:
+        lines += ["fs.native-s3.enabled=true",
+                  f"s3.endpoint=http://{s3.endpoint}",
+                  "s3.path-style-access=true",
+                  f"s3.region={s3.region}",
+                  f"s3.aws-access-key={s3.access_key}",
+                  f"s3.aws-secret-key={s3.secret_key}"]
+    return "".join(line + "\n" for line in lines)
+
+
+def print_connection_settings(floe: str, config: pathlib.Path, uri: str, s3=None) -> None:
+    trino = "".join(f"    {line}\n" for line in trino_catalog_properties(uri, s3).splitlines())
+    if s3 is None:
         spark = ""
         duck = ""
         note = "(no credentials: rest.auth.tokens is empty)"
     else:
-        ep = f"http://{s3.endpoint}"
-        trino = f"""    fs.native-s3.enabled=true
-    s3.endpoint={ep}
-    s3.path-style-access=true
-    s3.region={s3.region}
-    s3.aws-access-key={s3.access_key}
-    s3.aws-secret-key={s3.secret_key}"""
         spark = f"""
     --conf spark.sql.catalog.floe.header.X-Iceberg-Access-Delegation=vended-credentials
     (plus org.apache.iceberg:iceberg-aws-bundle on the classpath for S3FileIO)"""
@@ -120,11 +141,7 @@ then connect with any engine {note}:
     SELECT * FROM floe.kafka.{TOPIC} LIMIT 10;
 
   Trino 476+ (etc/catalog/floe.properties):
-    connector.name=iceberg
-    iceberg.catalog.type=rest
-    iceberg.rest-catalog.uri={uri}
 {trino}
-
   DuckDB (iceberg extension):{duck}
     ATTACH 'floe' AS floe (TYPE iceberg, ENDPOINT '{uri}', AUTHORIZATION_TYPE 'none');
     SELECT * FROM floe.kafka.{TOPIC} LIMIT 10;
@@ -250,7 +267,7 @@ def main() -> int:
             print("    ", r)
         say(f"catalog: {run.catalog_db}  warehouse: "
             f"{s3.uri('lake') if s3 else run.warehouse}")
-        print_connection_settings(args.floe, run.config_path, uri, run.warehouse, s3)
+        print_connection_settings(args.floe, run.config_path, uri, s3)
         return 0 if rc == 0 else 1
     finally:
         procs.kill_all()

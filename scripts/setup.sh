@@ -76,4 +76,26 @@ for tool in kafka jvm-reader spark-reader iceberg-rest nessie; do
     step "$tool jars present"
   fi
 done
+
+# --- 4. Trino's server (tests/integration/test_trino.py reads the demo's table with it) ----
+# The tarball (780 MiB, ~60 plugins) is unpacked whole, because its plugins share jars through
+# hard links, then cut to what one coordinator with the Iceberg connector loads: lib/ and
+# plugin/iceberg/ (~470 MiB). The copied tarball is deleted; Maven's cache keeps its own.
+pom=tools/trino/pom.xml
+key=$(sha256sum "$pom" | cut -c1-16)
+if ! done_already trino "$key" || [ ! -d tools/trino/server/plugin/iceberg ]; then
+  step "resolving Trino's server tarball with Maven and unpacking lib/ and plugin/iceberg/"
+  rm -rf tools/trino/lib tools/trino/server tools/trino/unpack
+  mvn -q -B -f "$pom" dependency:copy-dependencies -DoutputDirectory=lib
+  mkdir tools/trino/unpack
+  tar xzf tools/trino/lib/trino-server-*.tar.gz -C tools/trino/unpack --strip-components=1
+  mkdir tools/trino/server
+  mv tools/trino/unpack/lib tools/trino/server/lib
+  mkdir tools/trino/server/plugin
+  mv tools/trino/unpack/plugin/iceberg tools/trino/server/plugin/iceberg
+  rm -rf tools/trino/unpack tools/trino/lib
+  mark_done trino "$key"
+else
+  step "Trino server present"
+fi
 step "done"
