@@ -654,6 +654,52 @@ def test_auth_valid_token_passes(auth_server):
     assert r.status is not None and r.status in (400, 404, 405), r
 
 
+def test_error_log_lines_are_text_naming_the_cause(tmp_path):
+    """Issue 38 item 2: the server logged the first bytes of an error's body, which are gzip
+    when the client accepts it (Python requests does): the line explaining a 401 or a 503
+    was unreadable and grep took the log for binary. Every line is UTF-8 text naming the
+    cause, whatever the client accepts or puts in its request line."""
+    import sqlite3
+
+    import requests
+
+    cat = start_catalog(tmp_path / "gzip-log", tokens=[TOKEN])
+    try:
+        gz = {"Accept-Encoding": "gzip, deflate"}
+        r = requests.get(f"{cat.uri}/v1/namespaces", headers=gz, timeout=30)
+        assert r.status_code == 401, r.text
+        assert r.json()["error"]["message"] == "missing or invalid bearer token"
+        # Raw bytes and an escape sequence in the target of a refused request.
+        raw = raw_exchange(cat.uri, b"GET /v1/\xff\x1b[31mred HTTP/1.1\r\nHost: x\r\n"
+                                    b"Accept-Encoding: gzip\r\nConnection: close\r\n\r\n")
+        assert raw.status in (400, 401), raw
+        # A store outage: another process holds the SQLite catalog's write lock past the
+        # busy timeout, so a create is answered 503 (gzip accepted).
+        auth = {**gz, "Authorization": f"Bearer {TOKEN}"}
+        lock = sqlite3.connect(cat.catalog_db, isolation_level=None, timeout=30)
+        try:
+            lock.execute("BEGIN EXCLUSIVE")
+            r = requests.post(f"{cat.uri}/v1/namespaces", json={"namespace": ["locked"]},
+                              headers=auth, timeout=120)
+        finally:
+            lock.execute("ROLLBACK")
+            lock.close()
+        assert r.status_code >= 500, (r.status_code, r.text)
+        cause = r.json()["error"]["message"]
+        assert cause, r.text
+    finally:
+        assert cat.stop() == 0, cat.log()
+    data = cat.log_path.read_bytes()
+    assert b"\x1f\x8b" not in data, "gzip bytes in the log"
+    text = data.decode("utf-8")  # raises on anything that is not UTF-8
+    for line in text.splitlines():
+        assert all(c >= " " or c == "\t" for c in line), repr(line)
+    assert "-> 401: missing or invalid bearer token" in text, text
+    assert f"-> {r.status_code}: " in text and cause[:60] in text, (cause, text)
+    if raw.status == 401:  # logged with the client's bytes escaped
+        assert "/v1/\\xff\\x1b[31mred -> 401" in text, text
+
+
 # ---- catalog safety (issue 15) ------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

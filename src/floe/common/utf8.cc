@@ -65,4 +65,47 @@ void AppendUtf8(uint32_t cp, std::string* out) {
   }
 }
 
+std::string PrintableForLog(std::string_view s, size_t max_bytes) {
+  const bool cut = s.size() > max_bytes;
+  if (cut) s = s.substr(0, max_bytes);
+  std::string out;
+  out.reserve(s.size() + (cut ? 3 : 0));
+  auto escape = [&out](uint8_t b) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += "\\x";
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 0xF]);
+  };
+  size_t i = 0;
+  while (i < s.size()) {
+    auto b0 = static_cast<uint8_t>(s[i]);
+    if (b0 < 0x80) {
+      if (b0 < 0x20 || b0 == 0x7F) {
+        escape(b0);
+      } else {
+        out.push_back(static_cast<char>(b0));
+      }
+      ++i;
+      continue;
+    }
+    size_t len = b0 >= 0xC2 && b0 < 0xE0   ? 2
+                 : b0 >= 0xE0 && b0 < 0xF0 ? 3
+                 : b0 >= 0xF0 && b0 < 0xF5 ? 4
+                                           : 0;
+    std::string_view ch =
+        len > 0 && i + len <= s.size() ? s.substr(i, len) : std::string_view();
+    // U+0080..U+009F (C1 controls) are encoded C2 80..C2 9F.
+    bool c1 = !ch.empty() && len == 2 && b0 == 0xC2 && static_cast<uint8_t>(ch[1]) < 0xA0;
+    if (!ch.empty() && !c1 && IsValidUtf8(ch)) {
+      out.append(ch);
+      i += len;
+    } else {
+      escape(b0);
+      ++i;
+    }
+  }
+  if (cut) out += "...";
+  return out;
+}
+
 }  // namespace floe

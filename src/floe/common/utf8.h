@@ -25,6 +25,12 @@ struct CodePoint {
 // The code points of `s` in order, or nullopt when `s` is not valid UTF-8.
 std::optional<std::vector<CodePoint>> DecodeUtf8(std::string_view s);
 
+// `s` as one line of log text, at most `max_bytes` of it read: valid UTF-8 characters
+// other than controls are kept, every other byte (invalid or truncated sequences, C0 and
+// C1 controls, DEL, newlines) becomes `\xNN`, and "..." marks a cut. Bytes a client sent
+// or a store answered reach the log only through this.
+std::string PrintableForLog(std::string_view s, size_t max_bytes = 512);
+
 // Appends the UTF-8 encoding of the scalar value `cp` (not a surrogate, <= U+10FFFF).
 void AppendUtf8(uint32_t cp, std::string* out);
 

@@ -45,4 +45,24 @@ TEST(Utf8Test, AppendRoundTrips) {
 }
 
 }  // namespace
+TEST(Utf8Test, PrintableForLogEscapesWhatIsNotText) {
+  EXPECT_EQ(PrintableForLog("plain text: é ✓ 😀"), "plain text: é ✓ 😀");
+  EXPECT_EQ(PrintableForLog(std::string("a\nb\tc\0d\x7f", 8)),
+            "a\\x0ab\\x09c\\x00d\\x7f");
+  // gzip's header, an invalid lead byte, a C1 control, a truncated sequence at the end.
+  EXPECT_EQ(PrintableForLog("\x1f\x8b\x08"), "\\x1f\\x8b\\x08");
+  EXPECT_EQ(PrintableForLog("x\xc2\x85y"), "x\\xc2\\x85y");
+  EXPECT_EQ(PrintableForLog("ok\xe2\x9c"), "ok\\xe2\\x9c");
+  // Overlong and surrogate forms are not text.
+  EXPECT_EQ(PrintableForLog("\xc0\xaf"), "\\xc0\\xaf");
+  EXPECT_EQ(PrintableForLog("\xed\xa0\x80"), "\\xed\\xa0\\x80");
+  // The cut is marked, and a character the cut splits is escaped, never kept half.
+  EXPECT_EQ(PrintableForLog("abcdef", 3), "abc...");
+  EXPECT_EQ(PrintableForLog("ab\xc3\xa9", 3), "ab\\xc3...");
+  for (int b = 0; b < 256; ++b) {
+    std::string one(1, static_cast<char>(b));
+    EXPECT_TRUE(IsValidUtf8(PrintableForLog(one))) << b;
+  }
+}
+
 }  // namespace floe

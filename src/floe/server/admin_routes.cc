@@ -33,8 +33,10 @@ Json TopicJson(const TopicInfo& t, int64_t now_ms) {
   for (const auto& p : t.partitions) {
     partitions.push_back(Json{{"partition", p.partition},
                               {"committed", OrNull(p.committed)},
+                              {"consumed", OrNull(p.consumed)},
                               {"high-watermark", OrNull(p.high_watermark)},
-                              {"lag", OrNull(p.lag)}});
+                              {"lag", OrNull(p.lag)},
+                              {"read-lag", OrNull(p.read_lag)}});
     lag = (lag < 0 || p.lag < 0) ? -1 : lag + p.lag;
   }
   j["lag"] = t.partitions.empty() ? Json(nullptr) : OrNull(lag);

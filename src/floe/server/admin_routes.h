@@ -36,7 +36,9 @@ struct PartitionInfo {
   int32_t partition = 0;
   int64_t committed = -1;       // the table's recorded position (-1: none yet)
   int64_t high_watermark = -1;  // -1: not known yet
-  int64_t lag = -1;             // -1: unknown
+  int64_t lag = -1;             // high watermark - committed (-1: unknown)
+  int64_t consumed = -1;        // the next offset to read (-1: not being read)
+  int64_t read_lag = -1;        // high watermark - consumed (-1: unknown)
 };
 
 // One topic as the admin routes show it (pipeline::TopicStatus, copied by the wiring).

@@ -174,7 +174,20 @@ ErrorBody ErrorBodyFor(const Status& st) {
   return {500, kServiceFailure, msg};
 }
 
+namespace {
+thread_local std::string error_for_log;
+}  // namespace
+
+void NoteErrorForLog(std::string_view why) { error_for_log.assign(why); }
+
+std::string TakeErrorForLog() {
+  std::string why;
+  why.swap(error_for_log);
+  return why;
+}
+
 void SendError(httplib::Response& res, const ErrorBody& e) {
+  NoteErrorForLog(e.message);
   ::nlohmann::json err = ::nlohmann::json::object();
   err["message"] = e.message;
   err["type"] = e.type;
@@ -299,6 +312,7 @@ void Router::Dispatch(const httplib::Request& req, std::string_view body,
   for (const auto& [name, value] : response.headers) res.set_header(name, value);
   if (st.ok()) {
     res.status = response.status;
+    if (response.status >= 400) NoteErrorForLog(response.body);
     if (response.body.empty() && response.content_type.empty()) {
       res.body.clear();
     } else {

@@ -516,7 +516,11 @@ Status IcebergRoutes::LoadTable(Call& c) {
       return BadRequest("snapshots must be 'all' or 'refs', got '" + mode + "'");
     }
   }
-  c.missing = Missing::kTableOrNamespace;
+  // A table in a namespace that does not exist is NoSuchTableException, as the REST
+  // specification lists for loadTable and Iceberg's own server answers: Spark's and
+  // Iceberg's clients load `ns.t.files` as table `files` in namespace `ns.t` first and
+  // fall back to the metadata table only on NoSuchTableException.
+  c.missing = Missing::kTable;
   FLOE_ASSIGN_OR_RAISE(auto table, catalog_->LoadTable(ident));
   // A response with vended credentials is another representation: another tag.
   const bool vended = !storage_.credentials.empty() && WantsVendedCredentials(c.req);

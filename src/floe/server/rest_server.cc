@@ -30,6 +30,7 @@
 #include <utility>
 
 #include "floe/common/log.h"
+#include "floe/common/utf8.h"
 #include "floe/server/iceberg_routes.h"
 #include "floe/server/ops_routes.h"
 #include "floe/server/request_scan_internal.h"
@@ -726,12 +727,17 @@ Result<std::unique_ptr<RestServer>> RestServer::Start(
         }
         SendError(res, {500, kServiceFailure, what});
       });
+  // The line names the error's message, never the body: by now httplib has compressed it
+  // for clients that accept gzip. The target is the client's bytes, escaped.
   http.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    std::string why = TakeErrorForLog();
     if (res.status >= 500 || res.status == 401 || res.status == 403) {
-      FLOE_LOG_WARN("rest: {} {} -> {} {}", req.method, req.target, res.status,
-                    res.body.substr(0, 512));
+      FLOE_LOG_WARN("rest: {} {} -> {}: {}", PrintableForLog(req.method, 32),
+                    PrintableForLog(req.target, 256), res.status,
+                    why.empty() ? std::string("(no message)") : PrintableForLog(why));
     } else {
-      FLOE_LOG_DEBUG("rest: {} {} -> {}", req.method, req.target, res.status);
+      FLOE_LOG_DEBUG("rest: {} {} -> {}", PrintableForLog(req.method, 32),
+                     PrintableForLog(req.target, 256), res.status);
     }
   });
 

@@ -41,7 +41,16 @@ class Router {
   std::vector<Compiled> routes_;
 };
 
-// Writes `e` as the Iceberg error model: {"error": {"message", "type", "code"}}.
+// Writes `e` as the Iceberg error model: {"error": {"message", "type", "code"}}, and
+// notes its message for the access log.
 void SendError(httplib::Response& res, const ErrorBody& e);
+
+// Why the request this thread is answering failed, for the access log line: httplib logs
+// after it has compressed the body for a client that sent `Accept-Encoding: gzip`, so the
+// log never reads the body. SendError notes the error's message; a handler's own error
+// answer (a 503 probe) notes its body as sent. The logger takes the note (and clears it),
+// on the thread that answered.
+void NoteErrorForLog(std::string_view why);
+std::string TakeErrorForLog();
 
 }  // namespace floe::server
