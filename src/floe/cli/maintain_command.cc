@@ -93,6 +93,20 @@ int MaintainCommand(const config::Config& config,
         e.postponed > 0 ? fmt::format(" ({} more next run)", e.postponed) : "", e.files,
         dry_run ? " would be deleted" : fmt::format(", {} deleted", e.deleted),
         e.metadata_files, dry_run ? " would be deleted" : " deleted");
+    const auto& m = r->manifests;
+    if (!r->manifests_error.empty()) {
+      std::fprintf(stderr, "floe: table %s: manifest rewrite failed: %s\n",
+                   ident.ToString().c_str(), r->manifests_error.c_str());
+      ++failed;
+    } else if (m.snapshot_id != 0) {
+      std::cout << fmt::format(
+          "table {}: manifests: {} without live files dropped, {} small ones merged into "
+          "{}, {} kept; snapshot {}\n",
+          ident.ToString(), m.dropped, m.replaced, m.created, m.kept, m.snapshot_id);
+    } else {
+      std::cout << "table " << ident.ToString() << ": no manifest rewrite (" << m.skipped
+                << ")\n";
+    }
     const auto& o = r->orphans;
     std::cout << fmt::format(
         "table {}: {} files, {} referenced ({} snapshots, {} manifests, {} data files, "

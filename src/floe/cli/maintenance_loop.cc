@@ -97,6 +97,17 @@ bool MaintenanceLoop::Pass() {
             ident.ToString(), r->expiry.expired, r->expiry.deleted,
             r->expiry.metadata_files);
       }
+      if (!r->manifests_error.empty()) {
+        FLOE_LOG_WARN("maintenance: table {}: manifest rewrite failed: {}",
+                      ident.ToString(), r->manifests_error);
+      }
+      if (r->manifests.snapshot_id != 0) {
+        FLOE_LOG_INFO(
+            "maintenance: table {}: manifests: {} without live files dropped, {} small "
+            "ones merged into {}, {} kept",
+            ident.ToString(), r->manifests.dropped, r->manifests.replaced,
+            r->manifests.created, r->manifests.kept);
+      }
       if (r->orphans.deleted > 0) {
         FLOE_LOG_INFO("maintenance: table {}: deleted {} unreferenced files ({} bytes)",
                       ident.ToString(), r->orphans.deleted, r->orphans.deleted_bytes);

@@ -43,6 +43,9 @@ Result<PendingSnapshot> ReplaceFiles::Prepare(const TableMetadata& base, int64_t
   }
   FLOE_ASSIGN_OR_RAISE(auto carried, ReadManifestList(*io_, parent->manifest_list));
   for (auto& m : carried) FLOE_RETURN_NOT_OK(internal::ResolveCounts(*io_, &m));
+  // Totals are the parent's own (ParentTotals reads them from its summary first), so a
+  // manifest without live files changes none of them when it is left out.
+  std::erase_if(carried, internal::HasNoLiveFiles);
 
   std::set<std::string> wanted;
   for (const auto& f : removed_) wanted.insert(f.file_path);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "floe/iceberg/metadata_io.h"
+#include "floe/iceberg/rewrite_manifests.h"
 #include "floe/iceberg/test_util_internal.h"
 
 namespace floe::iceberg {
@@ -59,6 +60,30 @@ class ReplaceFilesTest : public ::testing::Test {
     return out;
   }
 
+  size_t Manifests() {
+    const Snapshot* s = current_.metadata.CurrentSnapshot();
+    return ReadManifestList(*io_, s->manifest_list).ValueOrDie().size();
+  }
+
+  // Ten appends of one file each, then a replace of the first five: five manifests are
+  // rewritten holding only DELETED entries.
+  std::vector<DataFile> AppendTenAndReplaceFive() {
+    std::vector<DataFile> files;
+    for (int i = 0; i < 10; ++i) {
+      files.push_back(File(i + 1, 10));
+      Append({files.back()});
+    }
+    std::vector<DataFile> removed(files.begin(), files.begin() + 5);
+    auto replace =
+        ReplaceFiles::Make(io_.get(), current_.metadata, removed, {File(15, 40)});
+    EXPECT_TRUE(replace.ok()) << replace.status().ToString();
+    auto pending = (*replace)->Prepare(current_.metadata, now_ + 1);
+    EXPECT_TRUE(pending.ok()) << pending.status().ToString();
+    Apply(*pending);
+    EXPECT_EQ(Manifests(), 11u);  // the added one, 5 with deletes only, 5 untouched
+    return files;
+  }
+
   testing::TempDir dir_;
   std::unique_ptr<storage::FileIO> io_;
   CommittedMetadata current_;
@@ -101,6 +126,66 @@ TEST_F(ReplaceFilesTest, SmallFilesBecomeOneAndAnAppendInBetweenCommutes) {
   EXPECT_EQ(s->summary.at("total-data-files"), "3");
   EXPECT_EQ(s->summary.at("total-files-size"), "370");
   EXPECT_TRUE(replace->IsCommittedIn(current_.metadata));
+}
+
+// Issue 38 item 10: manifests whose files were all replaced stayed in every later
+// snapshot.
+TEST_F(ReplaceFilesTest, TheNextCommitLeavesOutManifestsWithoutLiveFiles) {
+  AppendTenAndReplaceFive();
+  Append({File(3, 10)});
+  EXPECT_EQ(Manifests(), 7u);  // its own, the replace's, 5 untouched
+  int live = 0;
+  for (const auto& [path, status] : Entries()) {
+    EXPECT_NE(status, ManifestEntryStatus::kDeleted) << path;
+    ++live;
+  }
+  EXPECT_EQ(live, 7);
+  EXPECT_EQ(current_.metadata.CurrentSnapshot()->summary.at("total-data-files"), "7");
+}
+
+TEST_F(ReplaceFilesTest, RewriteManifestsDropsEmptyOnesAndMergesSmallOnes) {
+  AppendTenAndReplaceFive();
+  const auto before = current_.metadata.CurrentSnapshot()->summary;
+  const auto live_before = Entries();
+  // Six small manifests are fewer than the default eight: only the empty ones go.
+  ASSERT_OK_AND_ASSIGN(auto drop,
+                       RewriteManifests::Make(io_.get(), current_.metadata, {}));
+  ASSERT_OK_AND_ASSIGN(auto dropped, drop->Prepare(current_.metadata, now_ + 1));
+  ASSERT_TRUE(dropped.has_value());
+  EXPECT_EQ(drop->counts().dropped, 5);
+  EXPECT_EQ(drop->counts().replaced, 0);
+  EXPECT_EQ(drop->counts().kept, 6);
+  Apply(*dropped);
+  EXPECT_EQ(Manifests(), 6u);
+  // Then everything small merged into one manifest, every file still live, same totals.
+  RewriteManifestsOptions options;
+  options.min_small_manifests = 2;
+  options.summary = {{"floe.manifest-rewrite", "1"}};
+  ASSERT_OK_AND_ASSIGN(auto merge,
+                       RewriteManifests::Make(io_.get(), current_.metadata, options));
+  ASSERT_OK_AND_ASSIGN(auto merged, merge->Prepare(current_.metadata, now_ + 2));
+  ASSERT_TRUE(merged.has_value());
+  EXPECT_EQ(merge->counts().replaced, 6);
+  EXPECT_EQ(merge->counts().created, 1);
+  Apply(*merged);
+  EXPECT_EQ(Manifests(), 1u);
+  auto entries = Entries();
+  EXPECT_EQ(entries.size(), 6u);
+  for (const auto& [path, status] : entries) {
+    EXPECT_EQ(status, ManifestEntryStatus::kExisting) << path;
+    EXPECT_NE(live_before.at(path), ManifestEntryStatus::kDeleted) << path;
+  }
+  const Snapshot* s = current_.metadata.CurrentSnapshot();
+  EXPECT_EQ(s->operation(), "replace");
+  EXPECT_EQ(s->summary.at("floe.manifest-rewrite"), "1");
+  for (const char* key : {"total-records", "total-data-files", "total-files-size"}) {
+    EXPECT_EQ(s->summary.at(key), before.at(key)) << key;
+  }
+  // Nothing left to do.
+  ASSERT_OK_AND_ASSIGN(auto again,
+                       RewriteManifests::Make(io_.get(), current_.metadata, options));
+  ASSERT_OK_AND_ASSIGN(auto none, again->Prepare(current_.metadata, now_ + 3));
+  EXPECT_FALSE(none.has_value());
 }
 
 TEST_F(ReplaceFilesTest, AFileAlreadyReplacedIsAConflict) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,25 @@ Result<ManifestFile> WriteAddedManifest(storage::FileIO& io, const TableMetadata
                                         const std::vector<DataFile>& files,
                                         int64_t snapshot_id, const std::string& location,
                                         const char* who);
+
+// A carried data manifest with no live file: every entry DELETED by the snapshot that
+// wrote it. Those deletes are history, not state, so a new snapshot leaves the manifest
+// out (as Iceberg's merging producers do); the snapshot that deleted the files keeps it.
+bool HasNoLiveFiles(const ManifestFile& m);
+
+// Merges data manifests of `manifests` (the indexes in `candidates`) into one manifest
+// per partition spec, for each spec with at least two of them: their live entries as
+// EXISTING with the sequence numbers they inherited written out, deletes of earlier
+// snapshots dropped. Each new manifest is `<location_prefix><n>.avro` (n from
+// `*next_number`), written for `snapshot_id`. Appends the new manifests to `merged`, the
+// indexes they replace to `replaced` and the files written to `written`. A group whose
+// partition type the current schema can no longer resolve is left alone.
+Status MergeDataManifests(storage::FileIO& io, const TableMetadata& base,
+                          const std::vector<ManifestFile>& manifests,
+                          const std::vector<size_t>& candidates, int64_t snapshot_id,
+                          const std::string& location_prefix, int* next_number,
+                          std::vector<ManifestFile>* merged, std::set<size_t>* replaced,
+                          std::vector<std::string>* written);
 
 struct SnapshotNaming {
   int64_t snapshot_id = 0;

@@ -95,6 +95,58 @@ SnapshotRef MainRef(const TableMetadata& base, int64_t snapshot_id) {
   return ref;
 }
 
+bool HasNoLiveFiles(const ManifestFile& m) {
+  return m.content == ManifestContent::kData && m.added_files_count == 0 &&
+         m.existing_files_count == 0;
+}
+
+Status MergeDataManifests(storage::FileIO& io, const TableMetadata& base,
+                          const std::vector<ManifestFile>& manifests,
+                          const std::vector<size_t>& candidates, int64_t snapshot_id,
+                          const std::string& location_prefix, int* next_number,
+                          std::vector<ManifestFile>* merged, std::set<size_t>* replaced,
+                          std::vector<std::string>* written) {
+  std::map<int, std::vector<size_t>> groups;  // a manifest holds one spec
+  for (size_t i : candidates) {
+    if (manifests[i].content == ManifestContent::kData) {
+      groups[manifests[i].partition_spec_id].push_back(i);
+    }
+  }
+  const Schema* schema = base.CurrentSchema();
+  for (const auto& [spec_id, members] : groups) {
+    const PartitionSpec* spec = base.SpecById(spec_id);
+    if (members.size() < 2 || !spec || !schema) continue;
+    std::vector<ManifestEntry> entries;
+    for (size_t i : members) {
+      FLOE_ASSIGN_OR_RAISE(auto source, ReadManifestEntries(io, manifests[i]));
+      for (auto& e : source) {
+        if (!e.is_live())
+          continue;  // deletes of earlier snapshots are history, not state
+        // Existing entries carry their inherited values explicitly (spec "Sequence Number
+        // Inheritance").
+        if (!e.sequence_number || !e.file_sequence_number || !e.snapshot_id) {
+          return InvalidInput("cannot merge " + manifests[i].manifest_path +
+                              ": an entry has no resolvable sequence number");
+        }
+        e.status = ManifestEntryStatus::kExisting;
+        entries.push_back(std::move(e));
+      }
+    }
+    std::string location = location_prefix + std::to_string((*next_number)++) + ".avro";
+    auto mf = WriteManifest(io, location, *schema, *spec, snapshot_id, entries);
+    if (!mf.ok()) {
+      // A partition type the current schema can no longer resolve: leave this group
+      // alone.
+      if (KindOf(mf.status()) == ErrorKind::kInvalidInput) continue;
+      return mf.status();
+    }
+    written->push_back(location);
+    merged->push_back(std::move(mf).ValueOrDie());
+    replaced->insert(members.begin(), members.end());
+  }
+  return Status::OK();
+}
+
 Status FinishSnapshot(storage::FileIO& io, const TableMetadata& base,
                       const SnapshotNaming& naming, std::vector<ManifestFile> manifests,
                       std::map<std::string, std::string> summary, int64_t now_ms,
@@ -227,52 +279,23 @@ Status FastAppend::MergeIfNeeded(const TableMetadata& base,
                                  std::vector<std::string>* written) {
   if (static_cast<int64_t>(manifests->size()) <= options_.max_manifests)
     return Status::OK();
-  // Candidates: small data manifests carried from earlier snapshots, grouped by spec (a
-  // manifest holds one spec). This append's own manifest keeps its ADDED entries.
-  std::map<int, std::vector<size_t>> groups;
+  // Candidates: small data manifests carried from earlier snapshots. This append's own
+  // manifest keeps its ADDED entries.
+  std::vector<size_t> candidates;
   for (size_t i = 0; i < manifests->size(); ++i) {
     const ManifestFile& m = (*manifests)[i];
     if (data_manifest_ && m.manifest_path == data_manifest_->manifest_path) continue;
     if (m.content != ManifestContent::kData ||
         m.manifest_length >= options_.small_manifest_bytes)
       continue;
-    groups[m.partition_spec_id].push_back(i);
+    candidates.push_back(i);
   }
   std::set<size_t> replaced;
   std::vector<ManifestFile> merged;
-  const Schema* schema = base.CurrentSchema();
-  for (const auto& [spec_id, members] : groups) {
-    const PartitionSpec* spec = base.SpecById(spec_id);
-    if (members.size() < 2 || !spec || !schema) continue;
-    std::vector<ManifestEntry> entries;
-    for (size_t i : members) {
-      FLOE_ASSIGN_OR_RAISE(auto source, ReadManifestEntries(*io_, (*manifests)[i]));
-      for (auto& e : source) {
-        if (!e.is_live())
-          continue;  // deletes of earlier snapshots are history, not state
-        // Existing entries carry their inherited values explicitly (spec "Sequence Number
-        // Inheritance").
-        if (!e.sequence_number || !e.file_sequence_number || !e.snapshot_id) {
-          return InvalidInput("cannot merge " + (*manifests)[i].manifest_path +
-                              ": an entry has no resolvable sequence number");
-        }
-        e.status = ManifestEntryStatus::kExisting;
-        entries.push_back(std::move(e));
-      }
-    }
-    std::string location = table_location_ + "/metadata/" + commit_uuid_ + "-m" +
-                           std::to_string(next_manifest_number_++) + ".avro";
-    auto mf = WriteManifest(*io_, location, *schema, *spec, snapshot_id_, entries);
-    if (!mf.ok()) {
-      // A partition type the current schema can no longer resolve: leave this group
-      // alone.
-      if (KindOf(mf.status()) == ErrorKind::kInvalidInput) continue;
-      return mf.status();
-    }
-    written->push_back(location);
-    merged.push_back(std::move(mf).ValueOrDie());
-    replaced.insert(members.begin(), members.end());
-  }
+  FLOE_RETURN_NOT_OK(
+      internal::MergeDataManifests(*io_, base, *manifests, candidates, snapshot_id_,
+                                   table_location_ + "/metadata/" + commit_uuid_ + "-m",
+                                   &next_manifest_number_, &merged, &replaced, written));
   if (replaced.empty()) return Status::OK();
   std::vector<ManifestFile> out;
   // New manifests first (this append's, then merged), then the untouched carried ones.
@@ -311,6 +334,7 @@ Result<PendingSnapshot> FastAppend::Prepare(const TableMetadata& base, int64_t n
   }
   PendingSnapshot out;
   FLOE_ASSIGN_OR_RAISE(auto summary, Summarize(base, carried));
+  std::erase_if(carried, internal::HasNoLiveFiles);
 
   std::vector<ManifestFile> manifests;
   if (data_manifest_) manifests.push_back(*data_manifest_);

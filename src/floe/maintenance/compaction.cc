@@ -55,9 +55,15 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
   FLOE_ASSIGN_OR_RAISE(auto live, pipeline::SnapshotFiles(io, *current, false));
   std::reverse(live.begin(), live.end());
   report.live_files = static_cast<int64_t>(live.size());
+  // A file already near the target size is never an input, whatever
+  // compaction.small.file.bytes says: with a target below the small-file size, the same
+  // files would otherwise be rewritten into the same files at every pass, forever. Files
+  // the writer closed at the target land a little below or above it.
+  const int64_t small =
+      std::min(c.small_file_bytes, pipeline::TargetFileSizeOf(md) / 4 * 3);
   std::vector<iceberg::DataFile> inputs;
   for (auto& f : live) {
-    if (f.content != 0 || f.file_size_in_bytes >= c.small_file_bytes) continue;
+    if (f.content != 0 || f.file_size_in_bytes >= small) continue;
     // A sorted rewrite's files are small when a sorted run filled its memory before the
     // target size: rewriting them again in the same order would make the same files.
     if (!order.is_unsorted() && f.sort_order_id == order.order_id) continue;

@@ -23,11 +23,13 @@ bool Cancelled(const ExpiryOptions& options) {
   return options.cancel != nullptr && options.cancel->load();
 }
 
-// Deletes `uri`; a file already gone counts as deleted (a retried call).
-Status DeleteOne(storage::FileIO& io, const std::string& uri) {
-  Status st = io.Delete(uri);
-  if (st.ok() || KindOf(st) == ErrorKind::kNotFound) return Status::OK();
-  return WithContext(st, "deleting " + uri);
+// Deletes `uri`: whether this call deleted it. A file already gone (a retried call, or
+// another maintenance pass that got there first) is not counted.
+Result<bool> DeleteOne(storage::FileIO& io, const std::string& uri) {
+  auto deleted = io.DeleteIfPresent(uri);
+  if (deleted.ok()) return *deleted;
+  if (KindOf(deleted.status()) == ErrorKind::kNotFound) return false;
+  return WithContext(deleted.status(), "deleting " + uri);
 }
 
 // Metadata files of the table at `metadata_location` (read as `metadata`) that are not
@@ -204,8 +206,8 @@ Result<ExpiryReport> ExpireTable(catalog::Catalog& catalog, storage::FileIO& io,
       ++report.files;
       if (options.dry_run) continue;
       if (Cancelled(options)) return Stopping();
-      FLOE_RETURN_NOT_OK(DeleteOne(io, uri));
-      ++report.deleted;
+      FLOE_ASSIGN_OR_RAISE(bool deleted, DeleteOne(io, uri));
+      report.deleted += deleted ? 1 : 0;
     }
   }
 
@@ -226,8 +228,8 @@ Result<ExpiryReport> ExpireTable(catalog::Catalog& catalog, storage::FileIO& io,
       continue;
     }
     if (Cancelled(options)) return Stopping();
-    FLOE_RETURN_NOT_OK(DeleteOne(io, uri));
-    ++report.metadata_files;
+    FLOE_ASSIGN_OR_RAISE(bool deleted, DeleteOne(io, uri));
+    report.metadata_files += deleted ? 1 : 0;
   }
   return report;
 }

@@ -38,11 +38,12 @@ struct ExpiryOptions {
 };
 
 struct ExpiryReport {
-  int64_t expired = 0;         // snapshots removed (to remove, in a dry run)
-  int64_t postponed = 0;       // due, left for the next call (max_deletes)
-  int64_t files = 0;           // files only the expired snapshots reached (not the
-                               // Delta log either)
-  int64_t deleted = 0;         // files deleted (0 in a dry run)
+  int64_t expired = 0;    // snapshots removed (to remove, in a dry run)
+  int64_t postponed = 0;  // due, left for the next call (max_deletes)
+  int64_t files = 0;      // files only the expired snapshots reached (not the
+                          // Delta log either)
+  int64_t deleted =
+      0;  // files this call deleted (0 in a dry run; one already gone is not)
   int64_t metadata_files = 0;  // metadata files past the metadata log, deleted
 };
 

@@ -1,11 +1,42 @@
 #include "floe/maintenance/maintain.h"
 
 #include <algorithm>
+#include <functional>
 
+#include "floe/common/log.h"
 #include "floe/common/util.h"
 #include "floe/storage/file_io.h"
 
 namespace floe::maintenance {
+namespace {
+
+// Another maintainer (`floe run`'s background pass beside a cron's `floe maintain`, or
+// two crons) may expire a snapshot between this pass's load of the table and its read of
+// that snapshot's manifest list, which then finds no object. When the table's metadata
+// moved on meanwhile, that is what happened: the step runs again on the table as it is
+// now (at most kAttempts times). A file missing from metadata that did not move is a
+// real fault and fails the step, deleting nothing.
+template <typename T>
+Result<T> Tolerant(catalog::Catalog& catalog, const catalog::TableIdent& ident,
+                   const char* what, const std::function<Result<T>()>& step) {
+  constexpr int kAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    FLOE_ASSIGN_OR_RAISE(auto before, catalog.LoadTable(ident));
+    Result<T> result = step();
+    if (result.ok() || KindOf(result.status()) != ErrorKind::kNotFound ||
+        attempt >= kAttempts) {
+      return result;
+    }
+    FLOE_ASSIGN_OR_RAISE(auto now, catalog.LoadTable(ident));
+    if (now.metadata_location == before.metadata_location) return result;
+    FLOE_LOG_INFO(
+        "table {}: {}: {}; the table changed meanwhile (another maintenance "
+        "pass), reading it again",
+        ident.ToString(), what, result.status().message());
+  }
+}
+
+}  // namespace
 
 bool IsFloeTable(const iceberg::TableMetadata& metadata) {
   return metadata.properties.count(catalog::kFormatsProperty) > 0;
@@ -24,8 +55,9 @@ Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io
   // A catalog that takes no commits (a read-only or moved SQLite file) may also answer
   // from a detached file: nothing is decided on what it says.
   FLOE_RETURN_NOT_OK(catalog.CheckWritable());
-  auto retained =
-      ApplyRowRetention(catalog, io, ident, settings, now_ms, dry_run, cancel);
+  auto retained = Tolerant<RowRetentionReport>(catalog, ident, "row retention", [&] {
+    return ApplyRowRetention(catalog, io, ident, settings, now_ms, dry_run, cancel);
+  });
   if (retained.ok()) {
     report.row_retention = std::move(*retained);
   } else if (retained.status().IsCancelled()) {
@@ -34,7 +66,9 @@ Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io
     report.row_retention_error = retained.status().message();
   }
   if (settings.compaction_enabled) {
-    auto compacted = CompactTable(catalog, io, ident, settings, now_ms, dry_run, cancel);
+    auto compacted = Tolerant<CompactionReport>(catalog, ident, "compaction", [&] {
+      return CompactTable(catalog, io, ident, settings, now_ms, dry_run, cancel);
+    });
     if (compacted.ok()) {
       report.compaction = std::move(*compacted);
     } else if (compacted.status().IsCancelled()) {
@@ -50,26 +84,46 @@ Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io
   expiry.max_deletes = settings.max_deletes_per_run;
   expiry.dry_run = dry_run;
   expiry.cancel = cancel;
-  FLOE_ASSIGN_OR_RAISE(report.expiry, ExpireTable(catalog, io, ident, now_ms, expiry));
-  const std::string location = TrimTrailingSlashes(before.metadata.location);
-  // The listing first, then the references from the table as it is now: a file
-  // committed in between is in both or young (orphans.h).
-  if (cancel != nullptr && cancel->load()) return Status::Cancelled("floe is stopping");
-  FLOE_ASSIGN_OR_RAISE(auto listing, io.ListTree(location + "/"));
-  FLOE_ASSIGN_OR_RAISE(auto now, catalog.LoadTable(ident));
-  if (now.metadata.location != before.metadata.location) {
-    return Conflict("table " + ident.ToString() + " moved to " + now.metadata.location +
-                    " during maintenance; nothing deleted, run again");
+  FLOE_ASSIGN_OR_RAISE(report.expiry,
+                       Tolerant<ExpiryReport>(catalog, ident, "snapshot expiry", [&] {
+                         return ExpireTable(catalog, io, ident, now_ms, expiry);
+                       }));
+  auto manifests = Tolerant<ManifestRewriteReport>(
+      catalog, ident, "manifest rewrite",
+      [&] { return RewriteTableManifests(catalog, io, ident, now_ms, dry_run, cancel); });
+  if (manifests.ok()) {
+    report.manifests = std::move(*manifests);
+  } else if (manifests.status().IsCancelled()) {
+    return manifests.status();
+  } else {
+    report.manifests_error = manifests.status().message();
   }
-  FLOE_ASSIGN_OR_RAISE(report.refs, CollectReferences(io, now.metadata_location,
-                                                      now.metadata, now_ms, cancel));
-  OrphanOptions options;
-  options.min_age_ms = settings.orphan_min_age_ms;
-  options.max_deletes = settings.max_deletes_per_run;
-  options.dry_run = dry_run;
-  options.cancel = cancel;
-  FLOE_ASSIGN_OR_RAISE(
-      report.orphans, DeleteOrphans(io, location, listing, report.refs, now_ms, options));
+  const std::string location = TrimTrailingSlashes(before.metadata.location);
+  FLOE_RETURN_NOT_OK(
+      Tolerant<bool>(catalog, ident, "orphan cleanup", [&]() -> Result<bool> {
+        // The listing first, then the references from the table as it is now: a file
+        // committed in between is in both or young (orphans.h).
+        if (cancel != nullptr && cancel->load())
+          return Status::Cancelled("floe is stopping");
+        FLOE_ASSIGN_OR_RAISE(auto listing, io.ListTree(location + "/"));
+        FLOE_ASSIGN_OR_RAISE(auto now, catalog.LoadTable(ident));
+        if (now.metadata.location != before.metadata.location) {
+          return Conflict("table " + ident.ToString() + " moved to " +
+                          now.metadata.location +
+                          " during maintenance; nothing deleted, run again");
+        }
+        FLOE_ASSIGN_OR_RAISE(
+            report.refs,
+            CollectReferences(io, now.metadata_location, now.metadata, now_ms, cancel));
+        OrphanOptions options;
+        options.min_age_ms = settings.orphan_min_age_ms;
+        options.max_deletes = settings.max_deletes_per_run;
+        options.dry_run = dry_run;
+        options.cancel = cancel;
+        FLOE_ASSIGN_OR_RAISE(report.orphans, DeleteOrphans(io, location, listing,
+                                                           report.refs, now_ms, options));
+        return true;
+      }).status());
   report.refs.uris.clear();
   return report;
 }

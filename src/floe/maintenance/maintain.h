@@ -1,5 +1,5 @@
 // One maintenance pass over one table: row retention, compaction, snapshot expiry,
-// orphan cleanup. `floe
+// manifest rewrite, orphan cleanup. `floe
 // maintain` runs it over every table Floe writes; the same code will run inside `floe
 // run`.
 //
@@ -15,6 +15,7 @@
 #include "floe/config/config.h"
 #include "floe/maintenance/compaction.h"
 #include "floe/maintenance/expiry.h"
+#include "floe/maintenance/manifest_rewrite.h"
 #include "floe/maintenance/orphans.h"
 #include "floe/maintenance/references.h"
 #include "floe/maintenance/row_retention.h"
@@ -29,7 +30,9 @@ struct TableReport {
   CompactionReport compaction;   // skipped "disabled" when maintenance.compaction.enabled
   std::string compaction_error;  // compaction failed (expiry and orphan cleanup ran)
   ExpiryReport expiry;
-  References refs;  // counts only (the set is dropped)
+  ManifestRewriteReport manifests;
+  std::string manifests_error;  // the manifest rewrite failed (orphan cleanup ran)
+  References refs;              // counts only (the set is dropped)
   OrphanReport orphans;
 };
 
@@ -39,7 +42,8 @@ bool IsFloeTable(const iceberg::TableMetadata& metadata);
 
 // Drops the rows past the table's row retention (ApplyRowRetention), compacts the table
 // (CompactTable) when enabled, expires its snapshots and deletes what
-// only they referenced (ExpireTable), then lists its location, reads its references from
+// only they referenced (ExpireTable), drops manifests without live files and merges small
+// ones (RewriteTableManifests), then lists its location, reads its references from
 // the catalog's current metadata and deletes its orphans (DeleteOrphans) per `settings`.
 // A failed compaction is reported in compaction_error and the rest still runs; a catalog
 // that cannot take commits fails the table before anything. Errors: the catalog's and the

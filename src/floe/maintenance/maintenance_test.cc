@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
+#include <utility>
 
 #include "floe/catalog/catalog.h"
 #include "floe/common/util.h"
@@ -16,6 +18,7 @@
 #include "floe/iceberg/table_update.h"
 #include "floe/maintenance/maintain.h"
 #include "floe/storage/file_io.h"
+#include "floe/storage/file_io_test_util.h"
 
 namespace floe::maintenance {
 namespace {
@@ -60,13 +63,15 @@ class MaintenanceTest : public ::testing::Test {
     return uri;
   }
 
-  void Append(const catalog::TableIdent& ident, const std::vector<std::string>& uris) {
+  // `size`: what the manifest says of each file's size (the bytes are a few).
+  void Append(const catalog::TableIdent& ident, const std::vector<std::string>& uris,
+              int64_t size = 13) {
     std::vector<iceberg::DataFile> files;
     for (const auto& uri : uris) {
       iceberg::DataFile f;
       f.file_path = Put(uri);
       f.record_count = 1;
-      f.file_size_in_bytes = 13;
+      f.file_size_in_bytes = size;
       files.push_back(f);
     }
     auto base = catalog_->LoadTable(ident)->metadata;
@@ -275,10 +280,13 @@ TEST_F(MaintenanceTest, ExpiryDeletesWhatOnlyExpiredSnapshotsReached) {
   EXPECT_EQ(catalog_->LoadTable(t)->metadata.snapshots.size(), 3u);
   EXPECT_TRUE(Exists(loc + "/data/a.parquet"));
 
+  // Another maintenance pass deleted `a` already: it is not reported again (issue 38
+  // item 10: reports counted files already gone).
+  ASSERT_TRUE(io_->Delete(loc + "/data/a.parquet").ok());
   auto r = ExpireTable(*catalog_, *io_, t, later, ExpiryOptions{});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->expired, 2);
-  EXPECT_EQ(r->files, r->deleted);
+  EXPECT_EQ(r->deleted, r->files - 1);
   auto after = catalog_->LoadTable(t)->metadata;
   ASSERT_EQ(after.snapshots.size(), 1u);
   EXPECT_FALSE(Exists(loc + "/data/a.parquet"));
@@ -350,6 +358,84 @@ TEST_F(MaintenanceTest, ExpiryStopsAtTheDeleteBound) {
   for (int i = 0; i < 4; ++i) {
     EXPECT_TRUE(Exists(loc + "/data/f" + std::to_string(i) + ".parquet")) << i;
   }
+}
+
+// Runs `hook` once, just before the first read of a URI containing `needle`: another
+// maintainer acting between this pass's load of the table and its read.
+class InterleavingFileIO : public storage::FaultyFileIO {
+ public:
+  InterleavingFileIO(storage::FileIO* inner, std::string needle,
+                     std::function<void()> hook)
+      : FaultyFileIO(inner), needle_(std::move(needle)), hook_(std::move(hook)) {}
+  Result<std::string> Read(const std::string& uri) override {
+    Before(uri);
+    return FaultyFileIO::Read(uri);
+  }
+  Result<std::shared_ptr<::arrow::io::RandomAccessFile>> OpenInputFile(
+      const std::string& uri) override {
+    Before(uri);
+    return FaultyFileIO::OpenInputFile(uri);
+  }
+  bool fired() const { return !hook_; }
+
+ private:
+  void Before(const std::string& uri) {
+    if (hook_ && uri.find(needle_) != std::string::npos) std::exchange(hook_, nullptr)();
+  }
+  std::string needle_;
+  std::function<void()> hook_;
+};
+
+// Issue 38 item 10: `floe maintain` beside `floe run`'s own pass exited with "manifest
+// list of snapshot ...: no object at ..." when the other pass expired that snapshot
+// between its load and its read. It reads the table again and goes on.
+TEST_F(MaintenanceTest, TwoMaintainersTolerateEachOther) {
+  const catalog::TableIdent t{{"kafka"}, "two_maintainers"};
+  const std::string loc = Create(t, true);
+  SetProperties(t, {{iceberg::kMaxSnapshotAgeProperty, "1000"},
+                    {iceberg::kMinSnapshotsToKeepProperty, "1"}});
+  for (int i = 0; i < 3; ++i)
+    Append(t, {loc + "/data/f" + std::to_string(i) + ".parquet"});
+  const auto md = catalog_->LoadTable(t)->metadata;
+  const std::string oldest_list = md.snapshots.front().manifest_list;
+  const int64_t later = NowMs() + 60 * 1000;
+  ExpiryReport other;
+  InterleavingFileIO io(io_.get(), oldest_list.substr(oldest_list.rfind('/') + 1), [&] {
+    auto r = ExpireTable(*catalog_, *io_, t, later, ExpiryOptions{});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    other = *r;
+  });
+  auto r = MaintainTable(*catalog_, io, t, settings_, later, /*dry_run=*/false);
+  ASSERT_TRUE(io.fired());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GT(other.expired, 0);
+  // What the other pass did is not reported again.
+  EXPECT_EQ(r->expiry.expired, 0);
+  EXPECT_EQ(r->expiry.deleted, 0);
+  EXPECT_EQ(catalog_->LoadTable(t)->metadata.snapshots.size(), 1u);
+  EXPECT_TRUE(Exists(loc + "/data/f2.parquet"));
+}
+
+// Issue 38 item 10: a target size below compaction.small.file.bytes rewrote an idle
+// table's files at their target into the same files at every pass.
+TEST_F(MaintenanceTest, FilesNearTheTargetSizeAreNeverCompactionInputs) {
+  const catalog::TableIdent t{{"kafka"}, "small_target"};
+  const std::string loc = Create(t, true);
+  SetProperties(t, {{"write.target-file-size-bytes", std::to_string(1 << 20)},
+                    {"floe.compaction.small-file-bytes", std::to_string(8 << 20)},
+                    {"floe.compaction.min-input-files", "2"}});
+  Append(t, {loc + "/data/full-a.parquet", loc + "/data/full-b.parquet"}, 1 << 20);
+  Append(t, {loc + "/data/near.parquet"}, (1 << 20) - 50000);
+  auto r = CompactTable(*catalog_, *io_, t, settings_, NowMs(), /*dry_run=*/true);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->live_files, 3);
+  EXPECT_EQ(r->candidates, 0);
+  EXPECT_FALSE(r->skipped.empty());
+  // Files well below the target still are.
+  Append(t, {loc + "/data/s1.parquet", loc + "/data/s2.parquet"}, 100000);
+  r = CompactTable(*catalog_, *io_, t, settings_, NowMs(), /*dry_run=*/true);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->candidates, 2);
 }
 
 TEST(CanonicalUriTest, OneSpellingPerFile) {

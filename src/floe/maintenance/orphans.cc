@@ -42,7 +42,9 @@ Result<OrphanReport> DeleteOrphans(storage::FileIO& io, const std::string& locat
     if (options.cancel != nullptr && options.cancel->load()) {
       return Status::Cancelled("orphan cleanup stopped (floe is stopping)");
     }
-    FLOE_RETURN_NOT_OK(io.Delete(f.uri));
+    // Counted only when this call deleted it (another pass may have got there first).
+    FLOE_ASSIGN_OR_RAISE(bool deleted, io.DeleteIfPresent(f.uri));
+    if (!deleted) continue;
     ++report.deleted;
     report.deleted_bytes += f.size;
   }

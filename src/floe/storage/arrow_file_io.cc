@@ -9,6 +9,13 @@
 
 namespace floe::storage {
 
+Result<bool> FileIO::DeleteIfPresent(const std::string& uri) {
+  FLOE_ASSIGN_OR_RAISE(bool present, Exists(uri));
+  if (!present) return false;
+  FLOE_RETURN_NOT_OK(Delete(uri));
+  return true;
+}
+
 Result<std::string> FileIO::Read(const std::string& uri) {
   FLOE_ASSIGN_OR_RAISE(auto file, OpenInputFile(uri));
   auto size = file->GetSize();
@@ -97,14 +104,19 @@ Result<bool> ArrowFileIO::Exists(const std::string& uri) {
 }
 
 Status ArrowFileIO::Delete(const std::string& uri) {
+  return DeleteIfPresent(uri).status();
+}
+
+Result<bool> ArrowFileIO::DeleteIfPresent(const std::string& uri) {
   FLOE_ASSIGN_OR_RAISE(auto path, PathOf(uri));
   auto info = fs_->GetFileInfo(path);
   if (!info.ok()) return Classify(info.status(), "stat " + uri);
-  if (info->type() == ::arrow::fs::FileType::NotFound) return Status::OK();
+  if (info->type() == ::arrow::fs::FileType::NotFound) return false;
   Status st = fs_->DeleteFile(path);
-  if (st.ok()) return st;
+  if (st.ok()) return true;
   st = Classify(st, "delete " + uri);
-  return KindOf(st) == ErrorKind::kNotFound ? Status::OK() : st;  // deleted meanwhile
+  if (KindOf(st) == ErrorKind::kNotFound) return false;  // deleted meanwhile
+  return st;
 }
 
 Result<std::vector<FileInfo>> ArrowFileIO::List(const std::string& prefix_uri) {

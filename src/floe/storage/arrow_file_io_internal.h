@@ -30,6 +30,7 @@ class ArrowFileIO : public FileIO {
   Result<int64_t> Size(const std::string& uri) override;
   Result<bool> Exists(const std::string& uri) override;
   Status Delete(const std::string& uri) override;
+  Result<bool> DeleteIfPresent(const std::string& uri) override;
   Result<std::vector<FileInfo>> List(const std::string& prefix_uri) override;
   Result<std::vector<FileInfo>> ListTree(const std::string& dir_uri) override;
 

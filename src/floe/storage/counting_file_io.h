@@ -1,8 +1,10 @@
 // A FileIO that counts the requests it forwards and the ones that failed, by operation,
 // for GET /metrics (floe_storage_requests_total, floe_storage_errors_total). A failure
 // is what the store could not do: kNotFound (a lookup of an absent object) and kConflict
-// (create-if-absent lost a race) are answers, not errors. A stream counts once, when it
-// is opened; what Arrow's S3 client retries inside one call counts once.
+// (create-if-absent lost a race) are answers, not errors. A stream counts as two
+// requests: `open_output` when it is opened and `upload` when it is closed (S3: the
+// completion of its multipart upload), whose error count also takes a write that failed
+// on the way; what Arrow's S3 client retries inside one call counts once.
 //
 // Threading: as thread-safe as the FileIO it wraps; the counters are atomics.
 #pragma once
@@ -27,6 +29,7 @@ struct StorageCounters {
     kExists,
     kDelete,
     kList,
+    kUpload,
     kOpCount
   };
   // The `op` label: "open_output", "write_new", ...

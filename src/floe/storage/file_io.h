@@ -69,6 +69,10 @@ class FileIO {
   virtual Result<bool> Exists(const std::string& uri) = 0;
   // Deleting an absent object succeeds.
   virtual Status Delete(const std::string& uri) = 0;
+  // Delete that says whether there was an object to delete (false: absent, or deleted by
+  // someone else meanwhile), for reports that count deletions. By default Exists, then
+  // Delete.
+  virtual Result<bool> DeleteIfPresent(const std::string& uri);
   // Objects whose URI starts with `prefix_uri`, one level deep (like an S3 listing with
   // delimiter '/'): ".../t/_delta_log/" lists that directory; ".../t/x/0" the names in x/
   // starting with "0". Sorted by URI; empty when nothing matches or the directory does

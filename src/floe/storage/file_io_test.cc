@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "floe/storage/counting_file_io.h"
+#include "floe/storage/file_io_test_util.h"
 
 namespace floe::storage {
 namespace {
@@ -89,6 +90,11 @@ TEST_P(FileIOContract, WriteReadSizeDelete) {
   EXPECT_EQ(KindOf(io_->Size(Uri("a/b/c.json")).status()), ErrorKind::kNotFound);
   EXPECT_EQ(KindOf(io_->OpenInputFile(Uri("a/b/c.json")).status()), ErrorKind::kNotFound);
   EXPECT_TRUE(io_->Delete(Uri("a/b/c.json")).ok());  // absent: still OK
+  // DeleteIfPresent says whether there was anything to delete.
+  ASSERT_TRUE(io_->WriteNew(Uri("a/b/d.json"), "x").ok());
+  EXPECT_EQ(*io_->DeleteIfPresent(Uri("a/b/d.json")), true);
+  EXPECT_FALSE(*io_->Exists(Uri("a/b/d.json")));
+  EXPECT_EQ(*io_->DeleteIfPresent(Uri("a/b/d.json")), false);
   ASSERT_TRUE(io_->WriteNew(Uri("empty"), "").ok());
   EXPECT_EQ(*io_->Read(Uri("empty")), "");
 }
@@ -330,6 +336,29 @@ TEST(CountingFileIO, CountsRequestsAndFailuresByOperation) {
   EXPECT_EQ(c.requests[StorageCounters::kList].load(), 1);
   EXPECT_EQ(c.requests[StorageCounters::kDelete].load(), 1);
   EXPECT_STREQ(StorageCounters::Name(StorageCounters::kWriteNew), "write_new");
+}
+
+// Issue 38 item 11: a data file whose upload fails at close was not a storage error in
+// the metrics (a stream counted only when opened).
+TEST(CountingFileIO, AStreamsUploadIsCountedAtCloseWithItsFailure) {
+  StorageCounters c;
+  auto faulty = std::make_unique<FaultyFileIO>(MakeMemoryFileIO());
+  FaultyFileIO* faults = faulty.get();
+  auto io = CountRequests(std::move(faulty), &c);
+  auto good = io->OpenOutputStream("memory://wh/good.parquet");
+  ASSERT_TRUE(good.ok());
+  ASSERT_TRUE((*good)->Write("abc", 3).ok());
+  ASSERT_TRUE((*good)->Close().ok());
+  ASSERT_TRUE((*good)->Close().ok());  // closing again is no second upload
+  faults->FailNext("StreamWrite", "bad.parquet", 1, Status::IOError("connection reset"));
+  auto bad = io->OpenOutputStream("memory://wh/bad.parquet");
+  ASSERT_TRUE(bad.ok());
+  EXPECT_FALSE((*bad)->Write("abc", 3).ok());
+  (void)(*bad)->Close();
+  EXPECT_EQ(c.requests[StorageCounters::kOpenOutput].load(), 2);
+  EXPECT_EQ(c.requests[StorageCounters::kUpload].load(), 2);
+  EXPECT_EQ(c.errors[StorageCounters::kUpload].load(), 1);
+  EXPECT_STREQ(StorageCounters::Name(StorageCounters::kUpload), "upload");
 }
 
 }  // namespace floe::storage

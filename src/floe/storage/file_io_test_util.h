@@ -72,6 +72,9 @@ class FaultyFileIO : public FileIO {
   Result<int64_t> Size(const std::string& uri) override { return inner_->Size(uri); }
   Result<bool> Exists(const std::string& uri) override { return inner_->Exists(uri); }
   Status Delete(const std::string& uri) override { return inner_->Delete(uri); }
+  Result<bool> DeleteIfPresent(const std::string& uri) override {
+    return inner_->DeleteIfPresent(uri);
+  }
   Result<std::vector<FileInfo>> List(const std::string& prefix_uri) override {
     return inner_->List(prefix_uri);
   }
