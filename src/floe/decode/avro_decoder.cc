@@ -681,10 +681,18 @@ class Reader {
     }
     if (op.multiplier == 1) {
       *out = v;
-      return true;
-    }
-    if (__builtin_mul_overflow(v, op.multiplier, out)) {
+    } else if (__builtin_mul_overflow(v, op.multiplier, out)) {
       return Fail(at, i, Reason::kTimestampOverflow, v);
+    }
+    // Stored instants and dates stay within years 1..9999, as JSON and Protobuf values
+    // do (compiled_decoder_internal.h); a column the table lacks is not checked.
+    if (op.sink == Sink::kTimestamp &&
+        (*out < internal::kMinTimestampMicros || *out > internal::kMaxTimestampMicros)) {
+      return Fail(at, i, Reason::kTimestampRange, *out);
+    }
+    if (op.sink == Sink::kDate32 &&
+        (*out < internal::kMinDateDays || *out > internal::kMaxDateDays)) {
+      return Fail(at, i, Reason::kDateRange, *out);
     }
     return true;
   }

@@ -107,6 +107,9 @@ TEST(AvroDecoderTest, EveryTypeAndExtremes) {
   const int32_t i32max = std::numeric_limits<int32_t>::max();
   const int64_t i64min = std::numeric_limits<int64_t>::min();
   const int64_t i64max = std::numeric_limits<int64_t>::max();
+  // Instants and dates: years 1..9999 (one rule for Avro, JSON and Protobuf).
+  const int64_t kMinMicros = -62135596800000000;
+  const int64_t kMaxMicros = 253402300799999999;
   std::vector<AllValues> rows = {
       {true,
        42,
@@ -142,9 +145,9 @@ TEST(AvroDecoderTest, EveryTypeAndExtremes) {
        0,
        0,
        -62135596800000,
-       i64min,
+       kMinMicros,
        -62135596800000,
-       i64min,
+       kMinMicros,
        -(Pow10(9) - 1),
        -(Pow10(18) - 1),
        -(Pow10(38) - 1)},
@@ -154,9 +157,9 @@ TEST(AvroDecoderTest, EveryTypeAndExtremes) {
        "x",           1,
        "123",         "u",
        2932896,       86399999,
-       86399999999,   9223372036854775,
-       i64max,        9223372036854775,
-       i64max,        Pow10(9) - 1,
+       86399999999,   253402300799999,
+       kMaxMicros,    253402300799999,
+       kMaxMicros,    Pow10(9) - 1,
        Pow10(18) - 1, Pow10(38) - 1},
   };
   for (const auto& r : rows) {
@@ -180,13 +183,13 @@ TEST(AvroDecoderTest, EveryTypeAndExtremes) {
   ExpectColumn(*batch, "tm", "[3723004000, 0, 86399999000]");
   ExpectColumn(*batch, "tu", "[3723004005, 0, 86399999999]");
   ExpectColumn(*batch, "tsm",
-               "[1700000000123000, -62135596800000000, 9223372036854775000]");
+               "[1700000000123000, -62135596800000000, 253402300799999000]");
   ExpectColumn(*batch, "tsu",
-               "[1700000000123456, -9223372036854775808, 9223372036854775807]");
+               "[1700000000123456, -62135596800000000, 253402300799999999]");
   ExpectColumn(*batch, "ltm",
-               "[1700000000123000, -62135596800000000, 9223372036854775000]");
+               "[1700000000123000, -62135596800000000, 253402300799999000]");
   ExpectColumn(*batch, "ltu",
-               "[1700000000123456, -9223372036854775808, 9223372036854775807]");
+               "[1700000000123456, -62135596800000000, 253402300799999999]");
   ExpectColumn(*batch, "dec", R"(["123.45", "-9999999.99", "9999999.99"])");
   ExpectColumn(*batch, "decf",
                R"(["-9876.5432", "-99999999999999.9999", "99999999999999.9999"])");
@@ -1201,32 +1204,65 @@ TEST(AvroDecoderTest, NamedTypesReferencedEverywhere) {
   ExpectColumn(*batch, "fm", R"([[["n", null], ["f", "zz"]], []])");
 }
 
+// Issue 38 item 11: Avro stored a timestamp-micros in year 10000 that JSON and Protobuf
+// refuse; one rule for all three now.
+TEST_F(MalformedTest, InstantsAndDatesOutsideYears1To9999AreInvalid) {
+  Harness h(R"({"type": "record", "name": "R", "fields": [
+      {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+      {"name": "d", "type": {"type": "int", "logicalType": "date"}}]})");
+  AvroEncoder ok;
+  ok.Long(253402300799999999).Int(2932896);
+  ASSERT_TRUE(h.Decode(ok).ok()) << h.Decode(ok).ToString();
+  AvroEncoder year10000;
+  year10000.Long(253402300800000000).Int(0);
+  ExpectRejected(h, year10000,
+                 "Avro field 'ts' at byte 0: timestamp of 253402300800000000 "
+                 "microseconds is outside");
+  AvroEncoder year0;
+  year0.Long(-62135596800000001).Int(0);
+  ExpectRejected(h, year0, "Avro field 'ts' at byte 0: timestamp of -62135596800000001");
+  AvroEncoder late_date;
+  late_date.Long(0).Int(2932897);
+  ExpectRejected(h, late_date, "date of 2932897 days is outside 0001-01-01..9999-12-31");
+  AvroEncoder early_date;
+  early_date.Long(0).Int(-719163);
+  ExpectRejected(h, early_date, "date of -719163 days is outside");
+  auto batch = h.Flush();
+  ASSERT_EQ(batch->num_rows(), 1);
+  ExpectColumn(*batch, "ts", "[253402300799999999]");
+}
+
 TEST_F(MalformedTest, LocalTimestamps) {
   Harness h(R"({"type": "record", "name": "R", "fields": [
       {"name": "ms", "type": {"type": "long", "logicalType": "local-timestamp-millis"}},
       {"name": "us", "type": ["null", {"type": "long",
                                       "logicalType": "local-timestamp-micros"}]}]})");
-  const int64_t max_ms = std::numeric_limits<int64_t>::max() / 1000;
-  const int64_t min_ms = std::numeric_limits<int64_t>::min() / 1000;
+  // Years 1..9999, as for every format: 9999-12-31T23:59:59.999 and 0001-01-01.
+  const int64_t max_ms = 253402300799999;
+  const int64_t min_ms = -62135596800000;
   AvroEncoder e;
-  e.Long(max_ms).Union(1).Long(std::numeric_limits<int64_t>::min());
+  e.Long(max_ms).Union(1).Long(min_ms * 1000);
   ASSERT_TRUE(h.Decode(e).ok());
   AvroEncoder e2;
   e2.Long(min_ms).Union(0);
   ASSERT_TRUE(h.Decode(e2).ok());
   AvroEncoder over;
   over.Long(max_ms + 1).Union(0);
-  ExpectRejected(h, over,
-                 "Avro field 'ms' at byte 0: millisecond value 9223372036854776 "
-                 "overflows int64 microseconds");
+  ExpectRejected(
+      h, over,
+      "Avro field 'ms' at byte 0: timestamp of 253402300800000000 microseconds "
+      "is outside 0001-01-01T00:00:00Z..9999-12-31T23:59:59.999999Z");
   AvroEncoder under;
-  under.Long(min_ms - 1).Union(0);
-  ExpectRejected(h, under, "millisecond value -9223372036854776 overflows");
+  under.Long(min_ms).Union(1).Long(min_ms * 1000 - 1);
+  ExpectRejected(h, under, "Avro field 'us' at byte");
+  AvroEncoder overflow;
+  overflow.Long(std::numeric_limits<int64_t>::max() / 1000 + 1).Union(0);
+  ExpectRejected(h, overflow, "millisecond value 9223372036854776 overflows");
   auto batch = h.Flush();
   EXPECT_EQ(batch->GetColumnByName("ms")->type()->ToString(), "timestamp[us]");
   EXPECT_EQ(batch->GetColumnByName("us")->type()->ToString(), "timestamp[us]");
-  ExpectColumn(*batch, "ms", "[9223372036854775000, -9223372036854775000]");
-  ExpectColumn(*batch, "us", "[-9223372036854775808, null]");
+  ExpectColumn(*batch, "ms", "[253402300799999000, -62135596800000000]");
+  ExpectColumn(*batch, "us", "[-62135596800000000, null]");
 }
 
 // ---------------------------------------------------------------------------------------

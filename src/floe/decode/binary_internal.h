@@ -30,6 +30,8 @@ enum class Reason : uint8_t {
   kDecimalTooLong,
   kDecimalPrecision,
   kTimestampOverflow,
+  kTimestampRange,  // microseconds a
+  kDateRange,       // days a
   kBlockCount,
   kBlockTooBig,
   kBlockSize,
@@ -114,6 +116,11 @@ inline const char* ProtobufWireName(int64_t wire) {
       return "decimal value has more digits than its precision " + a;
     case Reason::kTimestampOverflow:
       return "millisecond value " + a + " overflows int64 microseconds";
+    case Reason::kTimestampRange:
+      return "timestamp of " + a +
+             " microseconds is outside 0001-01-01T00:00:00Z..9999-12-31T23:59:59.999999Z";
+    case Reason::kDateRange:
+      return "date of " + a + " days is outside 0001-01-01..9999-12-31";
     case Reason::kBlockCount:
       return "invalid block count " + a;
     case Reason::kBlockTooBig:

@@ -65,6 +65,16 @@ size_t CompiledDecoder<Self, Writer, Options, Program>::program_size() const {
 
 namespace internal {
 
+// One rule for all three formats: instants and dates are bounded to years 1..9999 in
+// UTC, as google.protobuf.Timestamp is. Python's datetime (pyiceberg, pandas readers)
+// cannot hold year 0 or 10000, so such a value would make the table unreadable there.
+inline constexpr int64_t kMinTimestampMicros =
+    int64_t{-62135596800} * 1000000;  // 0001-01-01T00:00:00Z
+inline constexpr int64_t kMaxTimestampMicros =
+    int64_t{253402300799} * 1000000 + 999999;     // 9999-12-31T23:59:59.999999Z
+inline constexpr int64_t kMinDateDays = -719162;  // 0001-01-01
+inline constexpr int64_t kMaxDateDays = 2932896;  // 9999-12-31
+
 // How a decoder's compiler names things in messages, and how deep ops may nest.
 struct CompilerTerms {
   const char* what;          // a writer value: "Avro field", "JSON property", ...

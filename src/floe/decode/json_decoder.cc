@@ -57,14 +57,11 @@ using Program = internal::JsonProgram;
 constexpr int64_t kMaxExactDouble = int64_t{1} << 53;
 constexpr int64_t kMicrosPerSecond = 1000000;
 constexpr int64_t kMicrosPerDay = 86400 * kMicrosPerSecond;
-// Instants and dates are bounded to years 1..9999 in UTC, as the Protobuf decoder bounds
-// google.protobuf.Timestamp: Python's datetime (pyiceberg, pandas readers) cannot hold
-// year 0 or 10000, so such a value would make the table unreadable there. Four-digit
-// years reach these only as year 0000 or through an offset.
-constexpr int64_t kMinTimestampMicros = -62135596800 * kMicrosPerSecond;  // 0001-01-01Z
-constexpr int64_t kMaxTimestampMicros =
-    253402300799 * kMicrosPerSecond + 999999;  // 9999-12-31T23:59:59.999999Z
-constexpr int64_t kMinDateDays = -719162;      // 0001-01-01
+// Instants and dates are bounded to years 1..9999 in UTC (compiled_decoder_internal.h);
+// four-digit years reach the bounds only as year 0000 or through an offset.
+using internal::kMaxTimestampMicros;
+using internal::kMinDateDays;
+using internal::kMinTimestampMicros;
 
 // ---------------------------------------------------------------------------------------
 // RFC 3339 strings (strict: fixed widths, ranges checked, no leap second)

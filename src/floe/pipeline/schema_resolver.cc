@@ -37,7 +37,7 @@ Result<avro::Schema> WrapAvroKey(const std::string& text, const std::string& wha
 }
 
 // A registered schema whose types the table cannot take (int → long, a nullable field
-// for a required column, a schema of another subject or format): its records are not bad
+// for a required column, a schema of another format): its records are not bad
 // records, the table is behind the producers. The topic suspends at the first one,
 // whatever on.invalid.record says, so nothing is skipped (docs/configuration.md).
 Status Incompatible(const TopicState& ts, const std::string& what, const Status& why) {
@@ -172,6 +172,15 @@ Result<CompiledSchema*> SchemaResolver::SchemaFor(TopicState& ts,
   if (!fetched) {
     FLOE_ASSIGN_OR_RAISE(fetched, registry_->ById(id));
   }
+  FLOE_ASSIGN_OR_RAISE(std::string stray, OtherSubjects(ts, id, role));
+  if (!stray.empty()) {
+    // Never compiled against the table (its fields must not evolve the table): every
+    // record of this id is an invalid record.
+    CompiledSchema& cs = schemas[id];
+    cs.invalid = InvalidRecord(stray);
+    FLOE_LOG_WARN("table {}: {}", ts.ident.ToString(), stray);
+    return &cs;
+  }
   return Compile(ts, id, *fetched, role);
 }
 
@@ -231,6 +240,46 @@ bool SchemaResolver::CheckJsonSubject(TopicState& ts, bool rate_limited) {
 // Maps a value schema to the table (creating it on the first schema), or checks a key
 // schema against the `key` column, and compiles the decoder. Protobuf message decoders
 // are compiled per message-index path later (CompileMessage).
+// A schema id registered only under other subjects while the topic's own subject exists:
+// a producer writing to the wrong topic. Its records are invalid records, which
+// on.invalid.record decides (skip, dlq, suspend); a schema of the topic's own subject
+// that the table cannot take suspends instead (Incompatible), since skipping would drop
+// every later record of its producer (docs/type-mapping.md, "Schemas of other
+// subjects"). When the topic's subject does not exist (a producer with
+// RecordNameStrategy, say), or the id has no subject (a private GUID key), nothing can be
+// told and the schema is used. Returns "" or the reason.
+Result<std::string> SchemaResolver::OtherSubjects(TopicState& ts, int id, Role role) {
+  if (id < 0) return std::string();
+  const std::string own =
+      role == Role::kValue ? ts.settings.value_subject : ts.settings.topic + "-key";
+  auto subjects = registry_->SubjectVersionsOf(id);
+  if (!subjects.ok()) {
+    if (KindOf(subjects.status()) == ErrorKind::kNotFound) return std::string();
+    return subjects.status();
+  }
+  if (subjects->empty()) return std::string();
+  for (const auto& sv : *subjects) {
+    if (sv.subject == own) return std::string();
+  }
+  auto own_latest = registry_->BySubjectVersion(own, 0);
+  if (!own_latest.ok()) {
+    if (KindOf(own_latest.status()) == ErrorKind::kNotFound) return std::string();
+    return own_latest.status();
+  }
+  std::string where;
+  for (size_t i = 0; i < subjects->size() && i < 3; ++i) {
+    if (i > 0) where += ", ";
+    where += "'" + (*subjects)[i].subject + "' version " +
+             std::to_string((*subjects)[i].version);
+  }
+  if (subjects->size() > 3)
+    where += " and " + std::to_string(subjects->size() - 3) + " more";
+  return std::string(role == Role::kKey ? "key " : "") + "schema id " +
+         std::to_string(id) + " is registered under subject " + where +
+         ", not under this topic's subject '" + own +
+         "': a record of another subject (a producer writing to the wrong topic?)";
+}
+
 Result<CompiledSchema*> SchemaResolver::Compile(TopicState& ts, int id,
                                                 const registry::RegisteredSchema& s,
                                                 Role role) {

@@ -133,6 +133,7 @@ class SchemaResolver {
                                           const registry::MessageIndexes& path,
                                           Role role);
   Status ReadCompatibility(TopicState& ts, Role role);
+  Result<std::string> OtherSubjects(TopicState& ts, int id, Role role);
   Status EvolveKey(TopicState& ts, const std::string& what,
                    std::vector<iceberg::NestedField> fields, bool wrapped, bool protobuf);
   Result<std::shared_ptr<const schema::ProtobufSchema>> ParseProtobuf(

@@ -79,6 +79,26 @@ class HttpRegistryClient : public SchemaSource {
                      std::string("subject '") + subject + "'");
   }
 
+  Result<std::vector<SubjectVersion>> SubjectVersionsOf(int id) override {
+    const std::string what = "the subjects of schema id " + std::to_string(id);
+    FLOE_ASSIGN_OR_RAISE(auto body, GetJson("/schemas/ids/" + std::to_string(id) +
+                                                "/versions?deleted=true",
+                                            what, /*array=*/true));
+    std::vector<SubjectVersion> out;
+    for (const auto& e : body) {
+      if (!e.is_object() || !e.contains("subject") || !e["subject"].is_string()) {
+        return Retriable("schema registry returned a malformed body for " + what);
+      }
+      SubjectVersion sv;
+      sv.subject = e["subject"].get<std::string>();
+      if (e.contains("version") && e["version"].is_number_integer()) {
+        sv.version = e["version"].get<int>();
+      }
+      out.push_back(std::move(sv));
+    }
+    return out;
+  }
+
  private:
   std::shared_ptr<const RegisteredSchema> CacheHit(
       std::shared_ptr<const RegisteredSchema> s) {
@@ -87,9 +107,10 @@ class HttpRegistryClient : public SchemaSource {
     return s;
   }
 
-  // GET `path`, counted.
-  Result<nlohmann::json> GetJson(const std::string& path, const std::string& what) {
-    auto r = GetJsonUncounted(path, what);
+  // GET `path`, counted: a JSON object (an array when `array`).
+  Result<nlohmann::json> GetJson(const std::string& path, const std::string& what,
+                                 bool array = false) {
+    auto r = GetJsonUncounted(path, what, array);
     if (options_.counters) {
       options_.counters->requests.fetch_add(1, std::memory_order_relaxed);
       if (!r.ok() && KindOf(r.status()) != ErrorKind::kNotFound) {
@@ -101,7 +122,7 @@ class HttpRegistryClient : public SchemaSource {
 
   // GET `path`: the JSON object answered, or the error as the pipeline classifies it.
   Result<nlohmann::json> GetJsonUncounted(const std::string& path,
-                                          const std::string& what) {
+                                          const std::string& what, bool array) {
     std::unique_lock lock(http_mu_);
     httplib::Result res =
         http_->Get(path.c_str(), {{"Accept", "application/vnd.schemaregistry.v1+json"}});
@@ -139,7 +160,7 @@ class HttpRegistryClient : public SchemaSource {
                        what);
     }
     auto body = nlohmann::json::parse(res->body, nullptr, false);
-    if (!body.is_object()) {
+    if (array ? !body.is_array() : !body.is_object()) {
       return Retriable("schema registry returned a malformed body for " + what);
     }
     return body;

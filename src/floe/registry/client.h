@@ -35,6 +35,13 @@ struct RegisteredSchema {
   std::vector<SchemaReference> references;
 };
 
+// One (subject, version) a schema id is registered under.
+struct SubjectVersion {
+  std::string subject;
+  int version = 0;
+  bool operator==(const SubjectVersion&) const = default;
+};
+
 // What the pipeline needs from a registry; fakes implement it in unit tests.
 class SchemaSource {
  public:
@@ -53,6 +60,11 @@ class SchemaSource {
   // "NONE", ...): the subject's own (GET /config/{subject}?defaultToGlobal=true), else
   // the global one (GET /config). Never cached: a level can change at any time.
   virtual Result<std::string> Compatibility(const std::string& subject) = 0;
+  // The subjects and versions schema `id` is registered under, soft-deleted versions
+  // included (GET /schemas/ids/{id}/versions?deleted=true). Not cached: the same schema
+  // may be registered under another subject later. kNotFound when the id does not exist
+  // (40403).
+  virtual Result<std::vector<SubjectVersion>> SubjectVersionsOf(int id) = 0;
 };
 
 // What a client did, for GET /metrics (floe_registry_*). A request that failed is one the

@@ -134,6 +134,23 @@ TEST_F(RegistryClientTest, FetchesById) {
   EXPECT_NE((*s)->schema.find("\"name\":\"plain\""), std::string::npos);
 }
 
+TEST_F(RegistryClientTest, SubjectVersionsOfAnId) {
+  const std::string text = Avro("shared_between_subjects");
+  auto [id, guid] = registry_->Register("first-value", {{"schema", text}});
+  auto client = Client(registry_->url());
+  auto subjects = client->SubjectVersionsOf(id);
+  ASSERT_TRUE(subjects.ok()) << subjects.status().ToString();
+  EXPECT_EQ(*subjects, (std::vector<SubjectVersion>{{"first-value", 1}}));
+  // The same schema under a second subject keeps its id; the answer is not cached.
+  auto [again, guid2] = registry_->Register("second-value", {{"schema", text}});
+  ASSERT_EQ(again, id);
+  subjects = client->SubjectVersionsOf(id);
+  ASSERT_TRUE(subjects.ok()) << subjects.status().ToString();
+  EXPECT_EQ(*subjects,
+            (std::vector<SubjectVersion>{{"first-value", 1}, {"second-value", 1}}));
+  EXPECT_EQ(KindOf(client->SubjectVersionsOf(999999).status()), ErrorKind::kNotFound);
+}
+
 TEST_F(RegistryClientTest, CachesIdsForever) {
   auto [id, guid] = registry_->Register("cached-value", {{"schema", Avro("cached")}});
   auto client = Client(registry_->url());

@@ -92,7 +92,8 @@ def record(rng, i):
     tod_ms = rng.randint(0, 86399999)
     tod_us = rng.randint(0, 86399999999)
     ts_ms = rng.randint(-62135596800000, 253402300799999)
-    ts_us = rng.randint(-2**63, 2**63 - 1)
+    # Years 1..9999, as Floe stores instants from every format.
+    ts_us = rng.randint(-62135596800000000, 253402300799999999)
     ctx = decimal.Context(prec=60)  # the default 28 digits would round 38-digit values
     price = decimal.Decimal(rng.randint(-10**10 + 1, 10**10 - 1)).scaleb(-3, context=ctx)
     big = decimal.Decimal(rng.randint(-10**38 + 1, 10**38 - 1)).scaleb(-5, context=ctx)
