@@ -151,6 +151,15 @@ def test_bad_config_exits_2_naming_the_key(tmp_path):
     assert p.returncode == 2 and "--config" in p.stderr
     p = subprocess.run([str(floe_binary()), "--help"], capture_output=True, text=True, timeout=30)
     assert p.returncode == 0 and "run" in p.stdout
+    # Issue 38 item 9: the summary names every command and both table formats.
+    assert "Apache Iceberg and Delta Lake tables" in p.stdout, p.stdout
+    for command in ("maintain", "dlq replay", "positions", "status", "topics resume"):
+        assert f"\n  {command} " in p.stdout, (command, p.stdout)
+    p = subprocess.run([str(floe_binary()), "maintain", "--help"], capture_output=True,
+                       text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    for step in ("compact", "manifests", "expire", "row retention", "orphan"):
+        assert step in " ".join(p.stdout.split()), (step, p.stdout)
     p = subprocess.run([str(floe_binary()), "run", "--help"], capture_output=True, text=True,
                        timeout=30)
     assert p.returncode == 0 and "configuration" in p.stdout.lower()

@@ -29,7 +29,20 @@ DLQ = {"on.invalid.record": "dlq", "formats": ["iceberg", "delta"]}
 UNKNOWN_ID = b"\x00\x00\x06\x7a\xa2" + b"\x02"  # schema id 424610: not registered
 
 
-def bad_value(kind: str, good: bytes) -> bytes:
+def stray_value(registry) -> bytes:
+    """A record of another topic's subject (`dlq-other-producer-value`, a schema of its
+    own): what a producer writing to the wrong topic sends (issue 38 item 1)."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    schema = {"type": "record", "name": "Payment", "fields": [{"name": "cents", "type": "long"}]}
+    ser = AvroSerializer(SchemaRegistryClient({"url": registry.url}), json.dumps(schema))
+    return ser({"cents": 125}, SerializationContext("dlq-other-producer", MessageField.VALUE))
+
+
+def bad_value(kind: str, good: bytes, stray: bytes | None = None) -> bytes:
+    if kind == "other-subject":
+        assert stray is not None
+        return stray
     if kind == "unframed":
         return b'{"seq": 1, "not": "framed"}'
     if kind == "truncated":
@@ -43,17 +56,18 @@ def bad_value(kind: str, good: bytes) -> bytes:
 
 
 def produce_mixed(bootstrap, ser, topic: str, start: int, n: int, partitions: int,
-                  kinds: list[str], every: int = 20) -> None:
+                  kinds: list[str], every: int = 20, stray: bytes | None = None) -> None:
     """`n` records from seq `start`, one in `every` (5%) bad, of `kinds` in turn. Good
-    records are keyed by their seq, bad ones `bad-<kind>-<seq>`."""
+    records are keyed by their seq, bad ones `bad-<kind>-<seq>`. `stray`: the value of
+    kind "other-subject" (stray_value)."""
     p = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20})
     ctx = SerializationContext(topic, MessageField.VALUE)
     for i in range(start, start + n):
         good = ser({"seq": i, "payload": f"event-{i}", "amount": 1.5}, ctx)
         if i % every == every - 1:
             kind = kinds[(i // every) % len(kinds)]
-            p.produce(topic, key=f"bad-{kind}-{i}".encode(), value=bad_value(kind, good),
-                      partition=i % partitions)
+            p.produce(topic, key=f"bad-{kind}-{i}".encode(),
+                      value=bad_value(kind, good, stray), partition=i % partitions)
         else:
             p.produce(topic, key=str(i).encode(), value=good, partition=i % partitions)
         if i % 5000 == 0:
@@ -95,10 +109,12 @@ def po(rows) -> collections.Counter:
 def test_dead_letters_hold_exactly_the_bad_records_with_reasons(kafka_broker, registry, tmp_path):
     topic, partitions = "dlq-readers", 2
     ser, table, dlq_table = new_topic(kafka_broker, registry, topic, partitions)
-    # 2000 records, 100 bad, 25 of each kind. The first unknown id is asked for again for
-    # 30 s; the later ones count as invalid at once.
+    # 2000 records, 100 bad, 20 of each kind. The first unknown id is asked for again for
+    # 30 s; the later ones count as invalid at once. A record of another subject is one
+    # bad record too, never a schema change (issue 38 item 1).
     produce_mixed(kafka_broker.bootstrap, ser, topic, 0, 2000, partitions,
-                  ["unframed", "truncated", "wrong-type", "unknown-id"])
+                  ["unframed", "truncated", "wrong-type", "unknown-id", "other-subject"],
+                  stray=stray_value(registry))
     ref = reference(kafka_broker.bootstrap, topic)
     assert len(ref) == 2000
     good = {k: v for k, v in ref.items() if not v[0].startswith("bad-")}
@@ -124,7 +140,9 @@ def test_dead_letters_hold_exactly_the_bad_records_with_reasons(kafka_broker, re
     dead = iceberg_rows(run, dlq_table)
     assert po(dead) == collections.Counter(bad.keys())
     reasons = {"unframed": "not registry framed", "truncated": "", "wrong-type": "",
-               "unknown-id": "has no schema id 424610"}
+               "unknown-id": "has no schema id 424610",
+               "other-subject": "registered under subject 'dlq-other-producer-value' "
+                                f"version 1, not under this topic's subject '{topic}-value'"}
     stages = collections.Counter()
     for r in dead:
         p, o = r["_kafka"]["partition"], r["_kafka"]["offset"]
@@ -142,7 +160,11 @@ def test_dead_letters_hold_exactly_the_bad_records_with_reasons(kafka_broker, re
             assert e["schema_id"] is None, e
         assert e["time"] is not None
         stages[kind] += 1
-    assert stages == {k: 25 for k in reasons}, stages
+    assert stages == {k: 20 for k in reasons}, stages
+    # The stray schema's field never reached the table.
+    from pyiceberg.catalog.sql import SqlCatalog
+    cat = SqlCatalog("floe", uri=f"sqlite:///{run.catalog_db}", warehouse=f"file://{run.warehouse}")
+    assert "cents" not in [f.name for f in cat.load_table(f"kafka.{table}").schema().fields]
 
     # The counter and the admin status say the same number.
     line = next(l for l in metrics.splitlines()

@@ -13,11 +13,12 @@ import urllib.error
 import urllib.request
 
 import pytest
+from confluent_kafka import Consumer, TopicPartition
 
 from harness.floe import FloeRun, default_table_name
 from harness.prometheus import promtool_check_metrics, start_prometheus
 from harness.s3 import start_s3
-from harness.s3_proxy import S3FaultProxy
+from harness.s3_proxy import Rule, S3FaultProxy
 from test_core import produce_orders
 from test_dead_letters import iceberg_rows, produce_mixed
 from test_exactly_once import serializer
@@ -63,16 +64,23 @@ def test_prometheus_scrapes_lag_freshness_and_counts(kafka_broker, registry, tmp
             produce_orders(kafka_broker, registry, topic, 400, partitions)
             produced += 400
             time.sleep(0.25)
-        # Freshness during the load, once the first commit was seen (the first seconds
-        # include Floe's start): the newest committed record is never older than two
-        # commit intervals.
-        worst = prom.query(f'max_over_time(floe_table_freshness_seconds{{topic="{topic}"}}[8s])')
-        print(f"worst freshness during the load: {worst} s")
-        assert worst is not None and worst < 2 * COMMIT_MS / 1000, worst
-
+        # How fast commits follow the load is for `make bench` (bench/freshness.py); here
+        # freshness is checked against the table: once everything is committed, the
+        # metric is now minus the newest committed record's Kafka timestamp. The window
+        # allows for one scrape interval and a late scrape on a busy machine; it does not
+        # depend on how fast Floe committed.
         committed = f'sum(floe_records_committed_total{{topic="{topic}"}})'
         prom.wait(lambda: prom.query(committed) == produced, timeout=60,
                   what=f"{produced} records committed")
+        newest_ms = max(r["_kafka"]["timestamp"] for r in
+                        iceberg_rows(run, table, ("_kafka",))).timestamp() * 1000
+        prom.wait(lambda: prom.query(f'floe_table_freshness_seconds{{topic="{topic}"}}')
+                  is not None, what="a freshness sample")
+        at = time.time()
+        fresh = prom.query(f'floe_table_freshness_seconds{{topic="{topic}"}}', at=at)
+        expected = at - newest_ms / 1000
+        print(f"freshness {fresh:.3f} s at {at:.3f}, table's newest record {expected:.3f} s old")
+        assert expected - 3.0 <= fresh <= expected + 0.1, (fresh, expected)
         lag = f'sum(floe_partition_lag_records{{topic="{topic}"}})'
         prom.wait(lambda: prom.query(lag) == 0, timeout=60, what="lag 0")
         assert len(prom.series(f'floe_partition_lag_records{{topic="{topic}"}}')) == partitions
@@ -104,6 +112,98 @@ def test_prometheus_scrapes_lag_freshness_and_counts(kafka_broker, registry, tmp
 
         status, text = get(rest + "/metrics")
         assert promtool_check_metrics(text) == "", promtool_check_metrics(text)
+    finally:
+        prom.stop()
+        assert run.stop() == 0, run.log()
+
+
+def test_lag_shows_what_waits_for_the_next_commit(kafka_broker, registry, tmp_path):
+    """Issue 38 item 3: with commits every 5 s under a steady load, the commit lag rises to
+    about rate x interval between commits and falls after each, while the read lag (high
+    watermark minus the consumed offset) stays below it: records read but not committed
+    are counted. Bounds are relative to the rate actually produced, never to wall-clock
+    speed."""
+    topic = "metrics-lag"
+    partitions = 2
+    interval_ms = 5000
+    kafka_broker.create_topic(topic, partitions=partitions)
+    run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}],
+                  defaults={"commit.interval.ms": interval_ms})
+    run.start()
+    rest = run.rest_uri()
+    prom = start_prometheus(tmp_path / "prometheus", {"floe": rest.split("//", 1)[1]},
+                            interval_s=0.5)
+    try:
+        prom.wait(prom.targets_up, what="Floe's target up")
+        produce_orders(kafka_broker, registry, topic, 10, partitions)  # the table exists
+        committed = f'sum(floe_records_committed_total{{topic="{topic}"}})'
+        prom.wait(lambda: prom.query(committed) == 10, timeout=60, what="10 committed")
+        # A steady load: 50 records every 0.1 s for 16 s (about 500 records/s).
+        produced = 10
+        start = time.time()
+        while time.time() - start < 16:
+            produce_orders(kafka_broker, registry, topic, 50, partitions)
+            produced += 50
+            time.sleep(0.1)
+        end = time.time()
+        rate = (produced - 10) / (end - start)
+        prom.wait(lambda: prom.query(committed) == produced, timeout=60,
+                  what=f"{produced} records committed")
+        time.sleep(1.5)  # the last scrapes of the load are in
+        lag = prom.range(f'sum(floe_partition_lag_records{{topic="{topic}"}})', start, end, 0.5)
+        read_lag = prom.range(f'sum(floe_partition_read_lag_records{{topic="{topic}"}})',
+                              start, end, 0.5)
+        commits = prom.range(f'floe_commits_total{{topic="{topic}"}}', start, end, 0.5)
+        print(f"rate {rate:.0f}/s; lag {[int(v) for _, v in lag]}")
+        print(f"read lag {[int(v) for _, v in read_lag]}")
+        assert len(lag) >= 20 and len(read_lag) >= 20, (lag, read_lag)
+        per_interval = rate * interval_ms / 1000
+        peak = max(v for _, v in lag)
+        # Rises to about rate x interval: at least half of it (a commit every 5 s, the
+        # peak just before a commit), and not past what was produced.
+        assert peak >= 0.5 * per_interval, (peak, per_interval)
+        assert peak <= produced, (peak, produced)
+        # Falls after each commit: every commit the load saw is followed by a drop of at
+        # least half of the lag before it.
+        commit_times = [t for (t, v), (_, prev) in zip(commits[1:], commits) if v > prev]
+        assert len(commit_times) >= 2, commits
+        by_time = dict(lag)
+        drops = 0
+        for t in commit_times:
+            before = max(v for s, v in lag if t - 2.5 <= s < t)
+            after = min(v for s, v in lag if t <= s <= t + 1.5) if any(
+                t <= s <= t + 1.5 for s in by_time) else before
+            drops += after <= 0.5 * before
+        assert drops >= len(commit_times) - 1, (commit_times, lag)
+        # Read lag is what was not read yet: never above the commit lag, and well below
+        # it at the peak (the records waiting were read and buffered).
+        read_by_time = dict(read_lag)
+        for t, v in lag:
+            if t in read_by_time:
+                assert read_by_time[t] <= v, (t, read_by_time[t], v)
+        peak_at = max(lag, key=lambda s: s[1])[0]
+        assert read_by_time.get(peak_at, 0) <= 0.5 * peak, (read_by_time.get(peak_at), peak)
+        assert len(prom.series(f'floe_partition_consumed_offset{{topic="{topic}"}}')) == partitions
+        # After the load everything is committed: both lags are 0.
+        prom.wait(lambda: prom.query(f'sum(floe_partition_lag_records{{topic="{topic}"}})') == 0,
+                  what="lag 0")
+        assert prom.query(f'sum(floe_partition_read_lag_records{{topic="{topic}"}})') == 0
+        # Item 6: the consumer group holds the table's positions, for kafka-consumer-groups
+        # and lag exporters (committed asynchronously after each table commit).
+        positions = run.table_positions(default_table_name(topic), topic)
+        assert sum(positions.values()) == produced, positions
+        group = Consumer({"bootstrap.servers": kafka_broker.bootstrap, "group.id": "floe"})
+        try:
+            want = [TopicPartition(topic, p) for p in range(partitions)]
+            deadline = time.monotonic() + 30
+            while True:
+                got = {tp.partition: tp.offset for tp in group.committed(want, timeout=10)}
+                if got == positions or time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+            assert got == positions, (got, positions)
+        finally:
+            group.close()
     finally:
         prom.stop()
         assert run.stop() == 0, run.log()
@@ -152,7 +252,7 @@ def test_ready_follows_kafka_storage_and_catalog(kafka_broker, registry, tmp_pat
             try:
                 took = wait_probe(rest + "/ready", 503, "kafka", timeout=15)
                 print(f"not ready {took:.1f} s after Kafka stopped")
-                assert took < 5, took
+                assert took < 10, took  # a check every 0.5 s, bounded at 2 s; margin for a busy core
                 status, body = get(rest + "/ready")
                 assert json.loads(body)["status"] == "unavailable", body
                 assert get(rest + "/health")[0] == 200
@@ -165,7 +265,7 @@ def test_ready_follows_kafka_storage_and_catalog(kafka_broker, registry, tmp_pat
             try:
                 took = wait_probe(rest + "/ready", 503, "storage", timeout=15)
                 print(f"not ready {took:.1f} s after the store went down")
-                assert took < 5, took
+                assert took < 10, took  # a check every 0.5 s, bounded at 2 s; margin for a busy core
                 assert get(rest + "/health")[0] == 200
             finally:
                 proxy.down(False)
@@ -181,7 +281,7 @@ def test_ready_follows_kafka_storage_and_catalog(kafka_broker, registry, tmp_pat
             try:
                 took = wait_probe(rest + "/ready", 503, "catalog", timeout=15)
                 print(f"not ready {took:.1f} s after the catalog went away")
-                assert took < 5, took
+                assert took < 10, took  # a check every 0.5 s, bounded at 2 s; margin for a busy core
                 assert get(rest + "/health")[0] == 200
                 produce_orders(kafka_broker, registry, topic, 100, 2)
                 # A commit is tried and refused (the topic pauses, nothing written).
@@ -193,3 +293,41 @@ def test_ready_follows_kafka_storage_and_catalog(kafka_broker, registry, tmp_pat
             run.wait_for_positions(table, topic, {0: 100, 1: 100})
         finally:
             assert run.stop() == 0, run.log()
+
+
+def test_a_hanging_storage_check_does_not_hold_up_shutdown(kafka_broker, registry, tmp_path):
+    """Issue 38 item 11: a readiness check that hangs on a store that does not answer (the
+    proxy holds the probe's request for 5 minutes) is not waited for at shutdown: `floe
+    run` commits what it read and exits 0 within its own bound (5 s past the check), not
+    when the store answers."""
+    topic = "hanging-probe"
+    kafka_broker.create_topic(topic, partitions=1)
+    with start_s3(tmp_path / "s3") as s3, S3FaultProxy(s3.endpoint) as proxy:
+        extra = {
+            "warehouse": s3.uri("lake"),
+            "s3": {"endpoint": f"http://{proxy.endpoint}", "region": s3.region,
+                   "access.key.id": s3.access_key, "secret.access.key": s3.secret_key},
+            "rest": {"listen": "127.0.0.1:0"},
+            "health": {"probe.interval.ms": 500},
+        }
+        run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}],
+                      extra=extra, s3=s3, defaults={"commit.interval.ms": 1000})
+        run.start()
+        rest = run.rest_uri()
+        wait_probe(rest + "/ready", 200)
+        produce_orders(kafka_broker, registry, topic, 20, 1)
+        table = default_table_name(topic)
+        run.wait_for_positions(table, topic, {0: 20})
+        proxy.add_rule(Rule("*", r"floe-ready-probe", "delay:300", times=1000))
+        wait_probe(rest + "/ready", 503, "storage: no answer", timeout=30)
+        produce_orders(kafka_broker, registry, topic, 10, 1)
+        run.wait_for_positions(table, topic, {0: 30})
+        started = time.monotonic()
+        rc = run.stop(timeout=60)
+        took = time.monotonic() - started
+        print(f"stopped in {took:.1f} s with a storage check hanging")
+        assert rc == 0, run.log()
+        # Bounded by the 5 s wait, not by the 300 s the store takes; margin for a busy core.
+        assert took < 30, took
+        assert "not waiting for it" in run.log_path.read_text(), run.log()
+

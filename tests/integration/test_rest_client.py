@@ -305,3 +305,37 @@ def test_bearer_token(kafka_broker, registry, rest_server, tmp_path):
         assert "t0ken-42" not in run.log_path.read_text()
     finally:
         proxy.close()
+
+
+def test_a_multi_level_namespace_gets_its_parents(kafka_broker, registry, rest_server, tmp_path):
+    """Issue 38 item 11: a table in namespace `lake.raw` on an external REST catalog: Floe
+    creates `lake` before `lake.raw` (Iceberg's server refuses a namespace whose parent
+    does not exist), and every record lands once."""
+    topic = "rest-nested-ns"
+    kafka_broker.create_topic(topic, partitions=2)
+    ser = serializer(registry)
+    table = default_table_name(topic)
+    run = rest_run(tmp_path, kafka_broker, registry, rest_server,
+                   [{"name": topic, "namespace": "lake.raw"}])
+    run.start()
+    load = SteadyLoad(kafka_broker.bootstrap, ser, topic, 2, per_second=500)
+    time.sleep(3)
+    produced = load.stop()
+    want = committed_records(kafka_broker.bootstrap, topic)
+    assert sum(want.values()) == produced
+    cat = rest_catalog(rest_server)
+
+    def rows():
+        t = cat.load_table(("lake", "raw", table))
+        out = collections.Counter()
+        for row in t.scan(selected_fields=("seq", "payload", "_kafka")).to_arrow().to_pylist():
+            assert row["payload"] == f"event-{row['seq']}"
+            out[(row["_kafka"]["partition"], row["_kafka"]["offset"], row["seq"])] += 1
+        return out
+
+    waits.until(lambda: sum(rows().values()) >= produced, timeout=120, interval=1.0,
+                what=f"{produced} rows in lake.raw.{table}")
+    assert run.stop() == 0, run.log()
+    assert rows() == want
+    assert ("lake",) in cat.list_namespaces()
+    assert ("lake", "raw") in cat.list_namespaces(("lake",))

@@ -54,6 +54,10 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 
+// How long a stopping `floe run` waits for a readiness check that is running: longer than
+// a check's own bound (2 s), well within a container runtime's grace period.
+constexpr int64_t kProbeStopWaitMs = 5000;
+
 void OnSignal(int) { g_stop.store(true); }
 
 // SIGHUP: the pipeline re-reads the config file at its next step.
@@ -156,12 +160,18 @@ int RunCommand(const std::string& config_path, const std::string& log_level_over
   maintenance.Stop();
   bridge.Close(floe::Retriable("floe is stopping"));
   stack->rest->Stop();
-  if (!st.ok()) {
-    FLOE_LOG_ERROR("{}", st.message());
-    return ExitCodeFor(st);
+  const int rc = st.ok() ? 0 : ExitCodeFor(st);
+  if (!st.ok()) FLOE_LOG_ERROR("{}", st.message());
+  // Everything is committed by now. A readiness check that hangs on a catalog or a store
+  // that does not answer is not waited for: the process leaves without freeing what the
+  // check still borrows.
+  if (!probes.StopWithin(kProbeStopWaitMs)) {
+    FLOE_LOG_INFO("floe stopped{}", rc == 0 ? " cleanly" : "");
+    ::spdlog::shutdown();
+    std::_Exit(rc);
   }
-  FLOE_LOG_INFO("floe stopped cleanly");
-  return 0;
+  if (rc == 0) FLOE_LOG_INFO("floe stopped cleanly");
+  return rc;
 }
 
 int CatalogServeCommand(const std::string& config_path,
@@ -344,13 +354,18 @@ int main(int argc, char** argv) {
   setenv("ARROW_DEFAULT_MEMORY_POOL", "system", /*overwrite=*/0);
   TuneMalloc();
   CLI::App app{
-      "Floe turns Apache Kafka topics into Apache Iceberg tables, continuously and "
-      "exactly "
-      "once.\n\nCommands:\n  run             ingest the configured topics and serve the "
-      "REST catalog\n  catalog serve   serve the Iceberg REST catalog alone\n  positions "
-      "      "
-      "show or move the Kafka positions recorded in a table\n  status          "
-      "show the topics of a running floe\n  topics resume   resume a suspended topic\n"};
+      "Floe turns Apache Kafka topics into Apache Iceberg and Delta Lake tables, "
+      "continuously and exactly once.\n\n"
+      "Commands:\n"
+      "  run             ingest the configured topics and serve the REST catalog\n"
+      "  catalog serve   serve the Iceberg REST catalog alone\n"
+      "  positions       show or move the Kafka positions recorded in a table\n"
+      "  maintain        compact, expire snapshots, apply row retention and delete "
+      "orphan files\n"
+      "  dlq replay      decode a table's dead letters again and append those that "
+      "decode\n"
+      "  status          show the topics of a running floe\n"
+      "  topics resume   resume a suspended topic\n"};
   app.set_version_flag("--version", std::string("floe ") + FLOE_VERSION);
   app.require_subcommand(0, 1);
 
@@ -420,9 +435,13 @@ int main(int argc, char** argv) {
   bool dry_run = false;
   auto* maintain = app.add_subcommand(
       "maintain",
-      "Table maintenance: delete the files under each Floe table's location that no "
-      "Iceberg snapshot or Delta version references and that are older than "
-      "maintenance.orphan.min.age.ms (docs/maintenance.md)");
+      "One maintenance pass over each Floe table (docs/maintenance.md), the same "
+      "a running floe makes every maintenance.interval.ms: compact small data files, "
+      "drop manifests without live files and merge small ones, expire old snapshots, "
+      "apply row retention, and delete orphan files: those under the table's location "
+      "that no Iceberg snapshot or Delta version references and that are older than "
+      "maintenance.orphan.min.age.ms. Safe beside a running floe and another "
+      "maintain");
   maintain->add_option("-c,--config", config_path, "YAML configuration file")->required();
   maintain->add_option("--log-level", log_level,
                        "override log.level (debug, info, warn, error)");

@@ -31,6 +31,24 @@ void Probes::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+bool Probes::StopWithin(int64_t wait_ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  stop_ = true;
+  wake_.notify_all();
+  if (!thread_.joinable()) return true;
+  if (!wake_.wait_for(lock, std::chrono::milliseconds(wait_ms),
+                      [this] { return loop_done_; })) {
+    FLOE_LOG_WARN(
+        "the readiness check of the {} has not returned for {} ms; not waiting "
+        "for it",
+        running_.empty() ? "dependencies" : running_, MonotonicMs() - running_since_ms_);
+    return false;
+  }
+  lock.unlock();
+  thread_.join();
+  return true;
+}
+
 Status Probes::Start(catalog::Catalog* catalog, storage::FileIO* io) {
   auto props = config_.kafka;
   // A client that only asks for metadata: reconnecting fast is what lets /ready see a
@@ -84,8 +102,11 @@ void Probes::Loop() {
     std::unique_lock<std::mutex> lock(mu_);
     dependencies_ = std::move(down);
     checked_ = true;
-    if (wake_.wait_for(lock, std::chrono::milliseconds(config_.health.probe_interval_ms),
+    if (stop_ ||
+        wake_.wait_for(lock, std::chrono::milliseconds(config_.health.probe_interval_ms),
                        [this] { return stop_; })) {
+      loop_done_ = true;
+      wake_.notify_all();  // StopWithin waits on the same condition
       return;
     }
   }

@@ -52,6 +52,11 @@ class Probes {
 
   // Ends the checks (before what Start borrowed goes). Idempotent.
   void Stop();
+  // Ends the checks, waiting at most `wait_ms` for a check that is running: true when the
+  // checks' thread ended. False when a check still hangs (a catalog or a store that does
+  // not answer): the thread still borrows what Start was given, so the caller must not
+  // free it, and leaves the process at once (`floe run` does, once it has committed).
+  bool StopWithin(int64_t wait_ms);
 
   std::vector<std::string> NotAlive() const;
   std::vector<std::string> NotReady() const;
@@ -71,6 +76,7 @@ class Probes {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;
+  bool loop_done_ = false;                 // the checks' thread has left its loop
   bool checked_ = false;                   // a first round of checks has finished
   std::vector<std::string> dependencies_;  // what the last round found unreachable
   // The check running now ("" between rounds) and since when (MonotonicMs): a client

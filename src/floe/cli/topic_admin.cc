@@ -16,7 +16,8 @@ server::TopicInfo InfoOf(const pipeline::TopicStatus& s) {
   t.offset = s.offset;
   t.since_ms = s.since_ms;
   for (const auto& p : s.partitions) {
-    t.partitions.push_back({p.partition, p.committed, p.high_watermark, p.lag});
+    t.partitions.push_back(
+        {p.partition, p.committed, p.high_watermark, p.lag, p.consumed, p.read_lag});
   }
   t.last_commit_ms = s.last_commit_ms;
   t.compatibility = s.compatibility;

@@ -47,6 +47,9 @@ constexpr Named<InvalidRecordPolicy> kInvalidRecordPolicies[] = {
     {InvalidRecordPolicy::kDlq, "dlq"}};
 constexpr Named<DroppedFieldPolicy> kDroppedFieldPolicies[] = {
     {DroppedFieldPolicy::kKeep, "keep"}, {DroppedFieldPolicy::kDrop, "drop"}};
+constexpr Named<DroppedTablePolicy> kDroppedTablePolicies[] = {
+    {DroppedTablePolicy::kSuspend, "suspend"},
+    {DroppedTablePolicy::kRecreate, "recreate"}};
 constexpr Named<KeyFormat> kKeyFormats[] = {{KeyFormat::kBinary, "binary"},
                                             {KeyFormat::kString, "string"},
                                             {KeyFormat::kRegistry, "registry"}};
@@ -638,6 +641,9 @@ Result<TopicOverrides> Parser::ParseTopicSettings(const Fields& f) const {
   FLOE_ASSIGN_OR_RAISE(o.dropped_fields,
                        GetEnumAs(f, *FindKey("defaults", "evolution.dropped.fields"),
                                  kDroppedFieldPolicies));
+  FLOE_ASSIGN_OR_RAISE(
+      o.on_table_dropped,
+      GetEnumAs(f, *FindKey("defaults", "on.table.dropped"), kDroppedTablePolicies));
   return o;
 }
 
@@ -822,6 +828,7 @@ Result<Config> Parser::Parse(const std::string& text) {
   ds.key_format = *d.key_format;
   ds.value_format = *d.value_format;
   ds.dropped_fields = *d.dropped_fields;
+  ds.on_table_dropped = *d.on_table_dropped;
 
   FLOE_RETURN_NOT_OK(ParseTopics(root.Find("topics"), &config));
 
@@ -893,6 +900,9 @@ std::string_view ToString(ValueFormat v) { return NameOf(kValueFormats, v); }
 std::string_view ToString(CatalogType v) { return NameOf(kCatalogTypes, v); }
 std::string_view ToString(DroppedFieldPolicy v) {
   return NameOf(kDroppedFieldPolicies, v);
+}
+std::string_view ToString(DroppedTablePolicy v) {
+  return NameOf(kDroppedTablePolicies, v);
 }
 
 std::string CatalogSettings::Display() const {

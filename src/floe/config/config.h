@@ -30,6 +30,7 @@ enum class ValueFormat { kRegistry, kBinary, kJson };
 enum class CatalogType { kSqlite, kPostgresql, kRest };
 enum class CatalogAuth { kNone, kBearer, kOAuth2, kSigV4 };
 enum class DroppedFieldPolicy { kKeep, kDrop };
+enum class DroppedTablePolicy { kSuspend, kRecreate };
 
 std::string_view ToString(TableFormat v);
 std::string_view ToString(InvalidRecordPolicy v);
@@ -38,6 +39,7 @@ std::string_view ToString(ValueFormat v);
 std::string_view ToString(CatalogType v);
 std::string_view ToString(CatalogAuth v);
 std::string_view ToString(DroppedFieldPolicy v);
+std::string_view ToString(DroppedTablePolicy v);
 
 // The settings of one topic: `defaults`, then the first matching `topics` entry over
 // them.
@@ -86,6 +88,7 @@ struct TopicSettings {
   KeyFormat key_format = KeyFormat::kBinary;
   ValueFormat value_format = ValueFormat::kRegistry;
   DroppedFieldPolicy dropped_fields = DroppedFieldPolicy::kKeep;
+  DroppedTablePolicy on_table_dropped = DroppedTablePolicy::kSuspend;
 
   // Filled by ResolveTopic only (empty in Config::defaults).
   std::string topic;
@@ -119,6 +122,7 @@ struct TopicOverrides {
   std::optional<KeyFormat> key_format;
   std::optional<ValueFormat> value_format;
   std::optional<DroppedFieldPolicy> dropped_fields;
+  std::optional<DroppedTablePolicy> on_table_dropped;
 };
 
 struct TopicEntry {

@@ -745,11 +745,25 @@ std::vector<KeyInfo> MakeKeys() {
            "dead-letter table `<table>__dlq` beside the topic's table, exactly once "
            "(docs/operations.md, \"Dead letters\"). Not bad records, whatever the "
            "policy: a tombstone "
-           "(null value) is counted and skipped; a record whose registered schema the "
-           "table cannot take (a type change, a schema of another subject) suspends the "
-           "topic; a schema id the registry does not know is asked for again for 30 s "
+           "(null value) is counted and skipped; a record whose registered schema of the "
+           "topic's own subject the table cannot take (a type change) suspends the "
+           "topic, while a schema registered only under other subjects is a bad record "
+           "(docs/type-mapping.md, \"Schemas of other subjects\"); a schema id the "
+           "registry does not know is asked for again for 30 s "
            "before the record counts as invalid (later records with that id count as "
            "invalid at once for the next 5 minutes).",
+       .per_topic = true});
+  add({.section = "defaults",
+       .name = "on.table.dropped",
+       .type = T::kEnum,
+       .default_text = "suspend",
+       .choices = {{"suspend", true}, {"recreate", true}},
+       .description =
+           "The topic's table was dropped from the catalog (or renamed) while Floe "
+           "writes it: `suspend` stops the topic with the reason until an operator "
+           "acts (other topics go on); `recreate` creates the table again and fills it "
+           "from the beginning of the topic's log (what Kafka still retains), as a "
+           "first start does. What was buffered for the dropped table is read again.",
        .per_topic = true});
   add({.section = "defaults",
        .name = "evolution.dropped.fields",

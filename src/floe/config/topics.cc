@@ -88,6 +88,7 @@ std::optional<TopicSettings> ResolveTopic(const Config& config,
     if (o.key_format) s.key_format = *o.key_format;
     if (o.value_format) s.value_format = *o.value_format;
     if (o.dropped_fields) s.dropped_fields = *o.dropped_fields;
+    if (o.on_table_dropped) s.on_table_dropped = *o.on_table_dropped;
     s.topic = topic;
     s.table = entry.table ? *entry.table : DefaultTableName(topic);
     s.value_subject = entry.value_subject ? *entry.value_subject : topic + "-value";

@@ -122,6 +122,11 @@ class RecordSource {
                       std::vector<PartitionError>* errors) = 0;
   // The next position per assigned partition (-1 when unknown).
   virtual Result<std::map<TopicPartition, int64_t>> Positions() = 0;
+  // Records positions the tables committed as the consumer group's offsets, for
+  // monitoring tools (kafka-consumer-groups, lag exporters); never read back: the tables
+  // own positions. Asynchronous; a failure here changes nothing Floe does.
+  virtual Status CommitForMonitoring(
+      const std::map<TopicPartition, int64_t>& positions) = 0;
 };
 
 class Consumer : public RecordSource {
@@ -145,8 +150,7 @@ class Consumer : public RecordSource {
   Status Poll(int timeout_ms, size_t max_records, Batch* batch,
               std::vector<PartitionError>* errors) override;
   Result<std::map<TopicPartition, int64_t>> Positions() override;
-  // Commits group offsets for monitoring only (never read back by Floe).
-  Status CommitForMonitoring(const std::map<TopicPartition, int64_t>& positions);
+  Status CommitForMonitoring(const std::map<TopicPartition, int64_t>& positions) override;
   // A metadata round trip to any broker of the cluster (no topics): OK when one answers
   // within timeout_ms. For readiness probes, on a client of their own.
   Status Ping(int timeout_ms);

@@ -78,8 +78,18 @@ Result<TableState> Committer::CreateIfAbsent(const catalog::TableIdent& ident,
                                              const std::string& formats) {
   FLOE_ASSIGN_OR_RAISE(bool ns_exists, catalog_->NamespaceExists(ident.ns));
   if (!ns_exists) {
-    Status st = catalog_->CreateNamespace(ident.ns, {});
-    if (!st.ok() && KindOf(st) != ErrorKind::kConflict) return st;
+    // Parents first: external REST catalogs (Iceberg's own server, Nessie, Polaris)
+    // refuse a namespace whose parent does not exist. Levels another writer creates
+    // meanwhile are fine (kConflict).
+    for (size_t depth = 1; depth <= ident.ns.size(); ++depth) {
+      const catalog::Namespace level(ident.ns.begin(), ident.ns.begin() + depth);
+      if (depth < ident.ns.size()) {
+        FLOE_ASSIGN_OR_RAISE(bool exists, catalog_->NamespaceExists(level));
+        if (exists) continue;
+      }
+      Status st = catalog_->CreateNamespace(level, {});
+      if (!st.ok() && KindOf(st) != ErrorKind::kConflict) return st;
+    }
   }
   catalog::CreateTableRequest req;
   req.ident = ident;

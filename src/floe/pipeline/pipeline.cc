@@ -193,6 +193,12 @@ class PipelineImpl : public Pipeline {
         ts.ident = catalog::TableIdent{settings->NamespaceLevels(), settings->table};
         ts.table_name = settings->QualifiedTable();
         ts.instruments = metrics_->Table(name, settings->QualifiedTable());
+        // A topic a reload restarted keeps its run's counters when its table stayed.
+        if (auto kept = restarted_counters_.find(name);
+            kept != restarted_counters_.end()) {
+          if (kept->second.ident == ts.ident) CarryRunCounters(kept->second, &ts);
+          restarted_counters_.erase(kept);
+        }
         it = topics_.emplace(name, std::move(ts)).first;
         LogScope log = it->second.LogAbout();
         FLOE_LOG_INFO("topic {} → table {}", name, settings->QualifiedTable());
@@ -365,6 +371,7 @@ class PipelineImpl : public Pipeline {
     }
     if (!commands.empty() || committed_since_publish_ ||
         now - last_publish_ >= kPublishMs) {
+      for (auto& [topic, ts] : topics_) TakeFetchedWatermarks(source_, topic, ts);
       admin_->Publish(Topics());
       last_publish_ = now;
       committed_since_publish_ = false;
@@ -407,7 +414,7 @@ class PipelineImpl : public Pipeline {
     metrics_->memory_budget().Set(static_cast<double>(config_.memory_budget_bytes));
     // From here the new config is applied whatever fails: a commit that fails leaves
     // its records to be read again from the table's positions.
-    auto stop = [&](const std::string& topic, const char* why) {
+    auto stop = [&](const std::string& topic, const char* why, bool restart) {
       {
         TopicState& ts = topics_.at(topic);
         LogScope log = ts.LogAbout();
@@ -418,12 +425,19 @@ class PipelineImpl : public Pipeline {
                            : "stopped (what it had not committed is read again by its "
                              "next run)");
         DiscardUncommitted(ts, io_);
+        // Its counters go on in the state that starts it again (Discover).
+        if (restart) {
+          TopicState& kept = restarted_counters_[topic];
+          kept.ident = ts.ident;
+          CarryRunCounters(ts, &kept);
+        }
       }
       topics_.erase(topic);
     };
-    for (const auto& t : plan.stop) stop(t, "no longer in the configuration");
+    for (const auto& t : plan.stop) stop(t, "no longer in the configuration", false);
     for (const auto& t : plan.restart) {
-      stop(t, "settings changed by a reload, starting again from its table's positions");
+      stop(t, "settings changed by a reload, starting again from its table's positions",
+           true);
     }
     if (Status st = Reassign(); !st.ok()) {
       FLOE_LOG_WARN(
@@ -492,6 +506,11 @@ class PipelineImpl : public Pipeline {
   Status TableFault(const std::string& topic, TopicState& ts, const Status& fault) {
     LogScope log = ts.LogAbout();
     DiscardUncommitted(ts, io_);
+    if (KindOf(fault) == ErrorKind::kNotFound &&
+        ts.settings.on_table_dropped == config::DroppedTablePolicy::kRecreate) {
+      auto now = committer_.Load(ts.ident);
+      if (now.ok() && !now->exists) return RecreateDropped(topic, ts, fault);
+    }
     if (PausesTopic(fault)) {
       const int64_t pause = NextPauseMs(ts);
       ts.paused_until_ms = clock_.monotonic_ms() + pause;
@@ -501,6 +520,20 @@ class PipelineImpl : public Pipeline {
     } else {
       FLOE_RETURN_NOT_OK(SuspendTopic(topic, ts, fault.message()));
     }
+    return Reassign();
+  }
+
+  // on.table.dropped: recreate. The table is gone from the catalog: the topic starts over
+  // as on a first start, its table created again at the first record and filled from
+  // the beginning of the log Kafka still has.
+  Status RecreateDropped(const std::string& topic, TopicState& ts, const Status& why) {
+    FLOE_LOG_WARN(
+        "topic {}: {}; on.table.dropped is recreate: table {} is created again and "
+        "filled from the beginning of the topic",
+        topic, why.message(), ts.ident.ToString());
+    ts.ResetForReread();
+    ts.table_seen = false;
+    FLOE_RETURN_NOT_OK(LoadPositionsOrPause(topic, ts));
     return Reassign();
   }
 
@@ -520,7 +553,7 @@ class PipelineImpl : public Pipeline {
       if (ts.suspended || ts.paused_until_ms < 0 || now < ts.paused_until_ms) continue;
       ts.paused_until_ms = -1;
       LogScope log = ts.LogAbout();
-      FLOE_RETURN_NOT_OK(LoadPositions(topic, ts));
+      FLOE_RETURN_NOT_OK(LoadPositionsOrPause(topic, ts));
       if (ts.Active()) {
         FLOE_LOG_INFO("topic {} resumed after: {}", topic, ts.pause_reason);
         ts.pause_reason.clear();
@@ -836,11 +869,21 @@ class PipelineImpl : public Pipeline {
       if (KindOf(st) == ErrorKind::kConflict) return Refence(topic, ts, st);
       return TableFault(topic, ts, st);
     }
+    std::map<kafka::TopicPartition, int64_t> group_offsets;
     for (auto& [p, ps] : ts.partitions) {
       if (ps.next < 0) continue;
       ps.start = ps.next;
       ps.start_recorded = true;
       ps.next = -1;
+      group_offsets[{topic, p}] = ps.start;
+    }
+    Status group = source_->CommitForMonitoring(group_offsets);
+    if (!group.ok()) {
+      FLOE_LOG_WARN_EVERY(
+          topic, 300000,
+          "topic {}: group offsets for monitoring not committed ({}); the "
+          "table's positions are unaffected",
+          topic, group.message());
     }
     ts.committed_records += records;
     ts.newest_committed_timestamp_ms =
@@ -863,8 +906,18 @@ class PipelineImpl : public Pipeline {
     FLOE_LOG_WARN("table {}: {}; re-reading from the table's positions",
                   ts.ident.ToString(), why.message());
     DiscardUncommitted(ts, io_);
-    FLOE_RETURN_NOT_OK(LoadPositions(topic, ts));
+    FLOE_RETURN_NOT_OK(LoadPositionsOrPause(topic, ts));
     return Reassign();
+  }
+
+  // LoadPositions after a fence or a pause. A Kafka error there (a watermark query that
+  // timed out while the broker or this process was stalled) pauses the topic with
+  // backoff, like a table fault: the daemon goes on and the topic reads again from its
+  // table's positions. Only a configuration error ends the run.
+  Status LoadPositionsOrPause(const std::string& topic, TopicState& ts) {
+    Status st = LoadPositions(topic, ts);
+    if (st.ok() || KindOf(st) == ErrorKind::kInvalidConfig) return st;
+    return TableFault(topic, ts, Retriable("kafka: " + st.message()));
   }
 
   // Delta follows Iceberg; a failure here is logged and repaired by a later sync (with
@@ -954,7 +1007,10 @@ class PipelineImpl : public Pipeline {
   AdminBridge* admin_;                                   // optional
   std::function<Result<config::Config>()> load_config_;  // optional
   int64_t last_watermarks_ = 0;
-  int in_place_evolutions_ = 0;  // Evolve calls Process again for the record
+  int in_place_evolutions_ = 0;
+  // Counters of topics a reload restarted, until Discover starts them again.
+  std::map<std::string, TopicState>
+      restarted_counters_;  // Evolve calls Process again for the record
   int64_t reassignments_ = 0;
   int64_t last_publish_ = 0;
   bool committed_since_publish_ = false;

@@ -65,9 +65,16 @@ struct Collaborators {
 // One partition of a topic as an operator sees it.
 struct PartitionStatus {
   int32_t partition = 0;
-  int64_t committed = -1;       // the position the table records (-1: none yet)
-  int64_t high_watermark = -1;  // refreshed every few seconds (-1: not known yet)
-  int64_t lag = -1;             // high_watermark - committed (-1: unknown)
+  int64_t committed = -1;  // the position the table records (-1: none yet)
+  // The next offset to read: past what was read and not yet committed (-1: not being
+  // read).
+  int64_t consumed = -1;
+  // For a partition being read, the one in the consumer's latest fetch response (taken
+  // at every status snapshot); else asked every few seconds (-1: not known yet).
+  int64_t high_watermark = -1;
+  int64_t lag = -1;  // high_watermark - committed: what waits for a commit (-1: unknown)
+  int64_t read_lag =
+      -1;  // high_watermark - consumed: what waits to be read (-1: unknown)
 };
 
 // One topic as an operator sees it (docs/architecture.md, "Topic lifecycle").

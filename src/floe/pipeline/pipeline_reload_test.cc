@@ -19,8 +19,9 @@ constexpr char kBoth[] =
 
 class PipelineReloadTest : public PipelineTest {
  protected:
-  void SetUp() override {
-    Make(kOneTopic);
+  void SetUp() override { Remake(kOneTopic); }
+  void Remake(const std::string& yaml) {
+    Make(yaml);
     h_->kafka.AddTopic("payments", 1);
     h_->registry.Register("payments-value", testing::AvroSchemaText());
     h_->admin = &bridge_;
@@ -96,6 +97,30 @@ TEST_F(PipelineReloadTest, ChangedSettingsRestartTheTopicFromItsTablesPositions)
   Produce(0, 10, 5);
   ASSERT_TRUE(h_->RunFor(6000).ok());
   EXPECT_EQ(Ids(), Range(0, 15));  // exactly once across the restart of the topic
+}
+
+// Issue 38 item 11: the counters behind the metrics' totals (committed, skipped,
+// dead-lettered) went back to 0 when a reload restarted the topic.
+TEST_F(PipelineReloadTest, ARestartedTopicKeepsItsRunsCounters) {
+  Remake(
+      "topics: [{name: orders, on.invalid.record: dlq}]\n"
+      "defaults: {commit.interval.ms: 1000}\n");
+  Produce(0, 0, 5);
+  ProduceRaw(0, "not framed");
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(5));
+  ASSERT_TRUE(
+      h_->RunUntil([&] { return h_->Topic("orders").dead_lettered_records == 1; }));
+  ASSERT_TRUE(Reload("topics: [{name: orders, on.invalid.record: dlq, "
+                     "commit.interval.ms: 2000}]\n")
+                  .ok());
+  Produce(0, 5, 2);
+  ProduceRaw(0, "not framed either");
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").committed_records >= 7; }));
+  ASSERT_TRUE(
+      h_->RunUntil([&] { return h_->Topic("orders").dead_lettered_records == 2; }));
+  EXPECT_EQ(Ids(), Range(0, 7));
+  EXPECT_GE(h_->Topic("orders").read_records, 8);
 }
 
 TEST_F(PipelineReloadTest, AFileWithAnErrorIsRefusedAndTheRunningConfigStays) {

@@ -33,6 +33,24 @@ TEST_F(PipelineTest, CommitsRecordsWithTheirPositions) {
   EXPECT_EQ(md.properties.at(kClusterIdKey), "cluster-A");
 }
 
+TEST_F(PipelineTest, GroupOffsetsFollowEachTableCommitForMonitoring) {
+  Make(kOneTopic, "orders", 2);
+  Produce(0, 0, 10);
+  Produce(1, 100, 7);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(17));
+  using TP = kafka::TopicPartition;
+  EXPECT_EQ(h_->kafka.group_offsets(),
+            (std::map<TP, int64_t>{{TP{"orders", 0}, 10}, {TP{"orders", 1}, 7}}));
+  // The next commit moves them to the table's new positions; a partition with nothing
+  // new keeps its offset.
+  Produce(0, 10, 5);
+  ASSERT_TRUE(Committed(22));
+  EXPECT_EQ(h_->kafka.group_offsets(),
+            (std::map<TP, int64_t>{{TP{"orders", 0}, 15}, {TP{"orders", 1}, 7}}));
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 15}, {1, 7}}}}));
+}
+
 TEST_F(PipelineTest, CommitsOnlyWhenTheIntervalEnds) {
   Make("topics: [{name: orders}]\ndefaults: {commit.interval.ms: 60000}\n");
   Produce(0, 0, 5);
@@ -93,6 +111,92 @@ TEST_F(PipelineTest, SkipPolicyCountsInvalidRecordsAndGoesOn) {
   EXPECT_EQ(h_->Topic("orders").skipped_records, 3);
   EXPECT_FALSE(h_->Topic("orders").suspended);
   EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 7}}}}));
+}
+
+// Issue 38 item 1: a record framed with a schema registered only under another subject
+// (a producer writing to the wrong topic) is one bad record: the policy decides, and its
+// fields never reach the table.
+class StrayRecordTest : public PipelineTest {
+ protected:
+  // ids 0, 1, a record of subject payments-value (whose schema adds a column), ids 2, 3.
+  int64_t ProduceWithStray() {
+    const int other =
+        h_->registry.Register("payments-value", testing::AvroSchemaWithExtraText());
+    Produce(0, 0, 2);
+    const int64_t stray = ProduceRaw(0, testing::FramedAvroWithExtra(other, 99, "stray"));
+    Produce(0, 2, 2);
+    return stray;
+  }
+  std::vector<std::string> Columns() {
+    auto md = h_->Metadata("orders");
+    EXPECT_TRUE(md.ok());
+    std::vector<std::string> columns;
+    if (md.ok()) {
+      for (const auto& f : md->CurrentSchema()->fields) columns.push_back(f.name);
+    }
+    return columns;
+  }
+};
+
+TEST_F(StrayRecordTest, UnderSkipItIsSkippedAndCounted) {
+  Make(kSkipTopic);
+  ProduceWithStray();
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(4));
+  EXPECT_EQ(Ids(), Range(0, 4));
+  EXPECT_EQ(h_->Topic("orders").skipped_records, 1);
+  EXPECT_FALSE(h_->Topic("orders").suspended);
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 5}}}}));
+  EXPECT_EQ(Columns(), (std::vector<std::string>{"id", "name", "_kafka"}));
+}
+
+TEST_F(StrayRecordTest, UnderSuspendItSuspendsNamingBothSubjects) {
+  Make(kOneTopic);
+  ProduceWithStray();
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").suspended; }));
+  EXPECT_EQ(Ids(), Range(0, 2));
+  const std::string& reason = h_->Topic("orders").reason;
+  EXPECT_NE(reason.find("'payments-value'"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("'orders-value'"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("offset 2"), std::string::npos) << reason;
+}
+
+TEST_F(StrayRecordTest, UnderDlqItIsADeadLetter) {
+  Make(
+      "topics: [{name: orders, on.invalid.record: dlq}]\n"
+      "defaults: {commit.interval.ms: 1000}\n");
+  const int64_t stray = ProduceWithStray();
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(4));
+  ASSERT_TRUE(
+      h_->RunUntil([&] { return h_->Topic("orders").dead_lettered_records == 1; }));
+  EXPECT_EQ(Ids(), Range(0, 4));
+  auto dead = Rows("orders__dlq");
+  ASSERT_EQ(dead.size(), 1u);
+  EXPECT_EQ(dead[0].offset, stray);
+  EXPECT_EQ(Columns(), (std::vector<std::string>{"id", "name", "_kafka"}));
+}
+
+TEST_F(StrayRecordTest,
+       AnIncompatibleVersionOfTheTopicsOwnSubjectStillSuspendsUnderSkip) {
+  // The table is behind its own producers: skipping would drop every later record.
+  Make(kSkipTopic);
+  Produce(0, 0, 2);
+  const int own = h_->registry.Register(
+      "orders-value",
+      R"({"type":"record","name":"row","fields":[{"name":"id","type":"string"},)"
+      R"({"name":"name","type":"string"}]})");
+  std::string payload;
+  payload += static_cast<char>(2);  // string "a": length 1 zig-zag
+  payload += 'a';
+  payload += static_cast<char>(2);
+  payload += 'b';
+  ProduceRaw(0, testing::Framed(own, payload));
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").suspended; }));
+  EXPECT_EQ(h_->Topic("orders").skipped_records, 0);
+  EXPECT_EQ(Ids(), Range(0, 2));
 }
 
 TEST_F(PipelineTest, SuspendPolicyCommitsWhatCameBeforeAndStopsAtTheRecord) {
@@ -311,6 +415,30 @@ TEST_F(PipelineTest, AFailedFenceDiscardsTheBatchAndRereadsFromTheTable) {
   Produce(0, 15, 2);
   ASSERT_TRUE(h_->RunFor(3000).ok());
   EXPECT_EQ(Rows().size(), 12u);
+}
+
+TEST_F(PipelineTest, AKafkaTimeoutWhileReloadingPositionsPausesTheTopicNotTheDaemon) {
+  // Issue 38 item 5: after a lost fence the positions are loaded again; a watermark query
+  // that times out there (a process stopped for 20 s, then continued) used to end the
+  // run.
+  Make(kOneTopic);
+  Produce(0, 0, 10);
+  ASSERT_TRUE(h_->Start().ok());
+  ASSERT_TRUE(Committed(10));
+  Produce(0, 10, 5);
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").buffered_records == 5; }));
+  ASSERT_TRUE(ForgeProperty(kOffsetsKey, R"({"orders":{"0":15}})").ok());
+  h_->kafka.FailNext("QueryWatermarks", 2,
+                     Retriable("watermarks of orders/0: Local: Timed out"));
+  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").paused; }));
+  EXPECT_NE(h_->Topic("orders").reason.find("Timed out"), std::string::npos);
+  EXPECT_FALSE(h_->Topic("orders").suspended);
+  // The pause ends, the second attempt fails too (paused again, longer), the third reads
+  // on.
+  ASSERT_TRUE(h_->RunUntil([&] { return !h_->Topic("orders").paused; }, 20000));
+  Produce(0, 15, 2);
+  ASSERT_TRUE(h_->RunUntil([&] { return Rows().size() == 12u; }, 20000));
+  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 17}}}}));
 }
 
 // --- positions that do not fit the log suspend the topic

@@ -152,6 +152,15 @@ Result<std::map<kafka::TopicPartition, int64_t>> ScriptedSource::Positions() {
 
 int FakeRegistry::Register(const std::string& subject, const std::string& text,
                            registry::SchemaType type) {
+  // As Confluent's registry: one id per distinct schema, shared by every subject that
+  // registers it (GET /schemas/ids/{id}/versions lists them all).
+  for (const auto& [id, existing] : by_id_) {
+    if (existing->schema == text && existing->type == type) {
+      auto& versions = subjects_[subject];
+      if (versions.empty() || versions.back() != id) versions.push_back(id);
+      return id;
+    }
+  }
   auto s = std::make_shared<registry::RegisteredSchema>();
   s->id = next_id_++;
   s->type = type;
@@ -199,6 +208,19 @@ Result<std::shared_ptr<const registry::RegisteredSchema>> FakeRegistry::BySubjec
   return ById(it->second[version - 1]);
 }
 
+Result<std::vector<registry::SubjectVersion>> FakeRegistry::SubjectVersionsOf(int id) {
+  FLOE_RETURN_NOT_OK(Injected());
+  if (!by_id_.count(id))
+    return NotFound("schema registry has no schema " + std::to_string(id));
+  std::vector<registry::SubjectVersion> out;
+  for (const auto& [subject, ids] : subjects_) {
+    for (size_t v = 0; v < ids.size(); ++v) {
+      if (ids[v] == id) out.push_back({subject, static_cast<int>(v) + 1});
+    }
+  }
+  return out;
+}
+
 // --- FaultyStore ----------------------------------------------------------
 
 Status FaultyStore::Swap(const catalog::TableIdent& ident, const std::string& expected,
@@ -225,6 +247,11 @@ std::string Framed(int schema_id, const std::string& payload) {
 
 std::string AvroSchemaText() {
   return R"({"type":"record","name":"order","fields":[{"name":"id","type":"long"},)"
+         R"({"name":"name","type":"string"}]})";
+}
+
+std::string AvroSchemaTextRenamed() {
+  return R"({"type":"record","name":"order_v2","fields":[{"name":"id","type":"long"},)"
          R"({"name":"name","type":"string"}]})";
 }
 

@@ -62,8 +62,18 @@ class ScriptedSource : public kafka::RecordSource {
   Status Poll(int timeout_ms, size_t max_records, kafka::Batch* batch,
               std::vector<kafka::PartitionError>* errors) override;
   Result<std::map<kafka::TopicPartition, int64_t>> Positions() override;
+  Status CommitForMonitoring(
+      const std::map<kafka::TopicPartition, int64_t>& positions) override {
+    for (const auto& [tp, offset] : positions) group_offsets_[tp] = offset;
+    return Status::OK();
+  }
+  // What CommitForMonitoring recorded, per partition: the consumer group's offsets.
+  const std::map<kafka::TopicPartition, int64_t>& group_offsets() const {
+    return group_offsets_;
+  }
 
  private:
+  std::map<kafka::TopicPartition, int64_t> group_offsets_;
   struct Stored {
     int64_t offset;
     Message message;
@@ -108,6 +118,7 @@ class FakeRegistry : public registry::SchemaSource {
       const std::string& guid) override;
   Result<std::shared_ptr<const registry::RegisteredSchema>> BySubjectVersion(
       const std::string& subject, int version) override;
+  Result<std::vector<registry::SubjectVersion>> SubjectVersionsOf(int id) override;
   Result<std::string> Compatibility(const std::string& subject) override {
     FLOE_RETURN_NOT_OK(Injected());
     auto it = levels_.find(subject);
@@ -190,6 +201,9 @@ class FaultyStore : public catalog::PointerStore {
 std::string Framed(int schema_id, const std::string& payload);
 // Avro payloads of the test schema {id: long, name: string}, Confluent-framed.
 std::string AvroSchemaText();
+// The same fields in a record of another name: another schema (and id) for the registry,
+// decoding the same payloads.
+std::string AvroSchemaTextRenamed();
 std::string FramedAvro(int schema_id, int64_t id, const std::string& name);
 // Avro schema {id: long, name: string, extra: [null, string]} (a writer that adds a
 // column).

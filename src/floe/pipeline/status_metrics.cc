@@ -63,16 +63,28 @@ struct Families {
                           MetricType::Gauge,
                           {}};
   MetricFamily lag{"floe_partition_lag_records",
-                   "High watermark minus the table's committed position.",
+                   "High watermark minus the table's committed position: what waits for "
+                   "a commit, read or not.",
                    MetricType::Gauge,
                    {}};
+  MetricFamily read_lag{"floe_partition_read_lag_records",
+                        "High watermark minus the consumed position: what waits to be "
+                        "read.",
+                        MetricType::Gauge,
+                        {}};
+  MetricFamily consumed_offset{"floe_partition_consumed_offset",
+                               "The next offset Floe reads from the partition (read, not "
+                               "necessarily committed).",
+                               MetricType::Gauge,
+                               {}};
   MetricFamily committed_offset{"floe_partition_committed_offset",
                                 "The next offset the table records for the partition.",
                                 MetricType::Gauge,
                                 {}};
   MetricFamily high_watermark{"floe_partition_high_watermark",
-                              "The partition's high watermark (last stable offset under "
-                              "read_committed), refreshed every few seconds.",
+                              "The partition's high watermark as the latest fetch "
+                              "response gave it (asked every few seconds for a partition "
+                              "not being read).",
                               MetricType::Gauge,
                               {}};
 };
@@ -122,6 +134,10 @@ std::vector<MetricFamily> StatusMetrics::FromSnapshot(
         f.committed_offset.metric.push_back(metrics::GaugeSample(p.committed, pl));
       if (p.high_watermark >= 0)
         f.high_watermark.metric.push_back(metrics::GaugeSample(p.high_watermark, pl));
+      if (p.consumed >= 0)
+        f.consumed_offset.metric.push_back(metrics::GaugeSample(p.consumed, pl));
+      if (p.read_lag >= 0)
+        f.read_lag.metric.push_back(metrics::GaugeSample(p.read_lag, pl));
     }
   }
   return {std::move(f.read),
@@ -134,7 +150,9 @@ std::vector<MetricFamily> StatusMetrics::FromSnapshot(
           std::move(f.freshness),
           std::move(f.commit_age),
           std::move(f.lag),
+          std::move(f.read_lag),
           std::move(f.committed_offset),
+          std::move(f.consumed_offset),
           std::move(f.high_watermark),
           std::move(f.dead_lettered)};
 }

@@ -33,6 +33,8 @@ TEST(StatusMetrics, ASnapshotBecomesCountersAndGauges) {
   p0.committed = 60;
   p0.high_watermark = 70;
   p0.lag = 10;
+  p0.consumed = 66;
+  p0.read_lag = 4;
   PartitionStatus p1;  // nothing known yet: no lag series rather than a guess
   p1.partition = 1;
   t.partitions = {p0, p1};
@@ -61,6 +63,15 @@ TEST(StatusMetrics, ASnapshotBecomesCountersAndGauges) {
       << text;
   EXPECT_TRUE(
       Has(text, "floe_partition_committed_offset{topic=\"orders\",partition=\"0\"} 60"))
+      << text;
+  EXPECT_TRUE(
+      Has(text, "floe_partition_consumed_offset{topic=\"orders\",partition=\"0\"} 66"))
+      << text;
+  EXPECT_TRUE(
+      Has(text, "floe_partition_read_lag_records{topic=\"orders\",partition=\"0\"} 4"))
+      << text;
+  EXPECT_FALSE(
+      Has(text, "floe_partition_read_lag_records{topic=\"orders\",partition=\"1\"}"))
       << text;
 }
 

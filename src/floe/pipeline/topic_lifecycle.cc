@@ -219,17 +219,20 @@ TopicStatus StatusOf(const std::string& topic, const TopicState& ts) {
     auto it = ts.partitions.find(p);
     if (it != ts.partitions.end()) {
       if (it->second.start_recorded) ps.committed = it->second.start;
+      if (ts.Active()) ps.consumed = it->second.ReadPosition();
     } else if (recorded != nullptr) {
       auto rit = recorded->find(p);
       if (rit != recorded->end()) ps.committed = rit->second;
     }
     auto hw = ts.high_watermarks.find(p);
     if (hw != ts.high_watermarks.end()) {
-      ps.high_watermark = hw->second;
+      // What was read lies below the high watermark, whenever that was last seen.
+      ps.high_watermark = std::max(hw->second, ps.consumed);
       // A partition the table has no position for yet is read from its log start: its
       // lag is unknown here rather than guessed.
       if (ps.committed >= 0)
         ps.lag = std::max<int64_t>(0, ps.high_watermark - ps.committed);
+      if (ps.consumed >= 0) ps.read_lag = ps.high_watermark - ps.consumed;
     }
     s.partitions.push_back(ps);
   }
@@ -288,6 +291,15 @@ void LogTopicProgress(const std::string& topic, TopicState& ts, int64_t elapsed_
           ? ", " + std::to_string(ts.dead_letters.committed) + " dead-lettered"
           : "",
       ts.tombstones > 0 ? ", " + std::to_string(ts.tombstones) + " tombstones" : "");
+}
+
+void TakeFetchedWatermarks(kafka::RecordSource* source, const std::string& topic,
+                           TopicState& ts) {
+  if (!ts.Active()) return;
+  for (const auto& [p, range] : ts.partitions) {
+    if (auto cached = source->CachedHighWatermark({topic, p}))
+      ts.high_watermarks[p] = *cached;
+  }
 }
 
 void RefreshWatermarks(kafka::RecordSource* source, const std::string& topic,

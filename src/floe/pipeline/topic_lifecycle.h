@@ -106,6 +106,12 @@ TopicStatus StatusOf(const std::string& topic, const TopicState& ts);
 // time left at that pace.
 void LogTopicProgress(const std::string& topic, TopicState& ts, int64_t elapsed_ms);
 
+// The high watermark of each partition being read as the consumer's latest fetch response
+// gave it: no broker round trip, so it runs before every status snapshot and the lag
+// shows what waits for the next commit.
+void TakeFetchedWatermarks(kafka::RecordSource* source, const std::string& topic,
+                           TopicState& ts);
+
 // The high watermark of each of the topic's partitions: for partitions being read, the
 // one the consumer last saw in a fetch response (no round trip); for the others, or when
 // it has none yet, a broker round trip per partition (called every few seconds, never

@@ -157,6 +157,11 @@ struct TopicState {
   }
 };
 
+// The counters a topic keeps for the whole run (read, committed, skipped, dead-lettered,
+// tombstones, freshness), copied from the state a reload stopped to the one that starts
+// the topic again, so the metrics' totals never go back while the process runs.
+void CarryRunCounters(const TopicState& from, TopicState* to);
+
 // Whether the topic's table has a Delta log besides Iceberg.
 bool WantsDelta(const config::TopicSettings& settings);
 // The floe.formats table property: Iceberg is always kept (it is the primary record).

@@ -41,13 +41,27 @@ class Prometheus:
         assert body.get("status") == "success", body
         return body["data"]
 
-    def query(self, expr: str) -> float | None:
-        """The value of an instant query that yields one sample (None when it yields none)."""
-        result = self._get("/api/v1/query", {"query": expr})["result"]
+    def query(self, expr: str, at: float | None = None) -> float | None:
+        """The value of an instant query that yields one sample (None when it yields none);
+        `at`: the evaluation time (Unix seconds), else now."""
+        params = {"query": expr}
+        if at is not None:
+            params["time"] = f"{at:.3f}"
+        result = self._get("/api/v1/query", params)["result"]
         if not result:
             return None
         assert len(result) == 1, f"{expr} yields {len(result)} series: {result}"
         return float(result[0]["value"][1])
+
+    def range(self, expr: str, start: float, end: float, step: float) -> list[tuple[float, float]]:
+        """The (time, value) samples of a range query that yields one series ([] for none)."""
+        result = self._get("/api/v1/query_range", {"query": expr, "start": f"{start:.3f}",
+                                                   "end": f"{end:.3f}", "step": f"{step}s"})
+        result = result["result"]
+        if not result:
+            return []
+        assert len(result) == 1, f"{expr} yields {len(result)} series: {result}"
+        return [(float(t), float(v)) for t, v in result[0]["values"]]
 
     def series(self, expr: str) -> list[tuple[dict, float]]:
         """Every (labels, value) of an instant query."""
