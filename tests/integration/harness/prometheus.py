@@ -56,7 +56,7 @@ class Prometheus:
     def range(self, expr: str, start: float, end: float, step: float) -> list[tuple[float, float]]:
         """The (time, value) samples of a range query that yields one series ([] for none)."""
         result = self._get("/api/v1/query_range", {"query": expr, "start": f"{start:.3f}",
-                                                   "end": f"{end:.3f}", "step": f"{step}s"})
+                                                   "end": f"{end:.3f}", "step": f"{step}"})
         result = result["result"]
         if not result:
             return []
