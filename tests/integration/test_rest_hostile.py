@@ -539,6 +539,8 @@ def test_slowloris_does_not_block_other_clients(server):
         for _ in range(20):
             t0 = time.monotonic()
             r = http("GET", f"{server.uri}/v1/config", timeout=10)
+            # A server blocked by the stalled client would answer only when its 10 s
+            # header deadline ends: 5 s tells the two apart with a busy core's margin.
             assert r.status == 200 and time.monotonic() - t0 < 5, r
         r = http("GET", f"{server.uri}/v1/namespaces/ok/tables/t", timeout=10)
         assert r.status == 200, r
@@ -923,7 +925,9 @@ def test_300_stalled_connections_do_not_block_other_clients(safe_server):
             waited = time.monotonic() - t0
             print(f"GET {path} with 300 stalled connections open: {waited:.3f} s")
             assert r.status == 200, r
-            assert waited < 2, f"GET {path} took {waited:.1f} s with 300 stalled connections"
+            # Blocked, it would wait for the 10 s header deadline; 5 s leaves a busy core
+            # its margin (it answers in milliseconds when quiet).
+            assert waited < 5, f"GET {path} took {waited:.1f} s with 300 stalled connections"
         # The stalled connections are still open (not refused): none has an answer yet.
         alive = 0
         for s in stalled:
@@ -957,11 +961,12 @@ def test_connections_per_client_address_are_capped(safe_server):
             buf += b
         s.close()
         assert buf.startswith(b"HTTP/1.1 429"), buf[:200]
-        assert time.monotonic() - t0 < 2
+        # Refused at once, not after the 10 s header deadline (5 s: a busy core's margin).
+        assert time.monotonic() - t0 < 5
         # Other addresses, 127.0.0.1 included, are served.
         t0 = time.monotonic()
         assert http("GET", f"{cat.uri}/v1/config", timeout=30).status == 200
-        assert time.monotonic() - t0 < 2
+        assert time.monotonic() - t0 < 5
         other = _connect_from(cat.uri, "127.0.0.10")
         other.sendall(b"GET /v1/config HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         assert other.recv(12) == b"HTTP/1.1 200"
@@ -986,4 +991,6 @@ def test_a_stalled_request_is_answered_408_after_the_header_deadline(safe_server
     waited = time.monotonic() - t0
     s.close()
     assert buf.startswith(b"HTTP/1.1 408"), buf[:200]
-    assert 8 < waited < 15, waited  # the documented 10 s header deadline
+    # The documented 10 s header deadline: never before it; after it within a margin that
+    # holds with the machine's other core busy (the loop checks deadlines every second).
+    assert 8 < waited < 20, waited
