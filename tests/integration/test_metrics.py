@@ -222,17 +222,23 @@ def wait_probe(url: str, want: int, reason: str | None = None, timeout: float = 
     raise AssertionError(f"{url} did not answer {want} ({reason}) within {timeout} s: {last}")
 
 
+def probed_s3_extra(s3, proxy) -> dict:
+    """Config sections for a warehouse on `s3` reached through `proxy`, the REST listener on
+    a free port, readiness checked every 0.5 s."""
+    return {
+        "warehouse": s3.uri("lake"),
+        "s3": {"endpoint": f"http://{proxy.endpoint}", "region": s3.region,
+               "access.key.id": s3.access_key, "secret.access.key": s3.secret_key},
+        "rest": {"listen": "127.0.0.1:0"},
+        "health": {"probe.interval.ms": 500},
+    }
+
+
 def test_ready_follows_kafka_storage_and_catalog(kafka_broker, registry, tmp_path):
     topic = "ready-orders"
     kafka_broker.create_topic(topic, partitions=2)
     with start_s3(tmp_path / "s3") as s3, S3FaultProxy(s3.endpoint) as proxy:
-        extra = {
-            "warehouse": s3.uri("lake"),
-            "s3": {"endpoint": f"http://{proxy.endpoint}", "region": s3.region,
-                   "access.key.id": s3.access_key, "secret.access.key": s3.secret_key},
-            "rest": {"listen": "127.0.0.1:0"},
-            "health": {"probe.interval.ms": 500},
-        }
+        extra = probed_s3_extra(s3, proxy)
         # The SQLite catalog on a volume of its own, which the test unmounts (moves away).
         volume = tmp_path / "catalog-volume"
         volume.mkdir()
@@ -303,13 +309,7 @@ def test_a_hanging_storage_check_does_not_hold_up_shutdown(kafka_broker, registr
     topic = "hanging-probe"
     kafka_broker.create_topic(topic, partitions=1)
     with start_s3(tmp_path / "s3") as s3, S3FaultProxy(s3.endpoint) as proxy:
-        extra = {
-            "warehouse": s3.uri("lake"),
-            "s3": {"endpoint": f"http://{proxy.endpoint}", "region": s3.region,
-                   "access.key.id": s3.access_key, "secret.access.key": s3.secret_key},
-            "rest": {"listen": "127.0.0.1:0"},
-            "health": {"probe.interval.ms": 500},
-        }
+        extra = probed_s3_extra(s3, proxy)
         run = FloeRun(tmp_path, kafka_broker.bootstrap, registry.url, [{"name": topic}],
                       extra=extra, s3=s3, defaults={"commit.interval.ms": 1000})
         run.start()
