@@ -55,7 +55,8 @@ namespace {
 std::atomic<bool> g_stop{false};
 
 // How long a stopping `floe run` waits for a readiness check that is running: longer than
-// a check's own bound (2 s), well within a container runtime's grace period.
+// the Kafka check's 2 s bound and a healthy catalog or store's answer, well within a
+// container runtime's grace period.
 constexpr int64_t kProbeStopWaitMs = 5000;
 
 void OnSignal(int) { g_stop.store(true); }
@@ -164,10 +165,11 @@ int RunCommand(const std::string& config_path, const std::string& log_level_over
   if (!st.ok()) FLOE_LOG_ERROR("{}", st.message());
   // Everything is committed by now. A readiness check that hangs on a catalog or a store
   // that does not answer is not waited for: the process leaves without freeing what the
-  // check still borrows.
+  // check still borrows (the last group-offset commit, asynchronous and for monitoring
+  // only, may go with it). The logger stays: other threads may still log until _Exit.
   if (!probes.StopWithin(kProbeStopWaitMs)) {
     FLOE_LOG_INFO("floe stopped{}", rc == 0 ? " cleanly" : "");
-    ::spdlog::shutdown();
+    ::spdlog::default_logger()->flush();
     std::_Exit(rc);
   }
   if (rc == 0) FLOE_LOG_INFO("floe stopped cleanly");

@@ -38,10 +38,15 @@ bool Probes::StopWithin(int64_t wait_ms) {
   if (!thread_.joinable()) return true;
   if (!wake_.wait_for(lock, std::chrono::milliseconds(wait_ms),
                       [this] { return loop_done_; })) {
-    FLOE_LOG_WARN(
-        "the readiness check of the {} has not returned for {} ms; not waiting "
-        "for it",
-        running_.empty() ? "dependencies" : running_, MonotonicMs() - running_since_ms_);
+    if (running_.empty()) {
+      FLOE_LOG_WARN(
+          "the readiness checks did not stop within {} ms; not waiting for them",
+          wait_ms);
+    } else {
+      FLOE_LOG_WARN(
+          "the readiness check of the {} has not returned for {} ms; not waiting for it",
+          running_, MonotonicMs() - running_since_ms_);
+    }
     return false;
   }
   lock.unlock();

@@ -673,8 +673,9 @@ std::vector<KeyInfo> MakeKeys() {
        .min = 1,
        .description = "A data file smaller than this is a candidate for compaction, "
                       "which rewrites candidates into files near "
-                      "`target.file.size.bytes`. Recorded as the table property "
-                      "`floe.compaction.small-file-bytes`.",
+                      "`target.file.size.bytes`; a file at three quarters of that "
+                      "target or more never is, whatever this says. Recorded as the "
+                      "table property `floe.compaction.small-file-bytes`.",
        .per_topic = true});
   add({.section = "defaults",
        .name = "compaction.min.input.files",

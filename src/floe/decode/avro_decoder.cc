@@ -681,18 +681,26 @@ class Reader {
     }
     if (op.multiplier == 1) {
       *out = v;
-    } else if (__builtin_mul_overflow(v, op.multiplier, out)) {
+      return true;
+    }
+    if (__builtin_mul_overflow(v, op.multiplier, out)) {
       return Fail(at, i, Reason::kTimestampOverflow, v);
     }
-    // Stored instants and dates stay within years 1..9999, as JSON and Protobuf values
-    // do (compiled_decoder_internal.h); a column the table lacks is not checked.
-    if (op.sink == Sink::kTimestamp &&
-        (*out < internal::kMinTimestampMicros || *out > internal::kMaxTimestampMicros)) {
-      return Fail(at, i, Reason::kTimestampRange, *out);
+    return true;
+  }
+
+  // Stored instants and dates stay within years 1..9999, as JSON and Protobuf values do
+  // (compiled_decoder_internal.h); a column the table lacks is not checked. `v` is op
+  // `i`'s value, read from `at`; only kTimestamp and kDate32 ops are bounded.
+  bool InRange(uint32_t i, const uint8_t* at, int64_t v) {
+    const Sink sink = ops_[i].sink;
+    if (sink == Sink::kTimestamp &&
+        (v < internal::kMinTimestampMicros || v > internal::kMaxTimestampMicros)) {
+      return Fail(at, i, Reason::kTimestampRange, v);
     }
-    if (op.sink == Sink::kDate32 &&
-        (*out < internal::kMinDateDays || *out > internal::kMaxDateDays)) {
-      return Fail(at, i, Reason::kDateRange, *out);
+    if (sink == Sink::kDate32 &&
+        (v < internal::kMinDateDays || v > internal::kMaxDateDays)) {
+      return Fail(at, i, Reason::kDateRange, v);
     }
     return true;
   }
@@ -842,8 +850,9 @@ class Validator : public Reader {
         return true;
       case Wire::kInt:
       case Wire::kLong: {
+        const uint8_t* at = pos_;
         int64_t v;
-        return Integer(i, &v);
+        return Integer(i, &v) && InRange(i, at, v);
       }
       case Wire::kFloat:
         if (!Need(i, 4)) return false;
@@ -1049,8 +1058,9 @@ class Appender : public Validator {
                Put(As<::arrow::Int32Builder>(b), static_cast<int32_t>(v));
       }
       case Sink::kDate32: {
+        const uint8_t* at = pos_;
         int64_t v;
-        return Integer(i, &v) &&
+        return Integer(i, &v) && InRange(i, at, v) &&
                Put(As<::arrow::Date32Builder>(b), static_cast<int32_t>(v));
       }
       case Sink::kInt64: {
@@ -1062,8 +1072,10 @@ class Appender : public Validator {
         return Integer(i, &v) && Put(As<::arrow::Time64Builder>(b), v);
       }
       case Sink::kTimestamp: {
+        const uint8_t* at = pos_;
         int64_t v;
-        return Integer(i, &v) && Put(As<::arrow::TimestampBuilder>(b), v);
+        return Integer(i, &v) && InRange(i, at, v) &&
+               Put(As<::arrow::TimestampBuilder>(b), v);
       }
       case Sink::kFloat: {
         if (!Need(i, 4)) return false;

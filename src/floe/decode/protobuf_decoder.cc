@@ -173,9 +173,11 @@ constexpr int kMaxGroupDepth = 64;
 constexpr internal::CompilerTerms kCompilerTerms = {
     "Protobuf field", "the Protobuf message has no such field",
     3 * schema::kMaxProtobufDepth + 3};
-// google.protobuf.Timestamp range: 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59Z.
-constexpr int64_t kMinSeconds = -62135596800;
-constexpr int64_t kMaxSeconds = 253402300799;
+// google.protobuf.Timestamp range: 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59Z, the
+// years every format is bounded to (compiled_decoder_internal.h).
+constexpr int64_t kMinSeconds = internal::kMinTimestampMicros / 1000000;
+constexpr int64_t kMaxSeconds = internal::kMaxTimestampMicros / 1000000;
+static_assert(kMinSeconds == -62135596800 && kMaxSeconds == 253402300799);
 
 bool Packable(Kind k) { return k <= Kind::kDouble; }
 

@@ -1,7 +1,6 @@
 #include "floe/maintenance/maintain.h"
 
 #include <algorithm>
-#include <functional>
 
 #include "floe/common/log.h"
 #include "floe/common/util.h"
@@ -16,9 +15,9 @@ namespace {
 // moved on meanwhile, that is what happened: the step runs again on the table as it is
 // now (at most kAttempts times). A file missing from metadata that did not move is a
 // real fault and fails the step, deleting nothing.
-template <typename T>
+template <typename T, typename F>
 Result<T> Tolerant(catalog::Catalog& catalog, const catalog::TableIdent& ident,
-                   const char* what, const std::function<Result<T>()>& step) {
+                   const char* what, const F& step) {
   constexpr int kAttempts = 3;
   for (int attempt = 1;; ++attempt) {
     FLOE_ASSIGN_OR_RAISE(auto before, catalog.LoadTable(ident));
@@ -34,6 +33,23 @@ Result<T> Tolerant(catalog::Catalog& catalog, const catalog::TableIdent& ident,
         "pass), reading it again",
         ident.ToString(), what, result.status().message());
   }
+}
+
+// A step whose failure the pass reports and goes on from (the rest still runs), run
+// Tolerant: its report, or its error's message in `*error`. A stop (kCancelled) ends the
+// pass.
+template <typename T, typename F>
+Status Step(catalog::Catalog& catalog, const catalog::TableIdent& ident, const char* what,
+            const F& step, T* report, std::string* error) {
+  Result<T> result = Tolerant<T>(catalog, ident, what, step);
+  if (result.ok()) {
+    *report = std::move(*result);
+  } else if (result.status().IsCancelled()) {
+    return result.status();
+  } else {
+    *error = result.status().message();
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -55,28 +71,18 @@ Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io
   // A catalog that takes no commits (a read-only or moved SQLite file) may also answer
   // from a detached file: nothing is decided on what it says.
   FLOE_RETURN_NOT_OK(catalog.CheckWritable());
-  auto retained = Tolerant<RowRetentionReport>(catalog, ident, "row retention", [&] {
+  auto retention = [&] {
     return ApplyRowRetention(catalog, io, ident, settings, now_ms, dry_run, cancel);
-  });
-  if (retained.ok()) {
-    report.row_retention = std::move(*retained);
-  } else if (retained.status().IsCancelled()) {
-    return retained.status();
-  } else {
-    report.row_retention_error = retained.status().message();
-  }
+  };
+  FLOE_RETURN_NOT_OK(Step(catalog, ident, "row retention", retention,
+                          &report.row_retention, &report.row_retention_error));
   if (settings.compaction_enabled) {
-    auto compacted = Tolerant<CompactionReport>(catalog, ident, "compaction", [&] {
+    // A failed compaction is reported; orphan cleanup still runs (what it left is young).
+    auto compaction = [&] {
       return CompactTable(catalog, io, ident, settings, now_ms, dry_run, cancel);
-    });
-    if (compacted.ok()) {
-      report.compaction = std::move(*compacted);
-    } else if (compacted.status().IsCancelled()) {
-      return compacted.status();
-    } else {
-      // Orphan cleanup still runs: what the failed compaction left is young.
-      report.compaction_error = compacted.status().message();
-    }
+    };
+    FLOE_RETURN_NOT_OK(Step(catalog, ident, "compaction", compaction, &report.compaction,
+                            &report.compaction_error));
   } else {
     report.compaction.skipped = "disabled";
   }
@@ -88,16 +94,11 @@ Result<TableReport> MaintainTable(catalog::Catalog& catalog, storage::FileIO& io
                        Tolerant<ExpiryReport>(catalog, ident, "snapshot expiry", [&] {
                          return ExpireTable(catalog, io, ident, now_ms, expiry);
                        }));
-  auto manifests = Tolerant<ManifestRewriteReport>(
-      catalog, ident, "manifest rewrite",
-      [&] { return RewriteTableManifests(catalog, io, ident, now_ms, dry_run, cancel); });
-  if (manifests.ok()) {
-    report.manifests = std::move(*manifests);
-  } else if (manifests.status().IsCancelled()) {
-    return manifests.status();
-  } else {
-    report.manifests_error = manifests.status().message();
-  }
+  auto manifests = [&] {
+    return RewriteTableManifests(catalog, io, ident, now_ms, dry_run, cancel);
+  };
+  FLOE_RETURN_NOT_OK(Step(catalog, ident, "manifest rewrite", manifests,
+                          &report.manifests, &report.manifests_error));
   const std::string location = TrimTrailingSlashes(before.metadata.location);
   FLOE_RETURN_NOT_OK(
       Tolerant<bool>(catalog, ident, "orphan cleanup", [&]() -> Result<bool> {

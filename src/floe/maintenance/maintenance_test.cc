@@ -65,7 +65,7 @@ class MaintenanceTest : public ::testing::Test {
 
   // `size`: what the manifest says of each file's size (the bytes are a few).
   void Append(const catalog::TableIdent& ident, const std::vector<std::string>& uris,
-              int64_t size = 13) {
+              int64_t size = 13, iceberg::FastAppendOptions options = {}) {
     std::vector<iceberg::DataFile> files;
     for (const auto& uri : uris) {
       iceberg::DataFile f;
@@ -75,7 +75,7 @@ class MaintenanceTest : public ::testing::Test {
       files.push_back(f);
     }
     auto base = catalog_->LoadTable(ident)->metadata;
-    auto fa = iceberg::FastAppend::Make(io_.get(), base, std::move(files));
+    auto fa = iceberg::FastAppend::Make(io_.get(), base, std::move(files), options);
     ASSERT_TRUE(fa.ok()) << fa.status().ToString();
     auto pending = (*fa)->Prepare(base, NowMs());
     ASSERT_TRUE(pending.ok()) << pending.status().ToString();
@@ -414,6 +414,64 @@ TEST_F(MaintenanceTest, TwoMaintainersTolerateEachOther) {
   EXPECT_EQ(r->expiry.deleted, 0);
   EXPECT_EQ(catalog_->LoadTable(t)->metadata.snapshots.size(), 1u);
   EXPECT_TRUE(Exists(loc + "/data/f2.parquet"));
+}
+
+// Issue 38 item 10: after a compaction the current snapshot carried the manifests of the
+// files it replaced (deletes only) until some later commit; an idle table kept them.
+TEST_F(MaintenanceTest, AManifestRewriteDropsManifestsWithoutLiveFiles) {
+  const catalog::TableIdent t{{"kafka"}, "manifests"};
+  const std::string loc = Create(t, true);
+  iceberg::FastAppendOptions with_positions;
+  with_positions.summary["floe.kafka.offsets"] = R"({"t":{"0":3}})";
+  for (int i = 0; i < 3; ++i) {
+    Append(t, {loc + "/data/f" + std::to_string(i) + ".parquet"}, 13, with_positions);
+  }
+  auto before = catalog_->LoadTable(t)->metadata;
+  std::vector<iceberg::DataFile> removed;
+  for (int i = 0; i < 2; ++i) {
+    iceberg::DataFile f;
+    f.file_path = loc + "/data/f" + std::to_string(i) + ".parquet";
+    f.record_count = 1;
+    f.file_size_in_bytes = 13;
+    removed.push_back(f);
+  }
+  iceberg::DataFile merged;
+  merged.file_path = Put(loc + "/data/merged.parquet");
+  merged.record_count = 2;
+  merged.file_size_in_bytes = 13;
+  // The compaction carries its parent's positions, as CommitReplace gives them.
+  auto rf = iceberg::ReplaceFiles::Make(io_.get(), before, removed, {merged},
+                                        with_positions.summary);
+  ASSERT_TRUE(rf.ok()) << rf.status().ToString();
+  auto pending = (*rf)->Prepare(before, NowMs());
+  ASSERT_TRUE(pending.ok()) << pending.status().ToString();
+  ASSERT_TRUE(catalog_
+                  ->CommitTable({t, pending->requirements, pending->updates},
+                                catalog::Writer::kFloe)
+                  .ok());
+  const auto replaced = catalog_->LoadTable(t)->metadata;
+
+  auto dry =
+      RewriteTableManifests(*catalog_, *io_, t, NowMs(), /*dry_run=*/true, nullptr);
+  ASSERT_TRUE(dry.ok());
+  EXPECT_EQ(dry->snapshot_id, 0);
+  auto r = RewriteTableManifests(*catalog_, *io_, t, NowMs(), /*dry_run=*/false, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NE(r->snapshot_id, 0);
+  EXPECT_EQ(r->dropped, 2);  // the two manifests of f0 and f1, deletes only
+  EXPECT_EQ(r->kept, 2);     // the replace's own, f2's
+  const auto after = catalog_->LoadTable(t)->metadata;
+  const iceberg::Snapshot* s = after.CurrentSnapshot();
+  EXPECT_EQ(s->operation(), "replace");
+  EXPECT_EQ(s->summary.at(kManifestRewriteKey), "2 dropped, 0 merged");
+  EXPECT_EQ(s->summary.at("floe.kafka.offsets"), R"({"t":{"0":3}})");  // the parent's
+  EXPECT_EQ(s->summary.at("total-data-files"),
+            replaced.CurrentSnapshot()->summary.at("total-data-files"));
+  // Nothing to do the second time.
+  auto again = RewriteTableManifests(*catalog_, *io_, t, NowMs(), false, nullptr);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->snapshot_id, 0);
+  EXPECT_FALSE(again->skipped.empty());
 }
 
 // Issue 38 item 10: a target size below compaction.small.file.bytes rewrote an idle

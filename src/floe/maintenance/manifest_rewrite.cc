@@ -3,7 +3,6 @@
 #include "floe/common/crash.h"
 #include "floe/iceberg/rewrite_manifests.h"
 #include "floe/maintenance/replace_commit.h"
-#include "floe/pipeline/positions.h"
 #include "floe/storage/file_io.h"
 
 namespace floe::maintenance {
@@ -30,7 +29,6 @@ Result<ManifestRewriteReport> RewriteTableManifests(catalog::Catalog& catalog,
     return report;
   }
   FLOE_ASSIGN_OR_RAISE(auto rewrite, iceberg::RewriteManifests::Make(&io, base, {}));
-  bool unknown = false;  // an attempt's outcome was unknown: its files may be referenced
   for (;;) {
     if (cancel != nullptr && cancel->load()) return Status::Cancelled("floe is stopping");
     ++report.attempts;
@@ -40,14 +38,9 @@ Result<ManifestRewriteReport> RewriteTableManifests(catalog::Catalog& catalog,
       return report;
     }
     const auto& counts = rewrite->counts();
-    // The positions of the snapshot it follows: a rewrite moves none.
+    CopyParentPositions(base, &pending->updates);
     for (auto& u : pending->updates) {
       if (auto* add = std::get_if<iceberg::update::AddSnapshot>(&u)) {
-        const auto& parent = base.CurrentSnapshot()->summary;
-        for (const char* key : {pipeline::kOffsetsKey, pipeline::kClusterIdKey}) {
-          auto it = parent.find(key);
-          if (it != parent.end()) add->snapshot.summary[key] = it->second;
-        }
         add->snapshot.summary[kManifestRewriteKey] =
             std::to_string(counts.dropped) + " dropped, " +
             std::to_string(counts.replaced) + " merged";
@@ -66,13 +59,12 @@ Result<ManifestRewriteReport> RewriteTableManifests(catalog::Catalog& catalog,
                                          catalog::Writer::kFloe);
     if (committed.ok()) return done();
     const ErrorKind kind = KindOf(committed.status());
-    unknown |= kind == ErrorKind::kStateUnknown;
     auto reloaded = catalog.LoadTable(ident);
     if (!reloaded.ok()) return reloaded.status();  // files left: orphans at worst
     if (rewrite->IsCommittedIn(reloaded->metadata)) return done();
     // Not applied: this attempt's files go (an unknown outcome's stay for orphan
     // cleanup, which deletes them once old and unreferenced).
-    if (!unknown) DeleteAll(io, pending->written_files);
+    if (kind != ErrorKind::kStateUnknown) DeleteAll(io, pending->written_files);
     if ((kind != ErrorKind::kConflict && kind != ErrorKind::kStateUnknown) ||
         report.attempts >= kMaxAttempts) {
       return committed.status();

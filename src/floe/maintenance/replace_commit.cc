@@ -30,6 +30,19 @@ void DeleteAll(storage::FileIO& io, const std::vector<std::string>& uris) {
   }
 }
 
+void CopyParentPositions(const iceberg::TableMetadata& base,
+                         std::vector<iceberg::TableUpdate>* updates) {
+  const iceberg::Snapshot* parent = base.CurrentSnapshot();
+  if (parent == nullptr) return;
+  auto it = parent->summary.find(pipeline::kOffsetsKey);
+  if (it == parent->summary.end()) return;
+  for (auto& u : *updates) {
+    if (auto* add = std::get_if<iceberg::update::AddSnapshot>(&u)) {
+      add->snapshot.summary[pipeline::kOffsetsKey] = it->second;
+    }
+  }
+}
+
 Result<ReplaceOutcome> CommitReplace(catalog::Catalog& catalog, storage::FileIO& io,
                                      const ReplaceRequest& req, int64_t now_ms,
                                      std::vector<std::string> written) {
@@ -55,15 +68,7 @@ Result<ReplaceOutcome> CommitReplace(catalog::Catalog& catalog, storage::FileIO&
       }
       return pending.status();
     }
-    // The positions of the snapshot it follows: a rewrite moves none.
-    auto it = base.CurrentSnapshot()->summary.find(pipeline::kOffsetsKey);
-    if (it != base.CurrentSnapshot()->summary.end()) {
-      for (auto& u : pending->updates) {
-        if (auto* add = std::get_if<iceberg::update::AddSnapshot>(&u)) {
-          add->snapshot.summary[pipeline::kOffsetsKey] = it->second;
-        }
-      }
-    }
+    CopyParentPositions(base, &pending->updates);
     CrashPoint(req.before_commit);
     auto committed = catalog.CommitTable(
         {req.ident, pending->requirements, pending->updates}, catalog::Writer::kFloe);

@@ -64,4 +64,10 @@ void Record(ReplaceOutcome outcome, Report* report) {
 // Deletes each of `uris`, logging (not returning) a failure: what is left is an orphan.
 void DeleteAll(storage::FileIO& io, const std::vector<std::string>& uris);
 
+// Gives the snapshot that `updates` add the positions (floe.kafka.offsets) of `base`'s
+// current snapshot: a maintenance snapshot moves none, and the newest snapshot keeps
+// carrying them for the ancestry walk.
+void CopyParentPositions(const iceberg::TableMetadata& base,
+                         std::vector<iceberg::TableUpdate>* updates);
+
 }  // namespace floe::maintenance

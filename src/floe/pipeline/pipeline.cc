@@ -257,8 +257,9 @@ class PipelineImpl : public Pipeline {
       return TableFault(topic, ts,
                         NotFound("table " + ts.ident.ToString() +
                                  " was dropped from the catalog (or renamed) while Floe "
-                                 "was writing it; restart Floe to create it again from "
-                                 "the beginning of the topic"));
+                                 "was writing it; restart Floe (or set on.table.dropped: "
+                                 "recreate) to create it again from the beginning of "
+                                 "the topic"));
     }
     ts.table_seen = ts.table.exists;
     if (ts.table.exists && !ts.table.cluster_id.empty() &&
@@ -910,14 +911,18 @@ class PipelineImpl : public Pipeline {
     return Reassign();
   }
 
-  // LoadPositions after a fence or a pause. A Kafka error there (a watermark query that
-  // timed out while the broker or this process was stalled) pauses the topic with
-  // backoff, like a table fault: the daemon goes on and the topic reads again from its
-  // table's positions. Only a configuration error ends the run.
+  // LoadPositions after a fence or a pause. What it returns is Kafka's (a table's faults
+  // are handled inside it): a watermark query that timed out while the broker or this
+  // process was stalled, an assignment refused. It pauses the topic with backoff, like a
+  // table fault (a kind that would suspend is retried too: Kafka's errors here are the
+  // cluster's state, not the table's); the daemon goes on and the topic reads again from
+  // its table's positions. Only a configuration error ends the run.
   Status LoadPositionsOrPause(const std::string& topic, TopicState& ts) {
     Status st = LoadPositions(topic, ts);
     if (st.ok() || KindOf(st) == ErrorKind::kInvalidConfig) return st;
-    return TableFault(topic, ts, Retriable("kafka: " + st.message()));
+    return TableFault(
+        topic, ts,
+        PausesTopic(st) ? WithContext(st, "kafka") : Retriable("kafka: " + st.message()));
   }
 
   // Delta follows Iceberg; a failure here is logged and repaired by a later sync (with
@@ -1007,10 +1012,9 @@ class PipelineImpl : public Pipeline {
   AdminBridge* admin_;                                   // optional
   std::function<Result<config::Config>()> load_config_;  // optional
   int64_t last_watermarks_ = 0;
-  int in_place_evolutions_ = 0;
+  int in_place_evolutions_ = 0;  // Evolve calls Process again for the record
   // Counters of topics a reload restarted, until Discover starts them again.
-  std::map<std::string, TopicState>
-      restarted_counters_;  // Evolve calls Process again for the record
+  std::map<std::string, TopicState> restarted_counters_;
   int64_t reassignments_ = 0;
   int64_t last_publish_ = 0;
   bool committed_since_publish_ = false;

@@ -36,6 +36,15 @@ Result<avro::Schema> WrapAvroKey(const std::string& text, const std::string& wha
   return std::move(*wrapped);
 }
 
+// How long a schema found registered only under other subjects stays judged so before
+// the registry is asked again.
+constexpr int64_t kStrayRecheckMs = 5 * 60 * 1000;
+
+// The registry subject of the topic's values (`value.subject`) or keys (`<topic>-key`).
+std::string SubjectOf(const TopicState& ts, bool key) {
+  return key ? ts.settings.topic + "-key" : ts.settings.value_subject;
+}
+
 // A registered schema whose types the table cannot take (int → long, a nullable field
 // for a required column, a schema of another format): its records are not bad
 // records, the table is behind the producers. The topic suspends at the first one,
@@ -168,16 +177,23 @@ Result<CompiledSchema*> SchemaResolver::SchemaFor(TopicState& ts,
     }
   }
   auto it = schemas.find(id);
-  if (it != schemas.end()) return &it->second;
+  if (it != schemas.end()) {
+    if (it->second.recheck_at_ms < 0 || clock_() < it->second.recheck_at_ms) {
+      return &it->second;
+    }
+    schemas.erase(it);  // a stray verdict's window ended: asked again
+  }
   if (!fetched) {
     FLOE_ASSIGN_OR_RAISE(fetched, registry_->ById(id));
   }
   FLOE_ASSIGN_OR_RAISE(std::string stray, OtherSubjects(ts, id, role));
   if (!stray.empty()) {
     // Never compiled against the table (its fields must not evolve the table): every
-    // record of this id is an invalid record.
+    // record of this id is an invalid record, until the registry is asked again (the
+    // same schema may be registered under the topic's subject meanwhile).
     CompiledSchema& cs = schemas[id];
     cs.invalid = InvalidRecord(stray);
+    cs.recheck_at_ms = clock_() + kStrayRecheckMs;
     FLOE_LOG_WARN("table {}: {}", ts.ident.ToString(), stray);
     return &cs;
   }
@@ -237,9 +253,6 @@ bool SchemaResolver::CheckJsonSubject(TopicState& ts, bool rate_limited) {
   return true;
 }
 
-// Maps a value schema to the table (creating it on the first schema), or checks a key
-// schema against the `key` column, and compiles the decoder. Protobuf message decoders
-// are compiled per message-index path later (CompileMessage).
 // A schema id registered only under other subjects while the topic's own subject exists:
 // a producer writing to the wrong topic. Its records are invalid records, which
 // on.invalid.record decides (skip, dlq, suspend); a schema of the topic's own subject
@@ -250,8 +263,7 @@ bool SchemaResolver::CheckJsonSubject(TopicState& ts, bool rate_limited) {
 // told and the schema is used. Returns "" or the reason.
 Result<std::string> SchemaResolver::OtherSubjects(TopicState& ts, int id, Role role) {
   if (id < 0) return std::string();
-  const std::string own =
-      role == Role::kValue ? ts.settings.value_subject : ts.settings.topic + "-key";
+  const std::string own = SubjectOf(ts, role == Role::kKey);
   auto subjects = registry_->SubjectVersionsOf(id);
   if (!subjects.ok()) {
     if (KindOf(subjects.status()) == ErrorKind::kNotFound) return std::string();
@@ -280,6 +292,9 @@ Result<std::string> SchemaResolver::OtherSubjects(TopicState& ts, int id, Role r
          "': a record of another subject (a producer writing to the wrong topic?)";
 }
 
+// Maps a value schema to the table (creating it on the first schema), or checks a key
+// schema against the `key` column, and compiles the decoder. Protobuf message decoders
+// are compiled per message-index path later (CompileMessage).
 Result<CompiledSchema*> SchemaResolver::Compile(TopicState& ts, int id,
                                                 const registry::RegisteredSchema& s,
                                                 Role role) {
@@ -359,8 +374,7 @@ Result<CompiledSchema*> SchemaResolver::Compile(TopicState& ts, int id,
 // or ts.key_compatibility. An outage pauses the topic (the caller retries); a registry
 // that has no level for the subject leaves Floe's rules alone ("").
 Status SchemaResolver::ReadCompatibility(TopicState& ts, Role role) {
-  const std::string subject =
-      role == Role::kValue ? ts.settings.value_subject : ts.settings.topic + "-key";
+  const std::string subject = SubjectOf(ts, role == Role::kKey);
   std::string& out = role == Role::kValue ? ts.compatibility : ts.key_compatibility;
   auto level = registry_->Compatibility(subject);
   if (!level.ok()) {
@@ -516,7 +530,7 @@ Status SchemaResolver::EnsureKeyField(TopicState& ts, const kafka::Record& r) {
   registry::MessageIndexes parsed;
   std::string what;
   if (r.key == nullptr) {
-    const std::string subject = ts.settings.topic + "-key";
+    const std::string subject = SubjectOf(ts, /*key=*/true);
     auto latest = registry_->BySubjectVersion(subject, 0);
     if (!latest.ok() && KindOf(latest.status()) == ErrorKind::kNotFound) {
       return Suspend("the first record has no key and subject '" + subject +

@@ -58,6 +58,9 @@ struct CompiledSchema {
   // a linear search that allocates nothing).
   std::vector<CompiledMessage> messages;
   Status invalid;
+  // A stray verdict (a schema of other subjects only): the registry is asked again from
+  // this monotonic time (-1: the verdict is final, or there is none).
+  int64_t recheck_at_ms = -1;
 };
 
 // The decoders compiled for one topic, by schema id (value and key apart).

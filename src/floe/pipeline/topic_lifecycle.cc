@@ -304,14 +304,13 @@ void TakeFetchedWatermarks(kafka::RecordSource* source, const std::string& topic
 
 void RefreshWatermarks(kafka::RecordSource* source, const std::string& topic,
                        TopicState& ts, int timeout_ms) {
+  // Partitions being read: what the last fetch response said; the others (a suspended
+  // or paused topic, or no fetch yet) are asked.
+  TakeFetchedWatermarks(source, topic, ts);
   for (int32_t p = 0; p < ts.partition_count; ++p) {
-    // Partitions being read: what the last fetch response said; the others (a suspended
-    // or paused topic) are asked.
-    if (ts.Active() && ts.partitions.count(p)) {
-      if (auto cached = source->CachedHighWatermark({topic, p})) {
-        ts.high_watermarks[p] = *cached;
-        continue;
-      }
+    if (ts.Active() && ts.partitions.count(p) &&
+        source->CachedHighWatermark({topic, p})) {
+      continue;
     }
     auto wm = source->QueryWatermarks({topic, p}, timeout_ms);
     if (wm.ok()) ts.high_watermarks[p] = wm->high;
