@@ -152,8 +152,8 @@ def test_incompatible_schema_suspends_stays_suspended_and_resumes_with_skip(
     run.wait_for_positions(other_table, other, {0: 20}, timeout=60)
     o = wait_status(target, other, lambda s: s["partitions"][0]["high-watermark"] == 20)
     assert o["state"] == "running" and o["lag"] == 0 and o["reason"] is None, o
-    assert o["partitions"] == [{"partition": 0, "committed": 20, "high-watermark": 20,
-                                "lag": 0}], o
+    assert o["partitions"] == [{"partition": 0, "committed": 20, "consumed": 20,
+                                "high-watermark": 20, "lag": 0, "read-lag": 0}], o
     assert status(*target)[topic]["state"] == "suspended"
 
     # A restart stays suspended, with the same facts, and reads nothing of the topic.
