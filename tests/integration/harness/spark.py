@@ -100,25 +100,34 @@ def classpath() -> str:
 _DONE = re.compile(r"DeltaRead: rows=(\d+) startup_ms=(\d+) read_ms=(\d+)$")
 
 
-def run_reader(path: str | os.PathLike, version: int | None = None) -> tuple[dict, list[dict]]:
-    """Runs DeltaRead; returns (meta, raw JSON rows) or raises SparkReaderError."""
-    cmd = [_java(), *JVM_FLAGS, *MODULE_FLAGS, "-cp", classpath(), MAIN_CLASS, str(path)]
-    if version is not None:
-        cmd += ["--version", str(version)]
+def _run_tool(main_class: str, name: str, args: list[str]):
+    """Runs one of the reader's main classes; returns (process, wall seconds, stderr, its
+    non-empty lines, the last one), or raises SparkReaderError when it times out or exits
+    non-zero."""
+    cmd = [_java(), *JVM_FLAGS, *MODULE_FLAGS, "-cp", classpath(), main_class, *args]
     # Spark warns when the host name resolves to a loopback address unless told the address.
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
     t0 = time.monotonic()
     try:
         proc = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT_S, env=env)
     except subprocess.TimeoutExpired as e:
-        raise SparkReaderError(f"DeltaRead timed out after {TIMEOUT_S} s: {' '.join(cmd)}") from e
+        raise SparkReaderError(f"{name} timed out after {TIMEOUT_S} s: {' '.join(cmd)}") from e
     wall = time.monotonic() - t0
     stderr = proc.stderr.decode("utf-8", "replace")
     lines = [ln for ln in stderr.splitlines() if ln.strip()]
     last = lines[-1] if lines else ""
     if proc.returncode != 0:
-        raise SparkReaderError(f"DeltaRead exited {proc.returncode}: {last or '(no stderr)'}",
+        raise SparkReaderError(f"{name} exited {proc.returncode}: {last or '(no stderr)'}",
                                proc.returncode, stderr)
+    return proc, wall, stderr, lines, last
+
+
+def run_reader(path: str | os.PathLike, version: int | None = None) -> tuple[dict, list[dict]]:
+    """Runs DeltaRead; returns (meta, raw JSON rows) or raises SparkReaderError."""
+    args = [str(path)]
+    if version is not None:
+        args += ["--version", str(version)]
+    proc, wall, stderr, lines, last = _run_tool(MAIN_CLASS, "DeltaRead", args)
     out = [ln for ln in proc.stdout.decode("utf-8").splitlines() if ln]
     if not out:
         raise SparkReaderError("DeltaRead printed nothing", proc.returncode, stderr)
@@ -153,30 +162,16 @@ def run_sql(rest_uri: str, statements: list[str], token: str | None = None,
     """Runs SparkSql (Spark + Iceberg's SparkCatalog on the REST catalog at `rest_uri`, named
     `floe`) on `statements` in one JVM; returns (timing, results) as the module docstring says,
     or raises SparkReaderError when the JVM fails outside the statements."""
-    cp = classpath()
     if not any((READER_DIR / "lib").glob("iceberg-spark-runtime-*.jar")):
         raise SparkReaderError(f"{READER_DIR / 'lib'} has no Iceberg Spark runtime: run "
                                f"scripts/setup.sh")
-    cmd = [_java(), *JVM_FLAGS, *MODULE_FLAGS, "-cp", cp, "floe.tools.SparkSql",
-           "--uri", rest_uri]
+    args = ["--uri", rest_uri]
     if token is not None:
-        cmd += ["--token", token]
+        args += ["--token", token]
     if warehouse is not None:
-        cmd += ["--warehouse", warehouse]
-    cmd += list(statements)
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
-    t0 = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT_S, env=env)
-    except subprocess.TimeoutExpired as e:
-        raise SparkReaderError(f"SparkSql timed out after {TIMEOUT_S} s: {' '.join(cmd)}") from e
-    wall = time.monotonic() - t0
-    stderr = proc.stderr.decode("utf-8", "replace")
-    lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    last = lines[-1] if lines else ""
-    if proc.returncode != 0:
-        raise SparkReaderError(f"SparkSql exited {proc.returncode}: {last or '(no stderr)'}",
-                               proc.returncode, stderr)
+        args += ["--warehouse", warehouse]
+    args += list(statements)
+    proc, wall, stderr, lines, last = _run_tool("floe.tools.SparkSql", "SparkSql", args)
     done = next((m for m in map(_SQL_DONE.match, reversed(lines)) if m), None)
     if not done or int(done.group(1)) != len(statements):
         raise SparkReaderError(f"SparkSql did not finish its statements: stderr ends with "
