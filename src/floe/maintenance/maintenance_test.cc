@@ -84,6 +84,33 @@ class MaintenanceTest : public ::testing::Test {
     ASSERT_TRUE(done.ok()) << done.status().ToString();
   }
 
+  // A replace snapshot on the table as it is: `removed` (live files, one record each)
+  // out, a new file `added` (its records the removed ones') in, `summary` added.
+  void Replace(const catalog::TableIdent& ident, const std::vector<std::string>& removed,
+               const std::string& added,
+               std::map<std::string, std::string> summary = {}) {
+    auto base = catalog_->LoadTable(ident)->metadata;
+    std::vector<iceberg::DataFile> out;
+    for (const auto& uri : removed) {
+      iceberg::DataFile f;
+      f.file_path = uri;
+      f.record_count = 1;
+      f.file_size_in_bytes = 13;
+      out.push_back(f);
+    }
+    iceberg::DataFile in;
+    in.file_path = Put(added);
+    in.record_count = static_cast<int64_t>(removed.size());
+    in.file_size_in_bytes = 13;
+    auto rf = iceberg::ReplaceFiles::Make(io_.get(), base, out, {in}, std::move(summary));
+    ASSERT_TRUE(rf.ok()) << rf.status().ToString();
+    auto pending = (*rf)->Prepare(base, NowMs());
+    ASSERT_TRUE(pending.ok()) << pending.status().ToString();
+    auto done = catalog_->CommitTable({ident, pending->requirements, pending->updates},
+                                      catalog::Writer::kFloe);
+    ASSERT_TRUE(done.ok()) << done.status().ToString();
+  }
+
   void SetProperties(const catalog::TableIdent& ident,
                      std::map<std::string, std::string> properties) {
     auto done = catalog_->CommitTable(
@@ -238,28 +265,7 @@ TEST_F(MaintenanceTest, ExpiryDeletesWhatOnlyExpiredSnapshotsReached) {
   Append(t, {loc + "/data/a.parquet", loc + "/data/b.parquet"});
   Append(t, {loc + "/data/c.parquet"});
   auto before = catalog_->LoadTable(t)->metadata;
-  {
-    std::vector<iceberg::DataFile> removed;
-    for (const char* name : {"a", "b"}) {
-      iceberg::DataFile f;
-      f.file_path = loc + "/data/" + name + ".parquet";
-      f.record_count = 1;
-      f.file_size_in_bytes = 13;
-      removed.push_back(f);
-    }
-    iceberg::DataFile d;
-    d.file_path = Put(loc + "/data/d.parquet");
-    d.record_count = 2;
-    d.file_size_in_bytes = 13;
-    auto rf = iceberg::ReplaceFiles::Make(io_.get(), before, removed, {d});
-    ASSERT_TRUE(rf.ok()) << rf.status().ToString();
-    auto pending = (*rf)->Prepare(before, NowMs());
-    ASSERT_TRUE(pending.ok()) << pending.status().ToString();
-    ASSERT_TRUE(catalog_
-                    ->CommitTable({t, pending->requirements, pending->updates},
-                                  catalog::Writer::kFloe)
-                    .ok());
-  }
+  Replace(t, {loc + "/data/a.parquet", loc + "/data/b.parquet"}, loc + "/data/d.parquet");
   // Delta removed b a minute ago: its tombstone keeps it inside the hour.
   const int64_t later = NowMs() + 2 * 3600 * 1000;
   delta::RemoveFile rm;
@@ -426,29 +432,9 @@ TEST_F(MaintenanceTest, AManifestRewriteDropsManifestsWithoutLiveFiles) {
   for (int i = 0; i < 3; ++i) {
     Append(t, {loc + "/data/f" + std::to_string(i) + ".parquet"}, 13, with_positions);
   }
-  auto before = catalog_->LoadTable(t)->metadata;
-  std::vector<iceberg::DataFile> removed;
-  for (int i = 0; i < 2; ++i) {
-    iceberg::DataFile f;
-    f.file_path = loc + "/data/f" + std::to_string(i) + ".parquet";
-    f.record_count = 1;
-    f.file_size_in_bytes = 13;
-    removed.push_back(f);
-  }
-  iceberg::DataFile merged;
-  merged.file_path = Put(loc + "/data/merged.parquet");
-  merged.record_count = 2;
-  merged.file_size_in_bytes = 13;
   // The compaction carries its parent's positions, as CommitReplace gives them.
-  auto rf = iceberg::ReplaceFiles::Make(io_.get(), before, removed, {merged},
-                                        with_positions.summary);
-  ASSERT_TRUE(rf.ok()) << rf.status().ToString();
-  auto pending = (*rf)->Prepare(before, NowMs());
-  ASSERT_TRUE(pending.ok()) << pending.status().ToString();
-  ASSERT_TRUE(catalog_
-                  ->CommitTable({t, pending->requirements, pending->updates},
-                                catalog::Writer::kFloe)
-                  .ok());
+  Replace(t, {loc + "/data/f0.parquet", loc + "/data/f1.parquet"},
+          loc + "/data/merged.parquet", with_positions.summary);
   const auto replaced = catalog_->LoadTable(t)->metadata;
 
   auto dry =

@@ -397,12 +397,7 @@ TEST_F(PipelineTest, ARetriableStorageErrorWhileLoadingATableIsRetried) {
 }
 
 TEST_F(PipelineTest, AFailedFenceDiscardsTheBatchAndRereadsFromTheTable) {
-  Make(kOneTopic);
-  Produce(0, 0, 10);
-  ASSERT_TRUE(h_->Start().ok());
-  ASSERT_TRUE(Committed(10));
-  Produce(0, 10, 5);
-  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").buffered_records == 5; }));
+  CommitTenThenBufferFive();
   // Another writer took records 10..14 meanwhile (its positions say so).
   ASSERT_TRUE(ForgeProperty(kOffsetsKey, R"({"orders":{"0":15}})").ok());
   const size_t files_before = h_->DataFileObjects().size();
@@ -421,12 +416,7 @@ TEST_F(PipelineTest, AKafkaTimeoutWhileReloadingPositionsPausesTheTopicNotTheDae
   // Issue 38 item 5: after a lost fence the positions are loaded again; a watermark query
   // that times out there (a process stopped for 20 s, then continued) used to end the
   // run.
-  Make(kOneTopic);
-  Produce(0, 0, 10);
-  ASSERT_TRUE(h_->Start().ok());
-  ASSERT_TRUE(Committed(10));
-  Produce(0, 10, 5);
-  ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").buffered_records == 5; }));
+  CommitTenThenBufferFive();
   ASSERT_TRUE(ForgeProperty(kOffsetsKey, R"({"orders":{"0":15}})").ok());
   h_->kafka.FailNext("QueryWatermarks", 2,
                      Retriable("watermarks of orders/0: Local: Timed out"));

@@ -52,6 +52,16 @@ class PipelineTest : public ::testing::Test {
     m.value = std::move(value);
     return h_->kafka.Produce(topic, partition, std::move(m));
   }
+  // One topic: ids 0..9 committed, then 10..14 read and buffered (the batch a fence then
+  // finds taken by another writer).
+  void CommitTenThenBufferFive() {
+    Make(kOneTopic);
+    Produce(0, 0, 10);
+    ASSERT_TRUE(h_->Start().ok());
+    ASSERT_TRUE(Committed(10));
+    Produce(0, 10, 5);
+    ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").buffered_records == 5; }));
+  }
   bool Committed(int64_t n, const std::string& topic = "orders") {
     return h_->RunUntil([&] { return h_->Topic(topic).committed_records >= n; });
   }
