@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "floe/catalog/references.h"
 #include "floe/common/crash.h"
 #include "floe/common/log.h"
 #include "floe/common/util.h"
@@ -121,22 +122,6 @@ bool SetsLocation(const std::vector<iceberg::TableUpdate>& updates) {
   });
 }
 
-// Whether `uri` names something strictly inside directory `root`: `root` + "/" + a rest
-// with no empty, "." or ".." segment (FileIO takes URIs literally: no percent-decoding).
-bool LiesUnder(const std::string& uri, const std::string& root) {
-  if (root.empty() || uri.size() <= root.size() + 1) return false;
-  if (uri.compare(0, root.size(), root) != 0 || uri[root.size()] != '/') return false;
-  size_t start = root.size() + 1;
-  while (start <= uri.size()) {
-    size_t end = uri.find('/', start);
-    if (end == std::string::npos) end = uri.size();
-    std::string_view seg(uri.data() + start, end - start);
-    if (seg.empty() || seg == "." || seg == "..") return false;
-    start = end + 1;
-  }
-  return true;
-}
-
 // One location belongs to one table: equal, inside or containing.
 bool Overlaps(const std::string& a, const std::string& b) {
   return a == b || LiesUnder(a, b) || LiesUnder(b, a);
@@ -152,50 +137,6 @@ std::string LocationFromMetadataPath(const std::string& metadata_location) {
     dir.resize(dir.size() - kMeta.size());
   }
   return dir;
-}
-
-// Whether a failure to read a file another table references means "it references
-// nothing readable" (missing or not a manifest: skipped) rather than an outage that
-// hides what it references (then purge must not guess).
-bool Unreadable(const Status& st) {
-  ErrorKind kind = KindOf(st);
-  return kind == ErrorKind::kNotFound || kind == ErrorKind::kInvalidInput ||
-         st.IsInvalid() || st.IsTypeError() || st.IsNotImplemented();
-}
-
-// Every file `md` references: metadata log, manifest lists, manifests, data and delete
-// files. With `root` set, only manifest lists and manifests under it are read (the rule
-// of purge: never follow a reference out of the table's own location).
-Status CollectReferences(storage::FileIO& io, const iceberg::TableMetadata& md,
-                         const std::string& root, std::set<std::string>* out,
-                         size_t* skipped) {
-  for (const auto& entry : md.metadata_log) out->insert(entry.metadata_file);
-  for (const auto& snap : md.snapshots) {
-    out->insert(snap.manifest_list);
-    if (!root.empty() && !LiesUnder(snap.manifest_list, root)) {
-      ++*skipped;
-      continue;
-    }
-    auto manifests = iceberg::ReadManifestList(io, snap.manifest_list);
-    if (!manifests.ok()) {
-      if (Unreadable(manifests.status())) continue;
-      return manifests.status();
-    }
-    for (const auto& m : *manifests) {
-      out->insert(m.manifest_path);
-      if (!root.empty() && !LiesUnder(m.manifest_path, root)) {
-        ++*skipped;
-        continue;
-      }
-      auto entries = iceberg::ReadManifestEntries(io, m);
-      if (!entries.ok()) {
-        if (Unreadable(entries.status())) continue;
-        return entries.status();
-      }
-      for (const auto& e : *entries) out->insert(e.data_file.file_path);
-    }
-  }
-  return Status::OK();
 }
 
 bool WantsCreate(const std::vector<iceberg::TableRequirement>& reqs) {
@@ -583,6 +524,9 @@ Result<StoreCatalog::Prepared> StoreCatalog::Prepare(const TableCommit& commit,
   if (p.create || SetsLocation(commit.updates)) {
     FLOE_RETURN_NOT_OK(CheckLocationFree(commit.ident, root));
   }
+  if (writer == Writer::kExternal) {
+    FLOE_RETURN_NOT_OK(CheckForeignReferences(commit, base_ptr, root));
+  }
   int version = 0;
   if (!p.create)
     version = std::max(0, iceberg::ParseMetadataFileVersion(p.base_location) + 1);
@@ -592,12 +536,35 @@ Result<StoreCatalog::Prepared> StoreCatalog::Prepare(const TableCommit& commit,
   return p;
 }
 
+Status StoreCatalog::CheckForeignReferences(const TableCommit& commit,
+                                            const iceberg::TableMetadata* base,
+                                            const std::string& root) {
+  FLOE_ASSIGN_OR_RAISE(auto foreign,
+                       ForeignReferencesAdded(*io_, base, commit.updates, root));
+  for (const auto& uri : foreign) {
+    auto exists = io_->Exists(uri);
+    if (!exists.ok()) return exists.status();
+    if (!*exists) {
+      return InvalidInput("table " + commit.ident.ToString() +
+                          ": the commit references '" + uri +
+                          "', outside the table's location " + root +
+                          ", which does not exist (another table's purge may have "
+                          "deleted it); nothing committed");
+    }
+  }
+  return Status::OK();
+}
+
 Result<LoadedTable> StoreCatalog::CommitTable(const TableCommit& commit, Writer writer) {
   // A commit that claims a location holds the location lock until its pointer is set.
   std::unique_lock location_lock(location_mu_, std::defer_lock);
   if (WantsCreate(commit.requirements) || SetsLocation(commit.updates)) {
     location_lock.lock();
   }
+  // Purge waits for an external commit (which may reference another table's files) to
+  // land or fail, and such a commit waits for a purge to finish deleting.
+  std::shared_lock purge_lock(purge_mu_, std::defer_lock);
+  if (writer == Writer::kExternal) purge_lock.lock();
   for (int attempt = 0; attempt < kMaxSwapRetries; ++attempt) {
     FLOE_ASSIGN_OR_RAISE(Prepared p, Prepare(commit, writer));
     CrashPoint("before-pointer-swap");
@@ -640,6 +607,8 @@ Status StoreCatalog::CommitTransaction(const std::vector<TableCommit>& commits,
       })) {
     location_lock.lock();
   }
+  std::shared_lock purge_lock(purge_mu_, std::defer_lock);
+  if (writer == Writer::kExternal) purge_lock.lock();
   for (int attempt = 0; attempt < kMaxSwapRetries; ++attempt) {
     std::vector<Prepared> prepared;
     auto discard = [&] {
@@ -672,8 +641,21 @@ Status StoreCatalog::CommitTransaction(const std::vector<TableCommit>& commits,
 
 Status StoreCatalog::DropTable(const TableIdent& ident, bool purge) {
   FLOE_RETURN_NOT_OK(ValidateIdent(ident));
-  if (!purge) return store_->Drop(ident);
+  if (!purge) return store_->Drop(ident, "");
   std::lock_guard location_lock(location_mu_);
+  std::unique_lock purge_lock(purge_mu_);
+  // Floe's own commits do not take the purge lock: one that lands on this table while its
+  // references are read makes the conditional drop fail, and the purge reads again.
+  for (int attempt = 0; attempt < kMaxSwapRetries; ++attempt) {
+    FLOE_ASSIGN_OR_RAISE(bool purged, PurgeOnce(ident));
+    if (purged) return Status::OK();
+  }
+  return Conflict("purge of " + ident.ToString() +
+                  " refused (nothing dropped): it kept " +
+                  "changing while its references were read; stop its writers first");
+}
+
+Result<bool> StoreCatalog::PurgeOnce(const TableIdent& ident) {
   FLOE_ASSIGN_OR_RAISE(auto loaded, LoadTable(ident));
   const auto& md = loaded.metadata;
   if (MirrorsDelta(md)) {
@@ -734,7 +716,9 @@ Status StoreCatalog::DropTable(const TableIdent& ident, bool purge) {
     }
     for (const auto& f : referenced) shared += files.erase(f);
   }
-  FLOE_RETURN_NOT_OK(store_->Drop(ident));
+  st = store_->Drop(ident, loaded.metadata_location);
+  if (KindOf(st) == ErrorKind::kConflict) return false;  // a commit landed: read again
+  FLOE_RETURN_NOT_OK(st);
   // Failures are logged, not returned: the table is already gone from the catalog.
   size_t failed = 0;
   for (const auto& f : files) {
@@ -744,7 +728,7 @@ Status StoreCatalog::DropTable(const TableIdent& ident, bool purge) {
       "catalog: purged table {} ({} files deleted, {} could not be deleted; {} kept as "
       "other tables reference them, {} references outside its location {} left alone)",
       ident.ToString(), files.size() - failed, failed, shared, skipped, root);
-  return Status::OK();
+  return true;
 }
 
 Status StoreCatalog::RenameTable(const TableIdent& from, const TableIdent& to) {

@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -186,6 +187,14 @@ class StoreCatalog final : public Catalog {
  private:
   struct Prepared;
   Result<Prepared> Prepare(const TableCommit& commit, Writer writer);
+  // InvalidInput when an external commit references a file outside its table's `root`
+  // that no longer exists (see ForeignReferencesAdded).
+  Status CheckForeignReferences(const TableCommit& commit,
+                                const iceberg::TableMetadata* base,
+                                const std::string& root);
+  // One purge attempt (DropTable): false when a commit landed on the table while its
+  // references were read (nothing dropped).
+  Result<bool> PurgeOnce(const TableIdent& ident);
   Status CheckLocation(const std::string& location) const;
   // kConflict if `location` equals, lies inside or contains the location of a registered
   // table other than `self`, or contains a protected file.
@@ -204,6 +213,11 @@ class StoreCatalog final : public Catalog {
   // set-location commits and purges, so two tables cannot claim overlapping locations
   // through this process (writers to the SQLite file itself bypass it).
   std::mutex location_mu_;
+  // Purge (exclusive) against external commits (shared): a commit that starts
+  // referencing a table's files either lands before the purge reads the references, or
+  // finds them gone and is refused. Taken after location_mu_. Covers this process only
+  // (docs/security.md).
+  std::shared_mutex purge_mu_;
   std::mutex cache_mu_;
   std::map<std::string, std::string> location_of_metadata_;  // under cache_mu_
 };

@@ -7,10 +7,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "floe/common/util.h"
+#include "floe/iceberg/manifest.h"
 #include "floe/iceberg/snapshot_producer.h"
 #include "floe/storage/file_io.h"
 #include "floe/storage/file_io_test_util.h"
@@ -80,6 +83,48 @@ class CatalogTest : public ::testing::Test {
                       r::AssertRefSnapshotId{"main", main}};
     c.updates = {u::AddSnapshot{s}, u::SetSnapshotRef{"main", ref}};
     return c;
+  }
+
+  // A data file written at `uri`.
+  iceberg::DataFile FileAt(const std::string& uri) {
+    EXPECT_TRUE(io_->WriteNew(uri, "parquet bytes").ok()) << uri;
+    iceberg::DataFile f;
+    f.file_path = uri;
+    f.record_count = 1;
+    f.file_size_in_bytes = 13;
+    return f;
+  }
+
+  // A fast append of `files` on `t`'s current state, its manifests written.
+  TableCommit AppendCommit(const TableIdent& t, std::vector<iceberg::DataFile> files) {
+    auto base = catalog_->LoadTable(t)->metadata;
+    auto fa = iceberg::FastAppend::Make(io_.get(), base, std::move(files));
+    EXPECT_TRUE(fa.ok()) << fa.status().ToString();
+    auto pending = (*fa)->Prepare(base, NowMs());
+    EXPECT_TRUE(pending.ok()) << pending.status().ToString();
+    return {t, pending->requirements, pending->updates};
+  }
+
+  void Append(const TableIdent& t, std::vector<iceberg::DataFile> files,
+              Writer writer = Writer::kExternal) {
+    auto done = catalog_->CommitTable(AppendCommit(t, std::move(files)), writer);
+    EXPECT_TRUE(done.ok()) << done.status().ToString();
+  }
+
+  // Whether every file `t`'s metadata references exists.
+  void ExpectReferencesExist(const TableIdent& t) {
+    auto md = catalog_->LoadTable(t)->metadata;
+    for (const auto& snap : md.snapshots) {
+      auto manifests = iceberg::ReadManifestList(*io_, snap.manifest_list);
+      ASSERT_TRUE(manifests.ok()) << manifests.status().ToString();
+      for (const auto& m : *manifests) {
+        auto entries = iceberg::ReadManifestEntries(*io_, m);
+        ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+        for (const auto& e : *entries) {
+          EXPECT_TRUE(*io_->Exists(e.data_file.file_path)) << e.data_file.file_path;
+        }
+      }
+    }
   }
 
   std::filesystem::path root_;
@@ -389,31 +434,13 @@ TEST_F(CatalogTest, PurgeDeletesOnlyItsOwnFilesThatNoOtherTableReferences) {
   TableIdent a{{"ns"}, "a"}, b{{"ns"}, "b"};
   auto ta = Create(a);
   auto tb = Create(b);
-  auto file = [&](const std::string& uri) {
-    EXPECT_TRUE(io_->WriteNew(uri, "parquet bytes").ok()) << uri;
-    iceberg::DataFile f;
-    f.file_path = uri;
-    f.record_count = 1;
-    f.file_size_in_bytes = 13;
-    return f;
-  };
-  auto append = [&](const TableIdent& t, std::vector<iceberg::DataFile> files) {
-    auto base = catalog_->LoadTable(t)->metadata;
-    auto fa = iceberg::FastAppend::Make(io_.get(), base, std::move(files));
-    EXPECT_TRUE(fa.ok()) << fa.status().ToString();
-    auto pending = (*fa)->Prepare(base, NowMs());
-    EXPECT_TRUE(pending.ok()) << pending.status().ToString();
-    auto done = catalog_->CommitTable({t, pending->requirements, pending->updates},
-                                      Writer::kExternal);
-    EXPECT_TRUE(done.ok()) << done.status().ToString();
-  };
   const std::string a_loc = ta.metadata.location, b_loc = tb.metadata.location;
-  auto a1 = file(a_loc + "/data/a1.parquet");  // also referenced by b
-  auto a2 = file(a_loc + "/data/a2.parquet");
-  auto b1 = file(b_loc + "/data/b1.parquet");
-  auto loose = file(warehouse_ + "/loose.parquet");  // outside both tables
-  append(b, {b1, a1});
-  append(a, {a1, a2, loose});
+  auto a1 = FileAt(a_loc + "/data/a1.parquet");  // also referenced by b
+  auto a2 = FileAt(a_loc + "/data/a2.parquet");
+  auto b1 = FileAt(b_loc + "/data/b1.parquet");
+  auto loose = FileAt(warehouse_ + "/loose.parquet");  // outside both tables
+  Append(b, {b1, a1});
+  Append(a, {a1, a2, loose});
   auto b_before = *catalog_->LoadTable(b);
 
   ASSERT_TRUE(catalog_->DropTable(a, true).ok());
@@ -431,6 +458,83 @@ TEST_F(CatalogTest, PurgeDeletesOnlyItsOwnFilesThatNoOtherTableReferences) {
   EXPECT_FALSE(*io_->Exists(b_before.metadata_location));
   EXPECT_TRUE(*io_->Exists(a1.file_path)) << "outside b's location";
   EXPECT_TRUE(*io_->Exists(loose.file_path));
+}
+
+TEST_F(CatalogTest, ACommitReferencingFilesAPurgeDeletedIsRefused) {
+  // A client read a's files and prepared b's commit naming one; a's purge ran first.
+  TableIdent a{{"ns"}, "a"}, b{{"ns"}, "b"};
+  auto ta = Create(a);
+  Create(b);
+  auto a1 = FileAt(ta.metadata.location + "/data/a1.parquet");
+  Append(a, {a1});
+  TableCommit late = AppendCommit(b, {a1});
+  const std::string b_pointer = catalog_->LoadTable(b)->metadata_location;
+  ASSERT_TRUE(catalog_->DropTable(a, true).ok());
+  ASSERT_FALSE(*io_->Exists(a1.file_path));
+  auto res = catalog_->CommitTable(late, Writer::kExternal);
+  EXPECT_EQ(KindOf(res.status()), ErrorKind::kInvalidInput) << res.status().ToString();
+  EXPECT_NE(res.status().message().find(a1.file_path), std::string::npos);
+  EXPECT_EQ(catalog_->LoadTable(b)->metadata_location, b_pointer);
+}
+
+TEST_F(CatalogTest, AnExternalCommitRacingAPurgeNeverReferencesADeletedFile) {
+  // The purge pauses while it reads b's manifests (after reading a's); meanwhile a client
+  // commits to b a snapshot naming a's file. Either the commit lands before the purge
+  // reads b (the file is kept) or it waits and is refused: b never names a deleted file.
+  TableIdent a{{"ns"}, "a"}, b{{"ns"}, "b"};
+  auto ta = Create(a);
+  auto tb = Create(b);
+  auto a1 = FileAt(ta.metadata.location + "/data/a1.parquet");
+  Append(a, {a1});
+  Append(b, {FileAt(tb.metadata.location + "/data/b1.parquet")});
+  TableCommit late = AppendCommit(b, {a1});
+  const auto purger = std::this_thread::get_id();
+  std::atomic<bool> commit_done{false};
+  std::optional<Result<LoadedTable>> committed;
+  std::thread client;
+  faulty_->BeforeEach([&](const std::string&, const std::string& uri) {
+    const bool b_manifest_list = uri.find(tb.metadata.location + "/metadata/snap-") == 0;
+    if (std::this_thread::get_id() != purger || !b_manifest_list || client.joinable()) {
+      return;
+    }
+    client = std::thread([&] {
+      committed = catalog_->CommitTable(late, Writer::kExternal);
+      commit_done = true;
+    });
+    for (int i = 0; i < 50 && !commit_done; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  ASSERT_TRUE(catalog_->DropTable(a, true).ok());
+  faulty_->BeforeEach(nullptr);
+  ASSERT_TRUE(client.joinable()) << "the purge never read b's manifest list";
+  client.join();
+  ASSERT_TRUE(committed.has_value());
+  EXPECT_EQ(KindOf(committed->status()), ErrorKind::kInvalidInput)
+      << "the commit waits for the purge and is refused: "
+      << committed->status().ToString();
+  ExpectReferencesExist(b);
+}
+
+TEST_F(CatalogTest, APurgeReadsAgainWhenFloeCommitsToTheTableMeanwhile) {
+  // Floe's own commits do not wait for a purge; one landing on the purged table while its
+  // references are read must not leave its files behind as orphans.
+  TableIdent a{{"ns"}, "a"};
+  auto ta = Create(a);
+  Append(a, {FileAt(ta.metadata.location + "/data/a1.parquet")});
+  auto a2 = FileAt(ta.metadata.location + "/data/a2.parquet");
+  bool once = false;
+  faulty_->BeforeEach([&](const std::string&, const std::string& uri) {
+    if (once || uri.find("/metadata/snap-") == std::string::npos) return;
+    once = true;
+    faulty_->BeforeEach(nullptr);
+    Append(a, {a2}, Writer::kFloe);
+  });
+  ASSERT_TRUE(catalog_->DropTable(a, true).ok());
+  EXPECT_TRUE(once);
+  EXPECT_FALSE(*catalog_->TableExists(a));
+  EXPECT_FALSE(*io_->Exists(a2.file_path))
+      << "the commit that landed meanwhile is purged";
 }
 
 TEST_F(CatalogTest, PurgeIsRefusedWhileAnotherTableSharesTheLocation) {

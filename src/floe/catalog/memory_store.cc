@@ -29,11 +29,13 @@ class MemoryStore : public PointerStore {
     return SwapLocked(ident, expected, desired);
   }
 
-  Status Drop(const TableIdent& ident) override {
+  Status Drop(const TableIdent& ident, const std::string& expected) override {
     std::lock_guard<std::mutex> lock(mu_);
-    if (tables_.erase(ident) == 0) {
-      return NotFound("table " + ident.ToString() + " does not exist");
+    auto it = tables_.find(ident);
+    if (it == tables_.end() || (!expected.empty() && it->second != expected)) {
+      return DropMissed(ident, it != tables_.end());
     }
+    tables_.erase(it);
     return Status::OK();
   }
 

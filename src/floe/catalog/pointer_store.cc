@@ -24,6 +24,12 @@ Status ValidateName(const std::string& part, const char* what) {
 
 }  // namespace
 
+Status DropMissed(const TableIdent& ident, bool exists) {
+  if (!exists) return NotFound("table " + ident.ToString() + " does not exist");
+  return Conflict("table " + ident.ToString() +
+                  " changed since it was read (a commit landed); not dropped");
+}
+
 std::string TableIdent::NamespaceString() const {
   std::string out;
   for (size_t i = 0; i < ns.size(); ++i) {

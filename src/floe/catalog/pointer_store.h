@@ -33,6 +33,9 @@ Status ValidateIdent(const TableIdent& ident);
 Status ValidateNamespaceLevels(const std::vector<std::string>& ns);
 // "a.b" → {"a", "b"} (the SQL catalog's namespace column).
 std::vector<std::string> SplitNamespaceString(const std::string& text);
+// The answer of a Drop that removed nothing: kNotFound, or kConflict while the table
+// `exists` (its pointer was not the expected one).
+Status DropMissed(const TableIdent& ident, bool exists);
 
 class PointerStore {
  public:
@@ -47,7 +50,10 @@ class PointerStore {
   // and checks).
   virtual Status Swap(const TableIdent& ident, const std::string& expected,
                       const std::string& desired) = 0;
-  virtual Status Drop(const TableIdent& ident) = 0;
+  // Removes the table. With `expected` non-empty, only while the pointer is `expected`
+  // (kConflict otherwise: a commit landed since the caller read it).
+  // (DropMissed gives the answer.)
+  virtual Status Drop(const TableIdent& ident, const std::string& expected) = 0;
   virtual Result<std::vector<TableIdent>> ListTables(
       const std::vector<std::string>& ns) = 0;
 

@@ -104,8 +104,12 @@ TEST_P(PointerStoreContract, CreateGetSwapDropRename) {
   ASSERT_TRUE(store_->Rename(t, moved).ok());
   EXPECT_EQ(*store_->Get(moved), "file:///m2");
   EXPECT_EQ(KindOf(store_->Rename(t, moved)), ErrorKind::kNotFound);
-  ASSERT_TRUE(store_->Drop(moved).ok());
-  EXPECT_EQ(KindOf(store_->Drop(moved)), ErrorKind::kNotFound);
+  const std::string now = *store_->Get(moved);
+  EXPECT_EQ(KindOf(store_->Drop(moved, now + ".older")), ErrorKind::kConflict);
+  ASSERT_TRUE(store_->Get(moved).ok())
+      << "a drop expecting another pointer drops nothing";
+  ASSERT_TRUE(store_->Drop(moved, now).ok());
+  EXPECT_EQ(KindOf(store_->Drop(moved, "")), ErrorKind::kNotFound);
   EXPECT_EQ(KindOf(store_->Create({{"kafka"}, "a/b"}, "x")), ErrorKind::kInvalidInput);
 }
 

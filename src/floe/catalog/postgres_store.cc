@@ -172,17 +172,19 @@ class PostgresStore : public PointerStore {
     });
   }
 
-  Status Drop(const TableIdent& ident) override {
-    return WithConnection([&](PGconn* c) -> Status {
+  Status Drop(const TableIdent& ident, const std::string& expected) override {
+    bool dropped = false;
+    FLOE_RETURN_NOT_OK(WithConnection([&](PGconn* c) -> Status {
       Outcome o = Run(c,
                       "DELETE FROM iceberg_tables WHERE catalog_name=$1 AND "
-                      "table_namespace=$2 AND table_name=$3",
-                      {catalog_, ident.NamespaceString(), ident.name});
+                      "table_namespace=$2 AND table_name=$3 AND "
+                      "($4 = '' OR metadata_location = $4)",
+                      {catalog_, ident.NamespaceString(), ident.name, expected});
       if (!o.ok) return Fail(o, "drop table " + ident.ToString(), true);
-      if (Changed(o) == 0)
-        return NotFound("table " + ident.ToString() + " does not exist");
+      dropped = Changed(o) != 0;
       return Status::OK();
-    });
+    }));
+    return dropped ? Status::OK() : DropMissed(ident, Get(ident).ok());
   }
 
   Result<std::vector<TableIdent>> ListTables(

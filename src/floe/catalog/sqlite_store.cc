@@ -124,18 +124,25 @@ class SqliteStore : public PointerStore {
     return Error("rename table " + from.ToString());
   }
 
-  Status Drop(const TableIdent& ident) override {
-    std::lock_guard lock(mu_);
+  Status Drop(const TableIdent& ident, const std::string& expected) override {
+    {
+      std::lock_guard lock(mu_);
+      FLOE_ASSIGN_OR_RAISE(bool dropped, DropLocked(ident, expected));
+      if (dropped) return Status::OK();
+    }
+    return DropMissed(ident, Get(ident).ok());
+  }
+
+  Result<bool> DropLocked(const TableIdent& ident, const std::string& expected) {
     FLOE_RETURN_NOT_OK(WritableLocked());
     Stmt st(db_,
             "DELETE FROM iceberg_tables WHERE catalog_name=? AND table_namespace=? AND "
-            "table_name=?");
+            "table_name=? AND (?='' OR metadata_location=?)");
     FLOE_RETURN_NOT_OK(st.status);
     st.Bind(1, catalog_).Bind(2, ident.NamespaceString()).Bind(3, ident.name);
+    st.Bind(4, expected).Bind(5, expected);
     if (st.Step() != SQLITE_DONE) return Error("drop table " + ident.ToString());
-    if (sqlite3_changes(db_) == 0)
-      return NotFound("table " + ident.ToString() + " does not exist");
-    return Status::OK();
+    return sqlite3_changes(db_) != 0;
   }
 
   Result<std::vector<TableIdent>> ListTables(

@@ -158,7 +158,9 @@ class FaultyStore : public catalog::PointerStore {
   }
   Status Swap(const catalog::TableIdent& ident, const std::string& expected,
               const std::string& desired) override;
-  Status Drop(const catalog::TableIdent& i) override { return inner_->Drop(i); }
+  Status Drop(const catalog::TableIdent& i, const std::string& expected) override {
+    return inner_->Drop(i, expected);
+  }
   Result<std::vector<catalog::TableIdent>> ListTables(
       const std::vector<std::string>& ns) override {
     return inner_->ListTables(ns);

@@ -4,6 +4,7 @@
 #include <arrow/io/interfaces.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,6 +37,12 @@ class FaultyFileIO : public FileIO {
   void FailNext(std::string op, std::string needle, int n, Status st) {
     std::lock_guard lock(mu_);
     rules_.push_back({std::move(op), std::move(needle), n, std::move(st)});
+  }
+  // Called (outside the lock, on the calling thread) before every operation Check
+  // sees, so a test can interleave another thread's work at a chosen read.
+  void BeforeEach(std::function<void(const std::string& op, const std::string& uri)> fn) {
+    std::lock_guard lock(mu_);
+    before_each_ = std::move(fn);
   }
   // Injected failures not used yet (FailNext).
   int failures_left() const {
@@ -112,6 +119,12 @@ class FaultyFileIO : public FileIO {
     Status st;
   };
   Status Check(const std::string& op, const std::string& uri) {
+    std::function<void(const std::string&, const std::string&)> hook;
+    {
+      std::lock_guard lock(mu_);
+      hook = before_each_;
+    }
+    if (hook) hook(op, uri);
     std::lock_guard lock(mu_);
     if (!read_fault_.ok() && (op == "Read" || op == "OpenInputFile")) return read_fault_;
     for (auto& r : rules_) {
@@ -128,6 +141,7 @@ class FaultyFileIO : public FileIO {
   mutable std::mutex mu_;
   Status read_fault_;
   std::vector<Rule> rules_;
+  std::function<void(const std::string&, const std::string&)> before_each_;
 };
 
 }  // namespace floe::storage
