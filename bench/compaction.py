@@ -81,7 +81,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     floe = pathlib.Path(args.floe).resolve()
-    soak = floe.parent.parent / "maintenance" / "floe_maintenance_soak"
+    soak = floe.parents[3] / "tools" / "maintenance_soak" / "floe_maintenance_soak"
     work = ROOT / "build" / "bench-work" / "compaction"
     shutil.rmtree(work, ignore_errors=True)
     wh = work / "warehouse"

@@ -1,6 +1,6 @@
 """Microbenchmarks (issue 6, item 2), Google Benchmark: each decoder into Arrow (Protobuf also
 against a DynamicMessage baseline), a manifest encoded and written, and one commit through the
-production Committer (src/floe/pipeline/commit_benchmark.cc), and the Parquet file write.
+production Committer (src/floe/table/commit_benchmark.cc), and the Parquet file write.
 Runs the release binaries and writes bench/results/<date>-micro.json with, per benchmark,
 records/s (data files/s for manifests and commits), commits/s, bytes/s and CPU time per
 operation.
@@ -23,7 +23,7 @@ from run import machine  # noqa: E402
 
 GOOGLE = [("decode", "avro_decoder_benchmark"), ("decode", "protobuf_decoder_benchmark"),
           ("decode", "json_decoder_benchmark"), ("parquet", "floe_parquet_writer_benchmark"),
-          ("pipeline", "commit_benchmark")]
+          ("table", "commit_benchmark")]
 
 
 def google_benchmark(binary: pathlib.Path) -> list[dict]:

@@ -636,7 +636,8 @@ def test_3000_commits_with_compaction_keep_the_file_count_bounded(tmp_path):
     and 3,000. Expiry frees the storage of what the compactions replaced."""
     from test_core import duckdb_connect
     from harness import spark
-    soak = floe_binary().parent.parent / "maintenance" / "floe_maintenance_soak"
+    soak = (floe_binary().resolve().parents[3] / "tools" / "maintenance_soak" /
+            "floe_maintenance_soak")
     wh = tmp_path / "wh"
     wh.mkdir()
     db = tmp_path / "catalog.db"

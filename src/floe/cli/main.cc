@@ -38,13 +38,13 @@
 #include "floe/metrics/metrics.h"
 #include "floe/pipeline/admin_bridge.h"
 #include "floe/pipeline/pipeline.h"
-#include "floe/pipeline/positions.h"
 #include "floe/pipeline/status_metrics.h"
 #include "floe/registry/client.h"
 #include "floe/server/admin_routes.h"
 #include "floe/server/iceberg_routes.h"
 #include "floe/server/rest_server.h"
 #include "floe/storage/file_io.h"
+#include "floe/table/positions.h"
 
 #ifndef FLOE_VERSION
 #define FLOE_VERSION "0.0.0"
@@ -275,7 +275,7 @@ int PositionsCommand(const std::string& config_path, const std::string& log_leve
     std::fprintf(stderr, "floe: %s\n", stack.status().message().c_str());
     return ExitCodeFor(stack.status());
   }
-  namespace pl = floe::pipeline;
+  namespace table = floe::table;
   constexpr int kAttempts = 10;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     auto loaded = stack->catalog->LoadTable(*ident);
@@ -284,9 +284,10 @@ int PositionsCommand(const std::string& config_path, const std::string& log_leve
       return 1;
     }
     const auto& md = loaded->metadata;
-    pl::Positions positions = pl::RecordedPositions(md).value_or(pl::Positions{});
+    table::Positions positions =
+        table::RecordedPositions(md).value_or(table::Positions{});
     if (!set) {
-      std::cout << pl::PositionsToJson(positions) << "\n";
+      std::cout << table::PositionsToJson(positions) << "\n";
       return 0;
     }
     std::optional<int64_t> before;
@@ -305,14 +306,14 @@ int PositionsCommand(const std::string& config_path, const std::string& log_leve
         {floe::iceberg::requirement::AssertTableUuid{md.table_uuid},
          floe::iceberg::requirement::AssertRefSnapshotId{"main", main}},
         {floe::iceberg::update::SetProperties{
-            {{pl::kOffsetsKey, pl::PositionsToJson(positions)}}}}};
+            {{table::kOffsetsKey, table::PositionsToJson(positions)}}}}};
     auto done = stack->catalog->CommitTable(commit, floe::catalog::Writer::kFloe);
     if (done.ok()) {
       std::cout << "table " << ident->ToString() << ": " << args.topic << "/"
                 << args.partition << " moved "
                 << (before ? "from " + std::to_string(*before) + " " : "") << "to "
                 << args.offset << "\n"
-                << pl::PositionsToJson(positions) << "\n";
+                << table::PositionsToJson(positions) << "\n";
       return 0;
     }
     if (floe::KindOf(done.status()) != floe::ErrorKind::kConflict) {
@@ -329,8 +330,8 @@ int PositionsCommand(const std::string& config_path, const std::string& log_leve
 // fresh mmaps and returns freed heap tops to the kernel: each Arrow buffer of each batch
 // then faults in zeroed pages again (clear_page_erms was ~7% of the W1 profile). Fixed
 // thresholds keep those pages for reuse; peak RSS is unchanged because the peak holds the
-// same buffers either way (W1, 2M records: ~+8% records per CPU-second, 159-162 MiB both
-// ways, 2026-12-03). A MALLOC_*_ environment variable set by the user wins.
+// same buffers either way (docs/architecture.md "Memory and the hot path"). A MALLOC_*_
+// environment variable set by the user wins.
 void TuneMalloc() {
   if (std::getenv("MALLOC_MMAP_THRESHOLD_") == nullptr)
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
@@ -346,13 +347,11 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
   std::signal(SIGHUP, OnHangup);
-  // Arrow's allocator, read once at its first use: glibc malloc measured best for Floe's
-  // build-then-flush pattern (W1: ~298k records per CPU-second and 171-177 MiB peak RSS,
-  // against ~287k / 207-225 MiB with mimalloc and ~246k / 175-181 MiB with jemalloc, on
-  // 1M records, release build, 2026-12-03). A value set by the user wins. Since
-  // 2026-12-06 the data path (builders, Parquet pages, S3 parts) has a pool of its own,
-  // jemalloc (common/memory_pool.h: 17-25 MiB less peak RSS at the same CPU); this
-  // default and TuneMalloc now apply to everything else.
+  // Arrow's default allocator, read once at its first use: glibc malloc, which served
+  // Floe's build-then-flush pattern best of the three (docs/architecture.md "Memory and
+  // the hot path"). A value set by the user wins. The data path (builders, Parquet pages,
+  // S3 parts) has a pool of its own, jemalloc (common/memory_pool.h); this default and
+  // TuneMalloc apply to everything else.
   setenv("ARROW_DEFAULT_MEMORY_POOL", "system", /*overwrite=*/0);
   TuneMalloc();
   CLI::App app{

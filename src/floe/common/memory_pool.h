@@ -7,12 +7,10 @@
 // written out, everything freed, and again. In glibc's heap (floe fixes its mmap
 // threshold at 32 MiB, cli/main.cc) a doubling chain leaves holes the next, larger block
 // cannot use, and RSS stood ~55 MiB above the live heap; jemalloc's size-classed extents
-// reuse the freed sizes and return what stays unused. W1, 3M records, medians
-// (2026-12-06, docs/architecture.md "Memory and the hot path"): peak RSS 180 → 161 MiB on
-// a local warehouse and 196-208 → 176 MiB on S3, at the same records per CPU-second
-// within the runs' spread. jemalloc reallocates in place where the size class allows
-// (Arrow calls rallocx), so Arrow's shrink-to-fit of every finished buffer is mostly not
-// a copy.
+// reuse the freed sizes and return what stays unused, for a lower peak RSS at the same
+// CPU (figures in docs/architecture.md "Memory and the hot path"). jemalloc reallocates
+// in place where the size class allows (Arrow calls rallocx), so Arrow's shrink-to-fit of
+// every finished buffer is mostly not a copy.
 //
 // AddressSanitizer builds use the system allocator instead, so that ASan sees every
 // buffer.

@@ -12,7 +12,6 @@
 //      and appends it (Arrow's capacity-checked appends). A record that fails part way
 //      is taken out again (ColumnCheck::Rollback), and the next validate_after_invalid
 //      records are checked by a walk that appends nothing before they are appended.
-//      (Until 2026-12 every record was walked twice: check and count, reserve, append.)
 //
 // The walk recurses along the schema only (bounded by kMaxJsonSchemaDepth); keys the
 // schema does not declare are never walked.

@@ -22,8 +22,7 @@
 // Decode() runs Scan+Emit once, checking each value and then appending it (Arrow's
 // capacity-checked appends). A record that fails part way is taken out again
 // (ColumnCheck::Rollback), and the next validate_after_invalid records are checked by a
-// pass that appends nothing before they are appended. (Until 2026-12 every record was
-// passed twice: check and count, reserve, append.)
+// pass that appends nothing before they are appended.
 #include "floe/decode/protobuf_decoder.h"
 
 #include <arrow/array/builder_binary.h>

@@ -8,10 +8,10 @@
 #include "floe/maintenance/replace_commit.h"
 #include "floe/maintenance/rewrite.h"
 #include "floe/maintenance/sort_order.h"
-#include "floe/pipeline/delta_mirror.h"
-#include "floe/pipeline/positions.h"
-#include "floe/pipeline/table_properties.h"
 #include "floe/storage/file_io.h"
+#include "floe/table/delta_mirror.h"
+#include "floe/table/positions.h"
+#include "floe/table/table_properties.h"
 
 namespace floe::maintenance {
 namespace {
@@ -25,7 +25,7 @@ bool WaitedLongEnough(const iceberg::TableMetadata& md, int64_t max_wait_ms,
   for (const iceberg::Snapshot* s = md.CurrentSnapshot(); s != nullptr;
        s = s->parent_snapshot_id ? md.SnapshotById(*s->parent_snapshot_id) : nullptr) {
     since = s->timestamp_ms;
-    if (s->summary.count(pipeline::kCompactionKey)) break;
+    if (s->summary.count(table::kCompactionKey)) break;
   }
   return now_ms - since >= max_wait_ms;
 }
@@ -48,19 +48,18 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
     report.skipped = "partitioned tables are not compacted";
     return report;
   }
-  const config::CompactionSettings settings_of_table = pipeline::CompactionSettingsOf(md);
+  const config::CompactionSettings settings_of_table = table::CompactionSettingsOf(md);
   const config::CompactionSettings& c = settings_of_table;
   FLOE_ASSIGN_OR_RAISE(iceberg::SortOrder order, RewriteSortOrder(md));
   // Live files, oldest first (a snapshot's own manifest leads its list).
-  FLOE_ASSIGN_OR_RAISE(auto live, pipeline::SnapshotFiles(io, *current, false));
+  FLOE_ASSIGN_OR_RAISE(auto live, table::SnapshotFiles(io, *current, false));
   std::reverse(live.begin(), live.end());
   report.live_files = static_cast<int64_t>(live.size());
   // A file already near the target size is never an input, whatever
   // compaction.small.file.bytes says: with a target below the small-file size, the same
   // files would otherwise be rewritten into the same files at every pass, forever. Files
   // the writer closed at the target land a little below or above it.
-  const int64_t small =
-      std::min(c.small_file_bytes, pipeline::TargetFileSizeOf(md) / 4 * 3);
+  const int64_t small = std::min(c.small_file_bytes, table::TargetFileSizeOf(md) / 4 * 3);
   std::vector<iceberg::DataFile> inputs;
   for (auto& f : live) {
     if (f.content != 0 || f.file_size_in_bytes >= small) continue;
@@ -112,7 +111,7 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
   request.removed = std::move(inputs);
   request.added = std::move(rewritten.files);
   request.summary = {
-      {pipeline::kCompactionKey, std::to_string(request.removed.size()) + " files"}};
+      {table::kCompactionKey, std::to_string(request.removed.size()) + " files"}};
   request.before_commit = "before-compaction-commit";
   request.after_commit = "after-compaction-commit";
   FLOE_ASSIGN_OR_RAISE(auto outcome,

@@ -2,7 +2,7 @@
 // target size in the table's current schema (rewrite.h), committed as an Iceberg
 // `replace` snapshot (iceberg::ReplaceFiles; positions unchanged) and, when the table has
 // Delta, mirrored as a Delta version of `remove`/`add` actions with `dataChange: false`
-// (pipeline::DeltaMirror, which recognizes the snapshot by its `floe.compaction` summary
+// (table::DeltaMirror, which recognizes the snapshot by its `floe.compaction` summary
 // key, also after a crash between the two).
 //
 // Concurrency: ingestion commits go on meanwhile; an append commits first, the replace
@@ -43,7 +43,7 @@ struct CompactionReport {
 };
 
 // One compaction of `ident` (a Floe table) per its own compaction settings (its
-// properties, pipeline/table_properties.h: what is small, how many files or how long a
+// properties, table/table_properties.h: what is small, how many files or how long a
 // wait trigger a rewrite, how much one reads, the target size); `settings` gives the
 // orphan age a rewrite must finish well within. `dry_run`: choose the files and report
 // them, write nothing.

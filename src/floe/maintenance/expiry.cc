@@ -11,8 +11,8 @@
 #include "floe/iceberg/metadata_io.h"
 #include "floe/iceberg/snapshot_producer.h"
 #include "floe/maintenance/references.h"
-#include "floe/pipeline/delta_mirror.h"
-#include "floe/pipeline/positions.h"
+#include "floe/table/delta_mirror.h"
+#include "floe/table/positions.h"
 
 namespace floe::maintenance {
 namespace {
@@ -58,7 +58,7 @@ Result<std::vector<std::string>> StaleMetadataFiles(storage::FileIO& io,
 // carrying positions (a restart resumes from them, however old they are).
 std::set<int64_t> DueSnapshots(const iceberg::TableMetadata& md, int64_t now_ms) {
   const iceberg::RetentionPolicy policy = iceberg::RetentionPolicyOf(md);
-  const auto newest = iceberg::NewestAncestorWithSummaryKey(md, pipeline::kOffsetsKey);
+  const auto newest = iceberg::NewestAncestorWithSummaryKey(md, table::kOffsetsKey);
   auto due = iceberg::ExpireSnapshots(
       md, now_ms, policy.max_age_ms, policy.min_keep,
       [&](const iceberg::Snapshot& s) { return newest && s.snapshot_id == *newest; });
@@ -82,11 +82,11 @@ Result<size_t> DeltaCovered(storage::FileIO& io, const iceberg::TableMetadata& m
   FLOE_ASSIGN_OR_RAISE(auto snap, log.ReadSnapshot());
   size_t n = 0;
   for (const auto* s : expiring) {
-    auto positions = pipeline::SnapshotPositions(*s);
+    auto positions = table::SnapshotPositions(*s);
     if (positions) {
       for (const auto& [topic, parts] : *positions) {
         for (const auto& [p, pos] : parts) {
-          auto have = snap.TxnVersion(pipeline::DeltaAppId(md.table_uuid, topic, p));
+          auto have = snap.TxnVersion(table::DeltaAppId(md.table_uuid, topic, p));
           if (!have || *have < pos) return n;
         }
       }

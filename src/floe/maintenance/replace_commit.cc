@@ -3,8 +3,8 @@
 #include "floe/common/crash.h"
 #include "floe/common/log.h"
 #include "floe/iceberg/replace_files.h"
-#include "floe/pipeline/delta_mirror.h"
-#include "floe/pipeline/positions.h"
+#include "floe/table/delta_mirror.h"
+#include "floe/table/positions.h"
 
 namespace floe::maintenance {
 namespace {
@@ -34,11 +34,11 @@ void CopyParentPositions(const iceberg::TableMetadata& base,
                          std::vector<iceberg::TableUpdate>* updates) {
   const iceberg::Snapshot* parent = base.CurrentSnapshot();
   if (parent == nullptr) return;
-  auto it = parent->summary.find(pipeline::kOffsetsKey);
+  auto it = parent->summary.find(table::kOffsetsKey);
   if (it == parent->summary.end()) return;
   for (auto& u : *updates) {
     if (auto* add = std::get_if<iceberg::update::AddSnapshot>(&u)) {
-      add->snapshot.summary[pipeline::kOffsetsKey] = it->second;
+      add->snapshot.summary[table::kOffsetsKey] = it->second;
     }
   }
 }
@@ -96,7 +96,7 @@ Result<ReplaceOutcome> CommitReplace(catalog::Catalog& catalog, storage::FileIO&
   auto formats = req.base.properties.find(catalog::kFormatsProperty);
   if (formats != req.base.properties.end() &&
       formats->second.find("delta") != std::string::npos) {
-    pipeline::DeltaMirror mirror(&catalog, &io);
+    table::DeltaMirror mirror(&catalog, &io);
     auto synced = mirror.Sync(req.ident);
     if (!synced.ok()) out.delta_error = synced.status().message();
   }

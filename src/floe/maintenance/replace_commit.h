@@ -2,7 +2,7 @@
 // snapshot (inputs removed, rewritten files added) on the table as the caller read it,
 // prepared again on a newer base when ingestion committed first (appends commute), with
 // the care an unknown outcome needs (the snapshot is looked for before anything is
-// deleted), then mirrored into Delta when the table has it (pipeline::DeltaMirror).
+// deleted), then mirrored into Delta when the table has it (table::DeltaMirror).
 //
 // Threading: a function of its inputs; the Catalog and FileIO are thread-safe.
 #pragma once
@@ -25,7 +25,7 @@ struct ReplaceRequest {
   iceberg::TableMetadata base;  // the table as the inputs were chosen from
   std::vector<iceberg::DataFile> removed;
   std::vector<iceberg::DataFile> added;  // complete on storage
-  // The snapshot's summary: its kind (pipeline::kCompactionKey, kRowRetentionKey) and
+  // The snapshot's summary: its kind (table::kCompactionKey, kRowRetentionKey) and
   // "operation" when it is not "replace".
   std::map<std::string, std::string> summary;
   // Crash points around the commit (common/crash.h).

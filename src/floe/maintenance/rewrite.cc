@@ -24,11 +24,11 @@
 #include "floe/iceberg/schema_json.h"
 #include "floe/parquet/row_group_copy.h"
 #include "floe/parquet/writer.h"
-#include "floe/pipeline/table_properties.h"
 #include "floe/schema/arrow.h"
 #include "floe/schema/rename_hints.h"
 #include "floe/schema/table_schema.h"
 #include "floe/storage/file_io.h"
+#include "floe/table/table_properties.h"
 
 namespace floe::maintenance {
 namespace {
@@ -232,7 +232,7 @@ Result<std::shared_ptr<Array>> Project(const std::shared_ptr<Array>& array,
 
 // Re-encoded row groups close near this compressed size. Arrow's writer holds the open
 // row group's pages in memory (and the dictionaries' hash tables), so this bounds most of
-// a rewrite's memory: about 150 MiB of heap at 32 MiB on W1, 2026-12-05.
+// a rewrite's memory.
 constexpr int64_t kRowGroupBytes = int64_t{16} << 20;
 constexpr int64_t kReadBatchRows = 16 * 1024;
 
@@ -626,8 +626,8 @@ Result<RewriteOptions> RewriteOptionsFor(const iceberg::TableMetadata& md,
                                          const std::string& prefix,
                                          const std::atomic<bool>* cancel) {
   RewriteOptions options;
-  options.target_file_bytes = pipeline::TargetFileSizeOf(md);
-  options.zstd_level = pipeline::ZstdLevelOf(md);
+  options.target_file_bytes = table::TargetFileSizeOf(md);
+  options.zstd_level = table::ZstdLevelOf(md);
   FLOE_ASSIGN_OR_RAISE(options.column_names, schema::ParseColumnNames(md.properties));
   options.name_prefix = prefix + "-" + NewUuid();
   options.cancel = cancel;

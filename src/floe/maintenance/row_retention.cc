@@ -8,10 +8,10 @@
 #include "floe/maintenance/replace_commit.h"
 #include "floe/maintenance/rewrite.h"
 #include "floe/maintenance/sort_order.h"
-#include "floe/pipeline/delta_mirror.h"
-#include "floe/pipeline/positions.h"
-#include "floe/pipeline/table_properties.h"
 #include "floe/schema/table_schema.h"
+#include "floe/table/delta_mirror.h"
+#include "floe/table/positions.h"
+#include "floe/table/table_properties.h"
 
 namespace floe::maintenance {
 namespace {
@@ -50,7 +50,7 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
   RowRetentionReport report;
   FLOE_ASSIGN_OR_RAISE(auto loaded, catalog.LoadTable(ident));
   const iceberg::TableMetadata& md = loaded.metadata;
-  report.retention_ms = md.PropertyAsInt(pipeline::kRowRetentionProperty, 0);
+  report.retention_ms = md.PropertyAsInt(table::kRowRetentionProperty, 0);
   if (report.retention_ms <= 0) {
     report.retention_ms = 0;
     report.skipped = "no row retention";
@@ -65,7 +65,7 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
     report.skipped = "the table has no _kafka.timestamp column";
     return report;
   }
-  const config::CompactionSettings compaction = pipeline::CompactionSettingsOf(md);
+  const config::CompactionSettings compaction = table::CompactionSettingsOf(md);
   const iceberg::PartitionSpec* spec = md.DefaultSpec();
   const bool partitioned = spec == nullptr || !spec->fields.empty();
   if (report.retention_ms >= now_ms) {  // before the epoch: nothing can be that old
@@ -74,7 +74,7 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
   }
   const int64_t cutoff_us = (now_ms - report.retention_ms) * 1000;
 
-  FLOE_ASSIGN_OR_RAISE(auto live, pipeline::SnapshotFiles(io, *current, false));
+  FLOE_ASSIGN_OR_RAISE(auto live, table::SnapshotFiles(io, *current, false));
   std::vector<iceberg::DataFile> dropped;
   std::vector<iceberg::DataFile> straddling;
   int64_t straddling_bytes = 0;
@@ -157,7 +157,7 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
   request.removed.insert(request.removed.end(), straddling.begin(), straddling.end());
   request.added = std::move(rewritten.files);
   request.summary = {
-      {pipeline::kRowRetentionKey,
+      {table::kRowRetentionKey,
        "_kafka.timestamp before " + std::to_string(cutoff_us / 1000) + " ms"},
       {"operation", request.added.empty() ? "delete" : "overwrite"}};
   request.before_commit = "before-retention-commit";

@@ -4,7 +4,7 @@
 // without being read; a file that straddles it (or has no bounds) is rewritten without
 // those rows (RewriteFiles with keep_from_timestamp_us), in the current schema like a
 // compaction. One snapshot per pass, Iceberg operation "delete" (only removals) or
-// "overwrite" (with rewrites), summary key pipeline::kRowRetentionKey; the Delta mirror
+// "overwrite" (with rewrites), summary key table::kRowRetentionKey; the Delta mirror
 // writes it as remove/add with dataChange true (operation DELETE). Positions are
 // unchanged. The files stay on storage until expiry removes the snapshots that still
 // have them live (time travel inside snapshot.retention.ms still sees the rows).
@@ -40,7 +40,7 @@ struct RowRetentionReport {
 
 // One row-retention pass over `ident` at `now_ms`. Rewrites are bounded per pass by the
 // table's compaction max input bytes (the rest wait for the next pass; removals are not
-// bounded) and written near its target file size (pipeline/table_properties.h).
+// bounded) and written near its target file size (table/table_properties.h).
 // `settings` gives the orphan age a rewrite must finish well within. `dry_run`: count
 // what would go, commit nothing.
 Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,

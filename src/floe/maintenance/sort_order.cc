@@ -1,7 +1,7 @@
 #include "floe/maintenance/sort_order.h"
 
 #include "floe/config/config.h"
-#include "floe/pipeline/table_properties.h"
+#include "floe/table/table_properties.h"
 
 namespace floe::maintenance {
 namespace {
@@ -57,7 +57,7 @@ bool ThroughStructs(const std::vector<iceberg::NestedField>& fields, int id) {
 Result<iceberg::SortOrder> RewriteSortOrder(const iceberg::TableMetadata& md) {
   const iceberg::Schema* schema = md.CurrentSchema();
   if (schema == nullptr) return InvalidInput("the table has no current schema");
-  auto property = md.properties.find(pipeline::kCompactionSortOrderProperty);
+  auto property = md.properties.find(table::kCompactionSortOrderProperty);
   if (property == md.properties.end() || property->second.empty()) {
     const iceberg::SortOrder* current = md.SortOrderById(md.default_sort_order_id);
     if (current == nullptr) return iceberg::SortOrder{};

@@ -18,7 +18,7 @@
 namespace floe::maintenance {
 
 // The order `metadata`'s rewrites follow:
-// - floe.compaction.sort-order (pipeline/table_properties.h) not empty: that order, each
+// - floe.compaction.sort-order (table/table_properties.h) not empty: that order, each
 //   column found by name in the current schema (a dotted path through structs, a
 //   primitive at its end), ascending with nulls first or descending with nulls last, as
 //   Iceberg's own writers default. Errors: kInvalidInput naming the column that is

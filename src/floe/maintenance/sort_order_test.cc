@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "floe/pipeline/table_properties.h"
+#include "floe/table/table_properties.h"
 
 namespace floe::maintenance {
 namespace {
@@ -25,7 +25,7 @@ iceberg::TableMetadata Table(std::optional<std::string> property) {
       {4, "tags", false, Type::List(5, false, Type::Primitive(TypeId::kString)), {}},
   };
   auto md = *iceberg::NewTableMetadata(s, "file:///w/t");
-  if (property) md.properties[pipeline::kCompactionSortOrderProperty] = *property;
+  if (property) md.properties[table::kCompactionSortOrderProperty] = *property;
   return md;
 }
 

@@ -10,13 +10,13 @@
 #include "floe/common/log.h"
 #include "floe/config/config.h"
 #include "floe/kafka/consumer.h"
-#include "floe/pipeline/committer.h"
-#include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/table_faults.h"
 #include "floe/pipeline/table_setup.h"
 #include "floe/pipeline/topic_state.h"
 #include "floe/schema/table_schema.h"
 #include "floe/storage/file_io.h"
+#include "floe/table/committer.h"
+#include "floe/table/delta_mirror.h"
 
 namespace floe::pipeline {
 namespace {
@@ -45,7 +45,7 @@ Result<std::vector<std::string>> LiveFiles(storage::FileIO& io,
   std::vector<std::string> out;
   const iceberg::Snapshot* snap = md.CurrentSnapshot();
   if (snap == nullptr) return out;
-  FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(io, *snap, /*only_added=*/false));
+  FLOE_ASSIGN_OR_RAISE(auto files, table::SnapshotFiles(io, *snap, /*only_added=*/false));
   for (auto& f : files) out.push_back(std::move(f.file_path));
   return out;
 }
@@ -235,11 +235,11 @@ Status DeadLetters::Add(TopicState& ts, const kafka::Record& r, std::string_view
   return Status::OK();
 }
 
-Status DeadLetters::Commit(TopicState& ts, const Positions& batch_end,
+Status DeadLetters::Commit(TopicState& ts, const table::Positions& batch_end,
                            const std::string& cluster_id) {
   DeadLetterState& d = ts.dead_letters;
   if (!d.writer || d.buffered == 0) return Status::OK();
-  CommitRequest req;
+  table::CommitRequest req;
   req.ident = d.ident;
   req.cluster_id = cluster_id;
   FLOE_ASSIGN_OR_RAISE(req.files, d.writer->TakeFiles());

@@ -34,12 +34,16 @@
 #include "floe/iceberg/schema.h"
 #include "floe/iceberg/table_metadata.h"
 #include "floe/kafka/consumer.h"
-#include "floe/pipeline/positions.h"
+#include "floe/table/positions.h"
 
 namespace floe::storage {
 class FileIO;
 }
 
+namespace floe::table {
+class Committer;
+class DeltaMirror;
+}  // namespace floe::table
 namespace floe::pipeline {
 
 // A dead-letter table's rows as records (views into `table`, which must outlive them),
@@ -56,8 +60,6 @@ Result<std::vector<std::string>> LiveFiles(storage::FileIO& io,
 Result<DeadLetterRows> ReadDeadLetters(storage::FileIO& io, const std::string& path,
                                        const std::string* topic);
 
-class Committer;
-class DeltaMirror;
 struct TopicState;
 
 // The dead-letter table's name (`<table>__dlq`): config's, which checks that no two
@@ -71,8 +73,8 @@ std::vector<iceberg::NestedField> DeadLetterFields();
 
 class DeadLetters {
  public:
-  DeadLetters(catalog::Catalog* catalog, Committer* committer, storage::FileIO* io,
-              DeltaMirror* delta)
+  DeadLetters(catalog::Catalog* catalog, table::Committer* committer, storage::FileIO* io,
+              table::DeltaMirror* delta)
       : catalog_(catalog), committer_(committer), io_(io), delta_(delta) {}
 
   // Loads the topic's dead-letter table (if it exists yet) and its positions; called
@@ -87,7 +89,7 @@ class DeadLetters {
   // Commits what Add buffered, recording `batch_end` (the main table's positions after
   // the batch) as the dead-letter table's positions. Nothing to do when nothing is
   // buffered. kConflict when another writer moved the dead-letter table's positions.
-  Status Commit(TopicState& ts, const Positions& batch_end,
+  Status Commit(TopicState& ts, const table::Positions& batch_end,
                 const std::string& cluster_id);
   // Drops what is buffered (its files deleted), for a batch that is discarded.
   void Discard(TopicState& ts);
@@ -99,9 +101,9 @@ class DeadLetters {
   Status FindAlreadyThere(TopicState& ts);
 
   catalog::Catalog* catalog_;
-  Committer* committer_;
+  table::Committer* committer_;
   storage::FileIO* io_;
-  DeltaMirror* delta_;
+  table::DeltaMirror* delta_;
 };
 
 }  // namespace floe::pipeline

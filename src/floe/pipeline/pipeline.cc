@@ -13,17 +13,17 @@
 #include "floe/kafka/consumer.h"
 #include "floe/metrics/metrics.h"
 #include "floe/pipeline/admin_bridge.h"
-#include "floe/pipeline/committer.h"
 #include "floe/pipeline/dead_letters.h"
-#include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/reload.h"
 #include "floe/pipeline/schema_resolver.h"
 #include "floe/pipeline/status_metrics.h"
 #include "floe/pipeline/table_faults.h"
-#include "floe/pipeline/table_properties.h"
 #include "floe/pipeline/table_setup.h"
 #include "floe/pipeline/topic_state.h"
 #include "floe/storage/file_io.h"
+#include "floe/table/committer.h"
+#include "floe/table/delta_mirror.h"
+#include "floe/table/table_properties.h"
 
 namespace floe::pipeline {
 namespace {
@@ -816,7 +816,7 @@ class PipelineImpl : public Pipeline {
     if (!any) return Status::OK();
     // Dead letters first (dead_letters.h), even when no good record made a table yet.
     if (ts.dead_letters.buffered > 0) {
-      Positions batch_end;
+      table::Positions batch_end;
       for (auto& [p, ps] : ts.partitions) {
         if (ps.next >= 0) batch_end[topic][p] = ps.next;
       }
@@ -829,7 +829,7 @@ class PipelineImpl : public Pipeline {
     }
     if (!ts.writer && !ts.table.exists)
       return Status::OK();  // nothing to record positions in
-    CommitRequest req;
+    table::CommitRequest req;
     req.ident = ts.ident;
     req.cluster_id = cluster_id_;
     req.retention =
@@ -838,7 +838,7 @@ class PipelineImpl : public Pipeline {
     // Background maintenance expires snapshots and deletes their files; the commit's own
     // expiry then only bounds the metadata should maintenance fall behind.
     req.expire_age_factor = config_.maintenance.interval_ms > 0 ? 4 : 1;
-    req.settings_properties = SettingsProperties(ts.settings);
+    req.settings_properties = table::SettingsProperties(ts.settings);
     const int64_t commit_started_ms = clock_.monotonic_ms();
     const int64_t newest_ms = ts.writer ? ts.writer->newest_timestamp_ms() : -1;
     if (ts.writer) {
@@ -996,8 +996,8 @@ class PipelineImpl : public Pipeline {
   kafka::RecordSource* source_;
   storage::FileIO* io_;
   Clock clock_;
-  Committer committer_;
-  DeltaMirror delta_;
+  table::Committer committer_;
+  table::DeltaMirror delta_;
   TableSetup tables_;
   DeadLetters dead_letters_;
   SchemaResolver resolver_;

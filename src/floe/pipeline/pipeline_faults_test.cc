@@ -9,9 +9,9 @@
 
 #include "floe/decode/avro_test_encoder.h"
 #include "floe/delta/log.h"
-#include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/pipeline_test_fixture.h"
 #include "floe/schema/table_schema.h"
+#include "floe/table/delta_mirror.h"
 
 namespace floe::pipeline {
 namespace {
@@ -72,7 +72,7 @@ TEST_F(PipelineFaultsTest, AFullDiskPausesTheTopicRemovesThePartialFileAndResume
   ASSERT_TRUE(Committed(10));
   EXPECT_EQ(Ids(), Range(0, 10));
   EXPECT_EQ(h_->DataFileObjects().size(), 2u);
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 10}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 10}}}}));
 }
 
 TEST_F(PipelineFaultsTest, ACatalogThatRefusesWritesPausesWithoutLeavingFilesBehind) {
@@ -151,7 +151,7 @@ TEST_F(PipelineFaultsTest, ADroppedTableIsCreatedAgainWhenTheConfigSaysSo) {
   ASSERT_TRUE(h_->RunFor(3000).ok());
   EXPECT_FALSE(h_->Topic("orders").suspended);
   EXPECT_EQ(Ids(), Range(0, 5));
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 5}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 5}}}}));
   EXPECT_NE(h_->Metadata("orders")->table_uuid, before->table_uuid);  // a new table
 }
 
@@ -214,7 +214,7 @@ TEST_F(PipelineFaultsTest, TombstonesAreCountedAndSkippedUnderTheDefaultPolicy) 
   h_->kafka.Produce("orders", 0, ScriptedSource::Message{});
   ASSERT_TRUE(h_->Start().ok());
   ASSERT_TRUE(h_->RunUntil([&] {
-    return h_->RecordedPositions("orders") == Positions{{"orders", {{0, 6}}}};
+    return h_->RecordedPositions("orders") == table::Positions{{"orders", {{0, 6}}}};
   }));
   EXPECT_FALSE(h_->Topic("orders").suspended);
   EXPECT_EQ(h_->Topic("orders").tombstones, 2);
@@ -239,7 +239,7 @@ TEST_F(PipelineFaultsTest, AWidenedTypeSuspendsEvenUnderSkip) {
   EXPECT_EQ(h_->Topic("orders").skipped_records, 0);
   ASSERT_TRUE(h_->RunFor(3000).ok());
   EXPECT_EQ(Ids(), Range(0, 3));
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 3}}}}));  // stops at the record
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 3}}}}));  // stops at the record
 }
 
 // Avro encodes int and long alike, so FramedAvro serves both versions.
@@ -280,7 +280,7 @@ TEST_F(PipelineFaultsTest, AChangeTheSubjectsLevelRulesOutSuspendsNamingTheLevel
   EXPECT_NE(reason.find("offset 1"), std::string::npos) << reason;
   // Never skipped, whatever the policy.
   EXPECT_EQ(h_->Topic("orders").skipped_records, 0);
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 1}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 1}}}}));
   auto md = h_->Metadata("orders");
   ASSERT_TRUE(md.ok());
   EXPECT_EQ(md->schemas.size(), 1u);
@@ -305,7 +305,7 @@ TEST_F(PipelineFaultsTest, ANewRequiredFieldWithoutADefaultSuspendsUnderLevelNon
       << reason;
   EXPECT_EQ(reason.find("schema registry"), std::string::npos) << reason;
   EXPECT_EQ(Ids(), Range(0, 2));
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 2}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 2}}}}));
 }
 
 TEST_F(PipelineFaultsTest, AWideningOfATableWithDeltaEvolvesBothFormats) {
@@ -349,7 +349,7 @@ TEST_F(PipelineFaultsTest, AWideningOfATableWithDeltaEvolvesBothFormats) {
       std::string::npos)
       << schema;
   EXPECT_GE(snap->files.size(), 2u);  // a file of each schema
-  EXPECT_EQ(snap->TxnVersion(DeltaAppId(md->table_uuid, "orders", 0)), 3);
+  EXPECT_EQ(snap->TxnVersion(table::DeltaAppId(md->table_uuid, "orders", 0)), 3);
   // Later commits write no metaData again: version 0 and the widening have one each.
   ProduceRaw(0, FramedAvro(v2, 3, "d"));
   ASSERT_TRUE(Committed(4));

@@ -154,7 +154,7 @@ TEST_F(PipelineLifecycleTest, ResumeWithSkipSkipsThatSchemaCountsAndLaterRecords
   TopicStatus t = Published();
   EXPECT_EQ(t.skipped_records, 2);
   EXPECT_EQ(t.skip_schema_ids, std::vector<int>{bad_id_});
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 8}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 8}}}}));
   // The skip set is saved (state running) and survives a restart.
   auto prop = StateProperty();
   ASSERT_TRUE(prop.has_value());

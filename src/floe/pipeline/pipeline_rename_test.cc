@@ -163,7 +163,7 @@ TEST_F(PipelineRenameTest, AvroAliasRenamesTheColumnAndOldProducersLandInIt) {
   ASSERT_EQ(rows.size(), 8u);
   EXPECT_EQ(rows[6].text, "n6");
   EXPECT_EQ(rows[7].text, "t7");
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 8}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 8}}}}));
 }
 
 TEST_F(PipelineRenameTest, ANewNameWithoutAnAliasIsANewColumn) {

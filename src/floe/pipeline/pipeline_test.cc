@@ -26,11 +26,12 @@ TEST_F(PipelineTest, CommitsRecordsWithTheirPositions) {
   EXPECT_EQ(rows[10].id, 100);
   EXPECT_EQ(rows[10].partition, 1);
   EXPECT_EQ(rows[16].offset, 6);
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 10}, {1, 7}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 10}, {1, 7}}}}));
   // The same positions in the property and in the newest snapshot's summary.
   auto md = *h_->Metadata("orders");
-  EXPECT_EQ(md.properties.at(kOffsetsKey), md.CurrentSnapshot()->summary.at(kOffsetsKey));
-  EXPECT_EQ(md.properties.at(kClusterIdKey), "cluster-A");
+  EXPECT_EQ(md.properties.at(table::kOffsetsKey),
+            md.CurrentSnapshot()->summary.at(table::kOffsetsKey));
+  EXPECT_EQ(md.properties.at(table::kClusterIdKey), "cluster-A");
 }
 
 TEST_F(PipelineTest, GroupOffsetsFollowEachTableCommitForMonitoring) {
@@ -48,7 +49,7 @@ TEST_F(PipelineTest, GroupOffsetsFollowEachTableCommitForMonitoring) {
   ASSERT_TRUE(Committed(22));
   EXPECT_EQ(h_->kafka.group_offsets(),
             (std::map<TP, int64_t>{{TP{"orders", 0}, 15}, {TP{"orders", 1}, 7}}));
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 15}, {1, 7}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 15}, {1, 7}}}}));
 }
 
 TEST_F(PipelineTest, CommitsOnlyWhenTheIntervalEnds) {
@@ -69,7 +70,7 @@ TEST_F(PipelineTest, FinishCommitsWhatIsBuffered) {
   ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").buffered_records == 5; }));
   ASSERT_TRUE(h_->Finish().ok());
   EXPECT_EQ(Ids(), Range(0, 5));
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 5}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 5}}}}));
 }
 
 TEST_F(PipelineTest, RestartResumesFromTheRecordedPositions) {
@@ -84,7 +85,7 @@ TEST_F(PipelineTest, RestartResumesFromTheRecordedPositions) {
             10);  // sought to the table's position
   ASSERT_TRUE(Committed(5));
   EXPECT_EQ(Ids(), Range(0, 15));
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 15}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 15}}}}));
 }
 
 TEST_F(PipelineTest, TransactionMarkersMoveThePositionPastTheLastRecord) {
@@ -93,7 +94,7 @@ TEST_F(PipelineTest, TransactionMarkersMoveThePositionPastTheLastRecord) {
   h_->kafka.Gap("orders", 0, 2);  // a commit marker and an aborted record
   ASSERT_TRUE(h_->Start().ok());
   ASSERT_TRUE(Committed(3));
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 5}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 5}}}}));
 }
 
 TEST_F(PipelineTest, SkipPolicyCountsInvalidRecordsAndGoesOn) {
@@ -110,7 +111,7 @@ TEST_F(PipelineTest, SkipPolicyCountsInvalidRecordsAndGoesOn) {
   EXPECT_EQ(Ids(), Range(0, 4));
   EXPECT_EQ(h_->Topic("orders").skipped_records, 3);
   EXPECT_FALSE(h_->Topic("orders").suspended);
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 7}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 7}}}}));
 }
 
 // Issue 38 item 1: a record framed with a schema registered only under another subject
@@ -146,7 +147,7 @@ TEST_F(StrayRecordTest, UnderSkipItIsSkippedAndCounted) {
   EXPECT_EQ(Ids(), Range(0, 4));
   EXPECT_EQ(h_->Topic("orders").skipped_records, 1);
   EXPECT_FALSE(h_->Topic("orders").suspended);
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 5}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 5}}}}));
   EXPECT_EQ(Columns(), (std::vector<std::string>{"id", "name", "_kafka"}));
 }
 
@@ -208,7 +209,8 @@ TEST_F(PipelineTest, SuspendPolicyCommitsWhatCameBeforeAndStopsAtTheRecord) {
   ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").suspended; }));
   ASSERT_TRUE(h_->RunFor(5000).ok());
   EXPECT_EQ(Ids(), Range(0, 2));
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 2}}}}));  // the bad record is next
+  EXPECT_EQ(Recorded(),
+            (table::Positions{{"orders", {{0, 2}}}}));  // the bad record is next
   EXPECT_NE(h_->Topic("orders").reason.find("topic orders partition 0 offset 2"),
             std::string::npos)
       << h_->Topic("orders").reason;
@@ -275,7 +277,7 @@ TEST_F(PipelineTest, ASchemaThatAddsAColumnEvolvesTheTable) {
   EXPECT_FALSE(extra->required);
   EXPECT_EQ(extra->id, md->last_column_id);  // a fresh id
   EXPECT_EQ(md->schemas.size(), 2u);
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 6}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 6}}}}));
 }
 
 TEST_F(PipelineTest, WithDropADroppedFieldLeavesTheSchemaAndComesBackAsANewColumn) {
@@ -353,7 +355,7 @@ TEST_F(PipelineTest, UnknownCommitOutcomeThatAppliedIsNotCommittedTwice) {
   Produce(0, 5, 3);
   ASSERT_TRUE(h_->RunFor(5000).ok());
   EXPECT_EQ(Ids(), Range(0, 8));
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 8}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 8}}}}));
 }
 
 TEST_F(PipelineTest, LostCompareAndSwapIsRetriedOnTheNewMetadata) {
@@ -399,12 +401,12 @@ TEST_F(PipelineTest, ARetriableStorageErrorWhileLoadingATableIsRetried) {
 TEST_F(PipelineTest, AFailedFenceDiscardsTheBatchAndRereadsFromTheTable) {
   CommitTenThenBufferFive();
   // Another writer took records 10..14 meanwhile (its positions say so).
-  ASSERT_TRUE(ForgeProperty(kOffsetsKey, R"({"orders":{"0":15}})").ok());
+  ASSERT_TRUE(ForgeProperty(table::kOffsetsKey, R"({"orders":{"0":15}})").ok());
   const size_t files_before = h_->DataFileObjects().size();
   ASSERT_TRUE(h_->RunFor(3000).ok());
   EXPECT_FALSE(h_->Topic("orders").suspended);
   EXPECT_EQ(Ids(), Range(0, 10));  // ours were not committed twice
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 15}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 15}}}}));
   EXPECT_EQ(h_->kafka.assignment().at({"orders", 0}), 15);
   EXPECT_EQ(h_->DataFileObjects().size(), files_before);  // the fenced file was deleted
   Produce(0, 15, 2);
@@ -417,7 +419,7 @@ TEST_F(PipelineTest, AKafkaTimeoutWhileReloadingPositionsPausesTheTopicNotTheDae
   // that times out there (a process stopped for 20 s, then continued) used to end the
   // run.
   CommitTenThenBufferFive();
-  ASSERT_TRUE(ForgeProperty(kOffsetsKey, R"({"orders":{"0":15}})").ok());
+  ASSERT_TRUE(ForgeProperty(table::kOffsetsKey, R"({"orders":{"0":15}})").ok());
   h_->kafka.FailNext("QueryWatermarks", 2,
                      Retriable("watermarks of orders/0: Local: Timed out"));
   ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").paused; }));
@@ -428,7 +430,7 @@ TEST_F(PipelineTest, AKafkaTimeoutWhileReloadingPositionsPausesTheTopicNotTheDae
   ASSERT_TRUE(h_->RunUntil([&] { return !h_->Topic("orders").paused; }, 20000));
   Produce(0, 15, 2);
   ASSERT_TRUE(h_->RunUntil([&] { return Rows().size() == 12u; }, 20000));
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 17}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 17}}}}));
 }
 
 // --- positions that do not fit the log suspend the topic
@@ -449,7 +451,8 @@ TEST_F(PipelineTest, APositionBelowTheLogStartSuspendsWithTheNumbers) {
       t.reason.find("recorded position 10 of partition 0 is outside the log [20, 30]"),
       std::string::npos)
       << t.reason;
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 10}}}}));  // never reset silently
+  EXPECT_EQ(Recorded(),
+            (table::Positions{{"orders", {{0, 10}}}}));  // never reset silently
 }
 
 TEST_F(PipelineTest, APositionAboveTheHighWatermarkSuspends) {
@@ -457,7 +460,7 @@ TEST_F(PipelineTest, APositionAboveTheHighWatermarkSuspends) {
   Produce(0, 0, 3);
   ASSERT_TRUE(h_->Start().ok());
   ASSERT_TRUE(Committed(3));
-  ASSERT_TRUE(ForgeProperty(kOffsetsKey, R"({"orders":{"0":100}})").ok());
+  ASSERT_TRUE(ForgeProperty(table::kOffsetsKey, R"({"orders":{"0":100}})").ok());
   ASSERT_TRUE(h_->Restart().ok());
   ASSERT_TRUE(h_->Start().ok());
   EXPECT_TRUE(h_->Topic("orders").suspended);
@@ -488,7 +491,7 @@ TEST_F(PipelineTest, AnOutOfRangePositionWhileReadingSuspends) {
                         8);  // the records at 3.. are gone before Floe read them
   ASSERT_TRUE(h_->RunUntil([&] { return h_->Topic("orders").suspended; }));
   EXPECT_NE(h_->Topic("orders").reason.find("out of range"), std::string::npos);
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 3}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 3}}}}));
 }
 
 // --- discovery, formats, keys
@@ -502,7 +505,7 @@ TEST_F(PipelineTest, ANewPartitionIsReadFromItsLogStart) {
   h_->kafka.AddTopic("orders", 2);
   Produce(1, 100, 4);
   ASSERT_TRUE(h_->RunFor(32000).ok());  // rediscovery every 30 s
-  EXPECT_EQ(Recorded(), (Positions{{"orders", {{0, 3}, {1, 4}}}}));
+  EXPECT_EQ(Recorded(), (table::Positions{{"orders", {{0, 3}, {1, 4}}}}));
   EXPECT_EQ(Rows().size(), 7u);
 }
 

@@ -82,10 +82,10 @@ class PipelineTest : public ::testing::Test {
     for (int64_t i = first; i < first + n; ++i) out.push_back(i);
     return out;
   }
-  Positions Recorded(const std::string& table = "orders") {
+  table::Positions Recorded(const std::string& table = "orders") {
     auto p = h_->RecordedPositions(table);
     EXPECT_TRUE(p.has_value());
-    return p.value_or(Positions{});
+    return p.value_or(table::Positions{});
   }
   Status ForgeProperty(const std::string& key, const std::string& value) {
     catalog::TableCommit c{{{"kafka"}, "orders"}, {}, {u::SetProperties{{{key, value}}}}};

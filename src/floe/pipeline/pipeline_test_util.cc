@@ -411,10 +411,10 @@ Result<std::vector<Row>> Harness::Rows(const std::string& table) {
   return rows;
 }
 
-std::optional<Positions> Harness::RecordedPositions(const std::string& table) {
+std::optional<table::Positions> Harness::RecordedPositions(const std::string& table) {
   auto md = Metadata(table);
   if (!md.ok()) return std::nullopt;
-  return pipeline::RecordedPositions(*md);
+  return table::RecordedPositions(*md);
 }
 
 std::vector<std::string> Harness::DataFileObjects() {

@@ -16,10 +16,10 @@
 #include "floe/catalog/catalog.h"
 #include "floe/kafka/consumer.h"
 #include "floe/pipeline/pipeline.h"
-#include "floe/pipeline/positions.h"
 #include "floe/registry/client.h"
 #include "floe/storage/file_io.h"
 #include "floe/storage/file_io_test_util.h"
+#include "floe/table/positions.h"
 
 namespace floe::pipeline::testing {
 
@@ -245,7 +245,7 @@ class Harness {
   // The committed state of table kafka.<table>.
   Result<iceberg::TableMetadata> Metadata(const std::string& table);
   Result<std::vector<Row>> Rows(const std::string& table);
-  std::optional<Positions> RecordedPositions(const std::string& table);
+  std::optional<table::Positions> RecordedPositions(const std::string& table);
   // Every data file object under the warehouse (committed or not).
   std::vector<std::string> DataFileObjects();
 

@@ -13,15 +13,15 @@
 #include "floe/common/util.h"
 #include "floe/iceberg/manifest.h"
 #include "floe/kafka/consumer.h"
-#include "floe/pipeline/committer.h"
 #include "floe/pipeline/dead_letters.h"
-#include "floe/pipeline/delta_mirror.h"
 #include "floe/pipeline/schema_resolver.h"
 #include "floe/pipeline/table_faults.h"
 #include "floe/pipeline/table_setup.h"
 #include "floe/pipeline/topic_state.h"
 #include "floe/schema/table_schema.h"
 #include "floe/storage/file_io.h"
+#include "floe/table/committer.h"
+#include "floe/table/delta_mirror.h"
 
 namespace floe::pipeline {
 namespace {
@@ -88,17 +88,17 @@ Result<ReplayResult> ReplayDeadLetters(const config::Config& config,
                                        const catalog::TableIdent& table,
                                        registry::SchemaSource* schemas,
                                        catalog::Catalog* catalog, storage::FileIO* io) {
-  Committer committer(catalog, io);
-  DeltaMirror delta(catalog, io);
+  table::Committer committer(catalog, io);
+  table::DeltaMirror delta(catalog, io);
   const catalog::TableIdent dlq{table.ns, DeadLetterTableName(table.name)};
   FLOE_ASSIGN_OR_RAISE(auto dead, catalog->LoadTable(dlq));
   const auto& dmd = dead.metadata;
   // The topic: the one whose positions the dead-letter table records.
-  auto positions = dmd.properties.find(kOffsetsKey);
+  auto positions = dmd.properties.find(table::kOffsetsKey);
   if (positions == dmd.properties.end()) {
     return NotFound("dead-letter table " + dlq.ToString() + " records no topic yet");
   }
-  FLOE_ASSIGN_OR_RAISE(Json pj, json::Parse<Json>(positions->second, kOffsetsKey));
+  FLOE_ASSIGN_OR_RAISE(Json pj, json::Parse<Json>(positions->second, table::kOffsetsKey));
   if (!pj.is_object() || pj.size() != 1) {
     return InvalidInput("dead-letter table " + dlq.ToString() + " records positions of " +
                         std::to_string(pj.size()) + " topics; replay needs exactly one");
@@ -186,10 +186,10 @@ Result<ReplayResult> ReplayDeadLetters(const config::Config& config,
     sync_delta();
     return result;
   }
-  CommitRequest req;
+  table::CommitRequest req;
   req.ident = table;
   req.cluster_id = ts.table.cluster_id;
-  req.summary[kDeadLetterReplayKey] = "true";
+  req.summary[table::kDeadLetterReplayKey] = "true";
   FLOE_ASSIGN_OR_RAISE(req.files, ts.writer->TakeFiles());
   req.properties = [&](const iceberg::TableMetadata& base)
       -> Result<std::map<std::string, std::string>> {
@@ -206,8 +206,8 @@ Result<ReplayResult> ReplayDeadLetters(const config::Config& config,
     }
     // Keep the cluster id the table has (the replay knows no broker).
     std::map<std::string, std::string> out = {{replayed_key, DumpReplayed(merged)}};
-    auto cid = base.properties.find(kClusterIdKey);
-    if (cid != base.properties.end()) out[kClusterIdKey] = cid->second;
+    auto cid = base.properties.find(table::kClusterIdKey);
+    if (cid != base.properties.end()) out[table::kClusterIdKey] = cid->second;
     return out;
   };
   Status st = committer.Commit(req);

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "floe/decode/raw_decoder.h"
-#include "floe/pipeline/committer.h"
 #include "floe/pipeline/topic_state.h"
 #include "floe/schema/table_schema.h"
+#include "floe/table/committer.h"
 
 namespace floe::pipeline {
 
@@ -107,7 +107,7 @@ Status TableSetup::AddKeyField(const TopicState& ts,
 
 // Creates the table (first schema seen) and the table writer; then the key appender.
 TableWriterOptions WriterOptionsFor(const config::TopicSettings& settings,
-                                    const TableState& table, storage::FileIO* io) {
+                                    const table::TableState& table, storage::FileIO* io) {
   TableWriterOptions wo;
   wo.table_location = table.location;
   wo.io = io;

@@ -18,26 +18,28 @@
 #include "floe/common/status.h"
 #include "floe/config/config.h"
 #include "floe/iceberg/schema.h"
-#include "floe/pipeline/committer.h"
 #include "floe/pipeline/table_writer.h"
+#include "floe/table/committer.h"
 
 namespace floe::storage {
 class FileIO;
 }
 
+namespace floe::table {
+class Committer;
+}
 namespace floe::pipeline {
 
-class Committer;
 struct TopicState;
 
 // A writer's options for a topic's table: its location and column names, the topic's
 // file size and Parquet settings.
 TableWriterOptions WriterOptionsFor(const config::TopicSettings& settings,
-                                    const TableState& table, storage::FileIO* io);
+                                    const table::TableState& table, storage::FileIO* io);
 
 class TableSetup {
  public:
-  TableSetup(Committer* committer, storage::FileIO* io)
+  TableSetup(table::Committer* committer, storage::FileIO* io)
       : committer_(committer), io_(io) {}
 
   // The table for a value schema's fields (`what` names the schema in messages): created
@@ -61,7 +63,7 @@ class TableSetup {
   Status AddKeyField(const TopicState& ts, std::vector<iceberg::NestedField>* fields);
   Status OpenWriter(TopicState& ts, const iceberg::Schema& table_schema);
 
-  Committer* committer_;
+  table::Committer* committer_;
   storage::FileIO* io_;
 };
 

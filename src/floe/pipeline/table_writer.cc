@@ -10,7 +10,6 @@
 #include "floe/common/log.h"
 #include "floe/common/memory_pool.h"
 #include "floe/common/util.h"
-#include "floe/decode/avro_decoder.h"
 #include "floe/iceberg/schema_json.h"
 #include "floe/kafka/consumer.h"
 #include "floe/parquet/writer.h"
@@ -161,13 +160,6 @@ Status TableWriter::ReserveLikeLastBatch() {
     }
   }
   return Status::OK();
-}
-
-Status TableWriter::Append(decode::AvroDecoder& decoder, const uint8_t* payload,
-                           size_t len, const kafka::Record& record) {
-  // An invalid record leaves no trace: the decoder takes back what it appended of it.
-  FLOE_RETURN_NOT_OK(decoder.Decode(payload, len, columns_.data()));
-  return FinishRow(record);
 }
 
 Status TableWriter::FinishRow(const kafka::Record& record) {

@@ -21,9 +21,6 @@ class RecordBatchBuilder;
 class Schema;
 }  // namespace arrow
 
-namespace floe::decode {
-class AvroDecoder;
-}
 namespace floe::parquet {
 class DataFileWriter;
 }
@@ -81,10 +78,6 @@ class TableWriter {
                                                    iceberg::Schema schema);
   ~TableWriter();
 
-  // Decodes one record's value with `decoder` and appends it with its _kafka metadata.
-  // kInvalidRecord: nothing was appended.
-  Status Append(decode::AvroDecoder& decoder, const uint8_t* payload, size_t len,
-                const kafka::Record& record);
   // Appends one row: `fill(columns)` appends exactly one value to every top-level value
   // column (and nothing when it fails), then the row gets its _kafka metadata.
   template <class Fill>

@@ -8,9 +8,10 @@
 #include "floe/common/json.h"
 #include "floe/common/log.h"
 #include "floe/kafka/consumer.h"
-#include "floe/pipeline/committer.h"
 #include "floe/pipeline/topic_state.h"
 #include "floe/registry/framing.h"
+#include "floe/table/committer.h"
+#include "floe/table/table_properties.h"
 
 namespace floe::pipeline {
 namespace {
@@ -27,10 +28,6 @@ Result<int64_t> IntMember(const Json& j, const char* key) {
 }
 
 }  // namespace
-
-std::string TopicStateKey(const std::string& topic) {
-  return kTopicStateKeyPrefix + topic;
-}
 
 std::string TopicStateToJson(const PersistedTopicState& state) {
   Json j = Json::object();
@@ -158,7 +155,7 @@ bool ApplyTableState(const std::string& topic, TopicState& ts) {
     // Only Floe writes floe.* properties; a damaged one must not unblock anything.
     ts.suspended = true;
     ts.suspend_reason = "table " + ts.ident.ToString() + " property " +
-                        TopicStateKey(topic) + " cannot be read (" +
+                        table::TopicStateKey(topic) + " cannot be read (" +
                         state.status().message() + "); resume the topic to overwrite it";
     ts.suspension = Suspension{ts.suspend_reason};
     ts.suspension.persist = true;  // so that a resume rewrites the property
@@ -178,7 +175,7 @@ bool ApplyTableState(const std::string& topic, TopicState& ts) {
   return true;
 }
 
-Status SaveTopicState(Committer& committer, const std::string& topic,
+Status SaveTopicState(table::Committer& committer, const std::string& topic,
                       const TopicState& ts) {
   PersistedTopicState doc;
   if (ts.suspended && ts.suspension.persist) doc.suspension = ts.suspension;

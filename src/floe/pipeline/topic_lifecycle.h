@@ -23,12 +23,12 @@ struct Record;
 class RecordSource;
 }  // namespace floe::kafka
 
+namespace floe::table {
+class Committer;
+}
 namespace floe::pipeline {
 
-class Committer;
 struct TopicState;
-
-inline constexpr const char* kTopicStateKeyPrefix = "floe.topic-state.";
 
 // Why and where a topic was suspended.
 struct Suspension {
@@ -66,7 +66,6 @@ struct PersistedTopicState {
   SkipSet skip;
 };
 
-std::string TopicStateKey(const std::string& topic);
 std::string TopicStateToJson(const PersistedTopicState& state);
 // kInvalidInput when the text is not the document above.
 Result<PersistedTopicState> TopicStateFromJson(const std::string& text);
@@ -95,7 +94,7 @@ bool ApplyTableState(const std::string& topic, TopicState& ts);
 // and its skip set), or removes it when there is neither; a property-only commit. A table
 // that does not exist yet keeps the state in memory only (logged, OK); other failures are
 // logged and returned.
-Status SaveTopicState(Committer& committer, const std::string& topic,
+Status SaveTopicState(table::Committer& committer, const std::string& topic,
                       const TopicState& ts);
 
 // The topic as an operator sees it (Pipeline::Topics, the admin routes).

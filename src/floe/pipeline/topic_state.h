@@ -20,11 +20,11 @@
 #include "floe/decode/raw_decoder.h"
 #include "floe/iceberg/schema.h"
 #include "floe/kafka/consumer.h"
-#include "floe/pipeline/committer.h"
 #include "floe/pipeline/schema_resolver.h"
 #include "floe/pipeline/table_writer.h"
 #include "floe/pipeline/topic_lifecycle.h"
 #include "floe/schema/evolution.h"
+#include "floe/table/committer.h"
 
 namespace floe::metrics {
 struct TableInstruments;
@@ -46,7 +46,7 @@ struct PartitionState {
 struct DeadLetterState {
   catalog::TableIdent ident;
   bool loaded = false;  // `table` and `recorded` are current
-  TableState table;
+  table::TableState table;
   std::unique_ptr<TableWriter> writer;
   std::map<int32_t, int64_t> recorded;  // the table's positions for this topic
   // After a crash between a batch's dead-letter commit and its main commit: exactly the
@@ -75,7 +75,7 @@ struct TopicState {
   }
 
   // The table (TableSetup): as loaded or created, and the writer that buffers its rows.
-  TableState table;
+  table::TableState table;
   std::unique_ptr<TableWriter> writer;
   // What the last writer learned, for the next (kept across ResetForReread: a schema
   // change replaces the writer; only the cost of writing depends on it).
@@ -143,7 +143,7 @@ struct TopicState {
   // After a lost fence (another writer moved the table's positions): forget the table,
   // the decoders and the partitions' ranges; they are loaded again from the table.
   void ResetForReread() {
-    table = TableState{};
+    table = table::TableState{};
     if (writer) writer_hints = writer->hints();
     writer.reset();
     raw_value.reset();

@@ -1,11 +1,11 @@
-#include "floe/pipeline/positions.h"
+#include "floe/table/positions.h"
 
 #include <nlohmann/json.hpp>
 
 #include "floe/common/log.h"
 #include "floe/iceberg/table_metadata.h"
 
-namespace floe::pipeline {
+namespace floe::table {
 
 std::string PositionsToJson(const Positions& p) {
   nlohmann::json j = nlohmann::json::object();
@@ -62,4 +62,4 @@ std::optional<Positions> RecordedPositions(const iceberg::TableMetadata& md) {
   return std::nullopt;
 }
 
-}  // namespace floe::pipeline
+}  // namespace floe::table

@@ -15,7 +15,7 @@ struct Snapshot;
 struct TableMetadata;
 }  // namespace floe::iceberg
 
-namespace floe::pipeline {
+namespace floe::table {
 
 inline constexpr const char* kOffsetsKey = "floe.kafka.offsets";
 inline constexpr const char* kClusterIdKey = "floe.kafka.cluster-id";
@@ -47,4 +47,4 @@ std::optional<Positions> SnapshotPositions(const iceberg::Snapshot& snapshot);
 // expiry).
 std::optional<Positions> RecordedPositions(const iceberg::TableMetadata& metadata);
 
-}  // namespace floe::pipeline
+}  // namespace floe::table

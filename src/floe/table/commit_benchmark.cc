@@ -25,11 +25,11 @@
 #include "floe/common/util.h"
 #include "floe/iceberg/manifest.h"
 #include "floe/iceberg/schema.h"
-#include "floe/pipeline/committer.h"
 #include "floe/schema/table_schema.h"
 #include "floe/storage/file_io.h"
+#include "floe/table/committer.h"
 
-namespace floe::pipeline {
+namespace floe::table {
 namespace {
 
 using iceberg::NestedField;
@@ -203,7 +203,7 @@ void BM_Commit(benchmark::State& state) {
 BENCHMARK(BM_Commit)->Arg(1)->Arg(16)->Unit(benchmark::kMillisecond);
 
 }  // namespace
-}  // namespace floe::pipeline
+}  // namespace floe::table
 
 int main(int argc, char** argv) {
   floe::InitLogging("warn");

@@ -1,4 +1,4 @@
-#include "floe/pipeline/delta_mirror.h"
+#include "floe/table/delta_mirror.h"
 
 #include <algorithm>
 #include <set>
@@ -14,7 +14,7 @@
 #include "floe/iceberg/snapshot_producer.h"
 #include "floe/schema/rename_hints.h"
 
-namespace floe::pipeline {
+namespace floe::table {
 namespace {
 
 constexpr int kMaxConflictRetries = 5;
@@ -388,4 +388,4 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
   return snap.version;
 }
 
-}  // namespace floe::pipeline
+}  // namespace floe::table

@@ -1,4 +1,4 @@
-#include "floe/pipeline/committer.h"
+#include "floe/table/committer.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,10 +9,10 @@
 #include "floe/iceberg/snapshot_producer.h"
 #include "floe/iceberg/table_metadata.h"
 #include "floe/iceberg/table_update.h"
-#include "floe/pipeline/topic_lifecycle.h"
 #include "floe/storage/file_io.h"
+#include "floe/table/table_properties.h"
 
-namespace floe::pipeline {
+namespace floe::table {
 namespace {
 
 constexpr int kMaxConflictRetries = 20;
@@ -358,4 +358,4 @@ Status Committer::Commit(const CommitRequest& req) {
                         std::to_string(kMaxConflictRetries) + " attempts"));
 }
 
-}  // namespace floe::pipeline
+}  // namespace floe::table

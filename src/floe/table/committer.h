@@ -3,7 +3,8 @@
 // catalog pointer with compare-and-swap, retrying on conflict and resolving unknown
 // outcomes by looking for its own positions.
 //
-// Threading: used by the pipeline thread only.
+// Threading: an instance is used by one thread at a time (the pipeline thread, `floe dlq
+// replay`, the maintenance soak driver); instances on other threads are independent.
 #pragma once
 
 #include <functional>
@@ -17,14 +18,14 @@
 #include "floe/iceberg/data_file.h"
 #include "floe/iceberg/schema.h"
 #include "floe/iceberg/snapshot_producer.h"
-#include "floe/pipeline/positions.h"
 #include "floe/schema/rename_hints.h"
+#include "floe/table/positions.h"
 
 namespace floe::storage {
 class FileIO;
 }
 
-namespace floe::pipeline {
+namespace floe::table {
 
 // What the pipeline needs to know about a table when it starts reading a topic.
 struct TableState {
@@ -116,4 +117,4 @@ class Committer {
   Clock clock_;
 };
 
-}  // namespace floe::pipeline
+}  // namespace floe::table

@@ -1,7 +1,7 @@
 // The production commit path (Committer over the SQLite pointer store and local FileIO):
 // bounded metadata across 1,200 commits, the position fence, and recovery of recorded
 // positions.
-#include "floe/pipeline/committer.h"
+#include "floe/table/committer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,12 +14,12 @@
 #include "floe/delta/log.h"
 #include "floe/iceberg/manifest.h"
 #include "floe/iceberg/metadata_io.h"
-#include "floe/pipeline/delta_mirror.h"
-#include "floe/pipeline/table_properties.h"
 #include "floe/schema/table_schema.h"
 #include "floe/storage/file_io.h"
+#include "floe/table/delta_mirror.h"
+#include "floe/table/table_properties.h"
 
-namespace floe::pipeline {
+namespace floe::table {
 namespace {
 
 class CommitterTest : public ::testing::Test {
@@ -362,4 +362,4 @@ TEST_F(CommitterTest, DeltaMirrorRecordsTypeWidening) {
 }
 
 }  // namespace
-}  // namespace floe::pipeline
+}  // namespace floe::table

@@ -24,11 +24,11 @@
 #include "floe/iceberg/schema_json.h"
 #include "floe/maintenance/maintain.h"
 #include "floe/parquet/writer.h"
-#include "floe/pipeline/committer.h"
-#include "floe/pipeline/delta_mirror.h"
 #include "floe/schema/arrow.h"
 #include "floe/schema/table_schema.h"
 #include "floe/storage/file_io.h"
+#include "floe/table/committer.h"
+#include "floe/table/delta_mirror.h"
 
 namespace floe {
 namespace {
@@ -56,8 +56,8 @@ int Run(const Args& a) {
   int64_t now = NowMs();
   auto clock = [&now] { return now; };
   catalog::StoreCatalog cat(store->get(), io.get(), warehouse, clock);
-  pipeline::Committer committer(&cat, io.get(), clock);
-  pipeline::DeltaMirror mirror(&cat, io.get(), clock);
+  table::Committer committer(&cat, io.get(), clock);
+  table::DeltaMirror mirror(&cat, io.get(), clock);
 
   const catalog::TableIdent ident{{"kafka"}, "soak"};
   int last = 0;
@@ -108,7 +108,7 @@ int Run(const Args& a) {
     auto file = (*writer)->Close();
     if (!file.ok()) return Fail(file.status(), "close");
 
-    pipeline::CommitRequest req;
+    table::CommitRequest req;
     req.ident = ident;
     req.files = {*file};
     req.expected["soak"][0] =

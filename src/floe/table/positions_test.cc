@@ -1,8 +1,8 @@
-#include "floe/pipeline/positions.h"
+#include "floe/table/positions.h"
 
 #include <gtest/gtest.h>
 
-namespace floe::pipeline {
+namespace floe::table {
 
 TEST(PositionsTest, RoundTrip) {
   Positions p{{"orders", {{0, 10}, {3, 42}}}, {"a.b", {{1, 0}}}};
@@ -20,4 +20,4 @@ TEST(PositionsTest, RejectsMalformed) {
   EXPECT_FALSE(PositionsFromJson("not json").ok());
 }
 
-}  // namespace floe::pipeline
+}  // namespace floe::table

@@ -13,7 +13,12 @@
 #include "floe/config/config.h"
 #include "floe/iceberg/table_metadata.h"
 
-namespace floe::pipeline {
+namespace floe::table {
+
+// A topic's persisted state (suspension, skips: pipeline/topic_lifecycle.h) lives in the
+// table property kTopicStateKeyPrefix + topic.
+inline constexpr const char* kTopicStateKeyPrefix = "floe.topic-state.";
+std::string TopicStateKey(const std::string& topic);
 
 // retention.ms: rows older than it leave the table (maintenance/row_retention.h); absent
 // or 0: none.
@@ -46,4 +51,4 @@ int64_t TargetFileSizeOf(const iceberg::TableMetadata& metadata);
 // write.parquet.compression-level when 1..22, else 1 (zstd.level's default).
 int ZstdLevelOf(const iceberg::TableMetadata& metadata);
 
-}  // namespace floe::pipeline
+}  // namespace floe::table

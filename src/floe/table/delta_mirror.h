@@ -9,7 +9,9 @@
 // the batch. A Floe snapshot is in Delta when every position in its `floe.kafka.offsets`
 // summary is at or below Delta's txn for that partition.
 //
-// Threading: used by the pipeline thread only.
+// Threading: an instance is used by one thread at a time; the pipeline and the
+// maintenance thread each build their own, and the Delta log's put-if-absent orders their
+// versions.
 #pragma once
 
 #include <cstdint>
@@ -22,13 +24,13 @@
 #include "floe/delta/log.h"
 #include "floe/iceberg/data_file.h"
 #include "floe/iceberg/table_metadata.h"
-#include "floe/pipeline/positions.h"
+#include "floe/table/positions.h"
 
 namespace floe::storage {
 class FileIO;
 }
 
-namespace floe::pipeline {
+namespace floe::table {
 
 // Data files an Iceberg snapshot added (entries ADDED by it), or every live data file of
 // it.
@@ -68,4 +70,4 @@ class DeltaMirror {
   std::map<std::string, Cached> cache_;  // by table location
 };
 
-}  // namespace floe::pipeline
+}  // namespace floe::table

@@ -1,6 +1,10 @@
-#include "floe/pipeline/table_properties.h"
+#include "floe/table/table_properties.h"
 
-namespace floe::pipeline {
+namespace floe::table {
+
+std::string TopicStateKey(const std::string& topic) {
+  return kTopicStateKeyPrefix + topic;
+}
 namespace {
 
 // `key` as an integer of at least `min`, else `fallback`.
@@ -53,4 +57,4 @@ int ZstdLevelOf(const iceberg::TableMetadata& md) {
   return level >= 1 && level <= 22 ? static_cast<int>(level) : 1;
 }
 
-}  // namespace floe::pipeline
+}  // namespace floe::table
