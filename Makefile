@@ -34,6 +34,7 @@ demo: build-floe
 	@$(PY) scripts/demo.py --floe $(BUILD_DIR)/src/floe/cli/floe --storage $(STORAGE)
 
 bench: setup
+	@cmake --preset release >/dev/null  # again: picks up preset changes (FLOE_BENCHMARKS)
 	@$(MAKE) --no-print-directory build PRESET=release
 	@$(PY) bench/probe.py --tag before
 	@$(PY) bench/run.py --floe build/release/src/floe/cli/floe
