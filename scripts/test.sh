@@ -15,7 +15,10 @@ unit_failed=$(sed -E 's/.*tests passed, ([0-9]+) tests failed.*/\1/' <<<"$unit_l
 rm -f /tmp/floe-ctest.$$
 t1=$(date +%s)
 echo "[test] unit tests: ${unit_total:-0} run, ${unit_failed:-?} failed in $((t1 - t0)) s"
-.venv/bin/python -m pytest -q -p no:cacheprovider --durations=30 tests/integration 2>&1 | tee /tmp/floe-pytest.$$
+# Two workers (pytest-xdist), a module whole on one of them (conftest.py): the tests wait
+# on brokers and readers more than they compute, so two at a time fit two cores.
+.venv/bin/python -m pytest -q -p no:cacheprovider --durations=30 -n 2 --dist loadgroup \
+  tests/integration 2>&1 | tee /tmp/floe-pytest.$$
 py_rc=${PIPESTATUS[0]}
 py_line=$(tail -n 1 /tmp/floe-pytest.$$)
 rm -f /tmp/floe-pytest.$$

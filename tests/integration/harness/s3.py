@@ -39,8 +39,20 @@ class S3StartError(RuntimeError):
 # weed mini picks nothing itself, but its components connect to each other while it starts,
 # from ephemeral ports (32768-60999 on Linux): a port chosen there for a later component can
 # be taken by then ("Port allocation failed"). So ports come from below that range, the HTTP
-# port in 10000-22767 and its gRPC port (+10000) in 20000-32767.
+# port in 10000-22767 and its gRPC port (+10000) in 20000-32767. Each pytest-xdist worker
+# takes its own slice of that range, so two workers never pick the same port at once.
 _PORT_LOW, _PORT_HIGH = 10000, 22767
+
+
+def _port_range() -> tuple[int, int]:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    if not worker.startswith("gw") or count <= 1:
+        return _PORT_LOW, _PORT_HIGH
+    index = int(worker[2:]) % count
+    width = (_PORT_HIGH - _PORT_LOW + 1) // count
+    low = _PORT_LOW + index * width
+    return low, low + width - 1
 
 
 def _free_ports(names: list[str]) -> dict[str, int]:
@@ -49,9 +61,10 @@ def _free_ports(names: list[str]) -> dict[str, int]:
     rng = random.Random()
     taken: set[int] = set()
     out: dict[str, int] = {}
+    low, high = _port_range()
     for name in names:
         for _ in range(500):
-            port = rng.randint(_PORT_LOW, _PORT_HIGH)
+            port = rng.randint(low, high)
             if {port, port + 10000} & taken:
                 continue
             if all(_bindable(p) for p in (port, port + 10000)):
@@ -119,10 +132,12 @@ def start_s3(work_dir: str | os.PathLike, bucket: str = "floe") -> S3:
     work = pathlib.Path(work_dir)
     data = work / "seaweedfs"
     data.mkdir(parents=True, exist_ok=True)
-    ports = _free_ports(["master", "volume", "filer", "s3"])
+    ports = _free_ports(["master", "volume", "filer", "s3", "admin"])
     args = [str(WEED), "mini", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
             f"-master.port={ports['master']}", f"-volume.port={ports['volume']}",
             f"-filer.port={ports['filer']}", f"-s3.port={ports['s3']}",
+            # The admin server listens even with its UI off (23646/33646 by default).
+            f"-admin.port={ports['admin']}", f"-admin.port.grpc={ports['admin'] + 10000}",
             "-s3.port.iceberg=0", "-s3.port.lance=0", "-webdav=false", "-admin.ui=false",
             "-master.telemetry=false", f"-bucket={bucket}",
             # As Amazon S3: a PUT into a bucket that does not exist is NoSuchBucket.
