@@ -11,6 +11,7 @@
 #include "floe/iceberg/metadata_io.h"
 #include "floe/iceberg/snapshot_producer.h"
 #include "floe/maintenance/references.h"
+#include "floe/table/commit_driver.h"
 #include "floe/table/delta_mirror.h"
 #include "floe/table/positions.h"
 
@@ -96,40 +97,64 @@ Result<size_t> DeltaCovered(storage::FileIO& io, const iceberg::TableMetadata& m
   return n;
 }
 
-// Removes `chosen` in one commit that asserts every ref where it was when the commit was
-// prepared (a rollback or a new tag meanwhile must not lose its snapshot); an ingestion
-// commit meanwhile moves main: prepared again on the new table, with the chosen ids that
-// are still due there. `*expired`: how many were removed.
-Result<catalog::LoadedTable> CommitExpiry(catalog::Catalog& catalog,
+// Removes the chosen snapshots still due on each attempt's base, in one commit that
+// asserts every ref where it was when the commit was prepared (a rollback or a new tag
+// meanwhile must not lose its snapshot); an ingestion commit meanwhile moves main: the
+// update is prepared again on the new table.
+class ExpiryUpdate final : public table::SnapshotUpdate {
+ public:
+  ExpiryUpdate(std::vector<int64_t> chosen, int64_t now_ms)
+      : chosen_(std::move(chosen)), now_ms_(now_ms) {}
+
+  Result<std::optional<table::Attempt>> Prepare(const iceberg::TableMetadata& md,
+                                                int64_t /*now_ms*/) override {
+    const std::set<int64_t> due = DueSnapshots(md, now_ms_);
+    iceberg::update::RemoveSnapshots remove;
+    for (int64_t id : chosen_) {
+      if (due.count(id)) remove.snapshot_ids.push_back(id);
+    }
+    expired_ = static_cast<int64_t>(remove.snapshot_ids.size());
+    if (remove.snapshot_ids.empty()) return std::optional<table::Attempt>();
+    table::Attempt a;
+    a.requirements = {iceberg::requirement::AssertTableUuid{md.table_uuid}};
+    for (const auto& [name, ref] : md.refs) {
+      a.requirements.push_back(
+          iceberg::requirement::AssertRefSnapshotId{name, ref.snapshot_id});
+    }
+    a.updates = {iceberg::TableUpdate{std::move(remove)}};
+    return std::optional<table::Attempt>(std::move(a));
+  }
+  // Gone from `md`: by this commit, or another maintainer's.
+  bool IsCommittedIn(const iceberg::TableMetadata& md) const override {
+    for (int64_t id : chosen_) {
+      if (md.SnapshotById(id) != nullptr) return false;
+    }
+    return true;
+  }
+  int64_t expired() const { return expired_; }
+
+ private:
+  std::vector<int64_t> chosen_;
+  int64_t now_ms_;
+  int64_t expired_ = 0;
+};
+
+// Commits the expiry of `chosen`; `*expired`: how many were removed.
+Result<catalog::LoadedTable> CommitExpiry(catalog::Catalog& catalog, storage::FileIO& io,
                                           const catalog::TableIdent& ident,
                                           int64_t now_ms,
                                           const std::vector<int64_t>& chosen,
                                           int64_t* expired) {
-  constexpr int kAttempts = 10;
-  for (int attempt = 1;; ++attempt) {
-    FLOE_ASSIGN_OR_RAISE(auto table, catalog.LoadTable(ident));
-    const iceberg::TableMetadata& md = table.metadata;
-    const std::set<int64_t> due = DueSnapshots(md, now_ms);
-    iceberg::update::RemoveSnapshots remove;
-    for (int64_t id : chosen) {
-      if (due.count(id)) remove.snapshot_ids.push_back(id);
-    }
-    *expired = static_cast<int64_t>(remove.snapshot_ids.size());
-    if (remove.snapshot_ids.empty()) return table;
-    std::vector<iceberg::TableRequirement> requirements = {
-        iceberg::requirement::AssertTableUuid{md.table_uuid}};
-    for (const auto& [name, ref] : md.refs) {
-      requirements.push_back(
-          iceberg::requirement::AssertRefSnapshotId{name, ref.snapshot_id});
-    }
-    auto committed = catalog.CommitTable(
-        {ident, std::move(requirements), {iceberg::TableUpdate{std::move(remove)}}},
-        catalog::Writer::kFloe);
-    if (committed.ok() || KindOf(committed.status()) != ErrorKind::kConflict ||
-        attempt >= kAttempts) {
-      return committed;
-    }
-  }
+  ExpiryUpdate update(chosen, now_ms);
+  table::CommitPolicy policy;
+  policy.what = "snapshot expiry of " + ident.ToString();
+  policy.max_attempts = 10;
+  FLOE_ASSIGN_OR_RAISE(auto committed,
+                       table::CommitUpdate(catalog, io, ident, update, policy,
+                                           [now_ms] { return now_ms; }));
+  *expired = update.expired();
+  if (!committed.table) return catalog.LoadTable(ident);
+  return std::move(*committed.table);
 }
 
 }  // namespace
@@ -190,8 +215,8 @@ Result<ExpiryReport> ExpireTable(catalog::Catalog& catalog, storage::FileIO& io,
 
     if (!options.dry_run) {
       if (Cancelled(options)) return Stopping();
-      FLOE_ASSIGN_OR_RAISE(auto committed,
-                           CommitExpiry(catalog, ident, now_ms, chosen, &report.expired));
+      FLOE_ASSIGN_OR_RAISE(auto committed, CommitExpiry(catalog, io, ident, now_ms,
+                                                        chosen, &report.expired));
       if (report.expired == 0) chosen_files.clear();  // none is due any more
       if (report.expired > 0) CrashPoint("after-expiry-commit");
       // The references as they are now: a snapshot committed since the first read may

@@ -3,6 +3,7 @@
 #include "floe/common/crash.h"
 #include "floe/common/log.h"
 #include "floe/iceberg/replace_files.h"
+#include "floe/table/commit_driver.h"
 #include "floe/table/delta_mirror.h"
 #include "floe/table/positions.h"
 
@@ -23,13 +24,6 @@ std::string RewriteBlocker(const iceberg::TableMetadata& md) {
   return "";
 }
 
-void DeleteAll(storage::FileIO& io, const std::vector<std::string>& uris) {
-  for (const auto& uri : uris) {
-    Status st = io.Delete(uri);
-    if (!st.ok()) FLOE_LOG_WARN("could not delete {}: {}", uri, st.message());
-  }
-}
-
 void CopyParentPositions(const iceberg::TableMetadata& base,
                          std::vector<iceberg::TableUpdate>* updates) {
   const iceberg::Snapshot* parent = base.CurrentSnapshot();
@@ -43,6 +37,34 @@ void CopyParentPositions(const iceberg::TableMetadata& base,
   }
 }
 
+namespace {
+
+// One iceberg::ReplaceFiles snapshot carrying its parent's positions.
+class ReplaceUpdate final : public table::SnapshotUpdate {
+ public:
+  ReplaceUpdate(iceberg::ReplaceFiles* replace, std::vector<std::string> owned)
+      : replace_(replace), owned_(std::move(owned)) {}
+
+  Result<std::optional<table::Attempt>> Prepare(const iceberg::TableMetadata& base,
+                                                int64_t now_ms) override {
+    FLOE_ASSIGN_OR_RAISE(auto pending, replace_->Prepare(base, now_ms));
+    CopyParentPositions(base, &pending.updates);
+    return std::optional<table::Attempt>(
+        table::Attempt{std::move(pending.requirements), std::move(pending.updates),
+                       std::move(pending.written_files)});
+  }
+  bool IsCommittedIn(const iceberg::TableMetadata& md) const override {
+    return replace_->IsCommittedIn(md);
+  }
+  std::vector<std::string> OwnedFiles() const override { return owned_; }
+
+ private:
+  iceberg::ReplaceFiles* replace_;
+  std::vector<std::string> owned_;
+};
+
+}  // namespace
+
 Result<ReplaceOutcome> CommitReplace(catalog::Catalog& catalog, storage::FileIO& io,
                                      const ReplaceRequest& req, int64_t now_ms,
                                      std::vector<std::string> written) {
@@ -50,48 +72,29 @@ Result<ReplaceOutcome> CommitReplace(catalog::Catalog& catalog, storage::FileIO&
   auto made =
       iceberg::ReplaceFiles::Make(&io, req.base, req.removed, req.added, req.summary);
   if (!made.ok()) {
-    DeleteAll(io, written);
+    table::DeleteAll(io, written);
     return made.status();
   }
   auto& replace = *made;
   for (const auto& f : replace->written_files()) written.push_back(f);
-  iceberg::TableMetadata base = req.base;
-  bool unknown = false;  // an attempt's outcome was unknown: its files may be referenced
-  for (;;) {
-    ++out.attempts;
-    auto pending = replace->Prepare(base, now_ms);
-    if (!pending.ok()) {
-      if (!unknown) DeleteAll(io, written);
-      if (KindOf(pending.status()) == ErrorKind::kConflict) {
-        out.gave_up = "its input changed: " + pending.status().message();
-        return out;
-      }
-      return pending.status();
+  ReplaceUpdate update(replace.get(), std::move(written));
+  table::CommitPolicy policy;
+  policy.what = "replace in " + req.ident.ToString();
+  policy.max_attempts = kMaxAttempts;
+  policy.before_commit = req.before_commit;
+  auto committed = table::CommitUpdate(
+      catalog, io, req.ident, update, policy, [now_ms] { return now_ms; }, req.base);
+  if (!committed.ok()) {
+    // A refusal of the replace itself (not of the catalog's compare-and-swap, which is
+    // retried): an input is gone or changed under it.
+    if (KindOf(committed.status()) == ErrorKind::kConflict) {
+      out.gave_up = "its input changed: " + committed.status().message();
+      return out;
     }
-    CopyParentPositions(base, &pending->updates);
-    CrashPoint(req.before_commit);
-    auto committed = catalog.CommitTable(
-        {req.ident, pending->requirements, pending->updates}, catalog::Writer::kFloe);
-    if (committed.ok()) {
-      out.snapshot_id = replace->snapshot_id();
-      break;
-    }
-    const ErrorKind kind = KindOf(committed.status());
-    unknown |= kind == ErrorKind::kStateUnknown;
-    auto reloaded = catalog.LoadTable(req.ident);
-    if (!reloaded.ok()) return reloaded.status();  // files left: orphans at worst
-    if (replace->IsCommittedIn(reloaded->metadata)) {
-      out.snapshot_id = replace->snapshot_id();
-      break;
-    }
-    if (kind != ErrorKind::kStateUnknown) DeleteAll(io, pending->written_files);
-    if ((kind != ErrorKind::kConflict && kind != ErrorKind::kStateUnknown) ||
-        out.attempts >= kMaxAttempts) {
-      if (!unknown) DeleteAll(io, written);
-      return committed.status();
-    }
-    base = std::move(reloaded->metadata);
+    return committed.status();
   }
+  out.attempts = committed->attempts;
+  out.snapshot_id = replace->snapshot_id();
   CrashPoint(req.after_commit);
   auto formats = req.base.properties.find(catalog::kFormatsProperty);
   if (formats != req.base.properties.end() &&

@@ -61,9 +61,6 @@ void Record(ReplaceOutcome outcome, Report* report) {
   if (!outcome.gave_up.empty()) report->skipped = std::move(outcome.gave_up);
 }
 
-// Deletes each of `uris`, logging (not returning) a failure: what is left is an orphan.
-void DeleteAll(storage::FileIO& io, const std::vector<std::string>& uris);
-
 // Gives the snapshot that `updates` add the positions (floe.kafka.offsets) of `base`'s
 // current snapshot: a maintenance snapshot moves none, and the newest snapshot keeps
 // carrying them for the ancestry walk.

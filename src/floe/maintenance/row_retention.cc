@@ -9,6 +9,7 @@
 #include "floe/maintenance/rewrite.h"
 #include "floe/maintenance/sort_order.h"
 #include "floe/schema/table_schema.h"
+#include "floe/table/commit_driver.h"
 #include "floe/table/delta_mirror.h"
 #include "floe/table/positions.h"
 #include "floe/table/table_properties.h"
@@ -144,7 +145,7 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
   for (const auto& f : rewritten.files) written.push_back(f.file_path);
   if (report.rows_dropped == 0) {
     // Files without bounds whose rows were all young: nothing to commit.
-    DeleteAll(io, written);
+    table::DeleteAll(io, written);
     report.skipped = "no row is past the retention";
     return report;
   }

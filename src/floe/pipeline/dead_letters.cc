@@ -15,6 +15,7 @@
 #include "floe/pipeline/topic_state.h"
 #include "floe/schema/table_schema.h"
 #include "floe/storage/file_io.h"
+#include "floe/table/commit_driver.h"
 #include "floe/table/committer.h"
 #include "floe/table/delta_mirror.h"
 
@@ -256,11 +257,6 @@ Status DeadLetters::Commit(TopicState& ts, const table::Positions& batch_end,
   }
   Status st = committer_->Commit(req);
   if (!st.ok()) {
-    if (KindOf(st) != ErrorKind::kStateUnknown) {
-      std::vector<std::string> paths;
-      for (const auto& f : req.files) paths.push_back(f.file_path);
-      DeleteFiles(paths, io_);
-    }
     Discard(ts);
     d.loaded = false;  // loaded again (positions included) before the next dead letter
     return WithContext(st, "dead-letter table " + d.ident.ToString());
@@ -283,7 +279,7 @@ Status DeadLetters::Commit(TopicState& ts, const table::Positions& batch_end,
 
 void DeadLetters::Discard(TopicState& ts) {
   DeadLetterState& d = ts.dead_letters;
-  if (d.writer) DeleteFiles(d.writer->Abort(), io_);
+  if (d.writer) table::DeleteAll(*io_, d.writer->Abort());
   d.writer.reset();
   d.buffered = 0;
 }

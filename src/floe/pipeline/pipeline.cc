@@ -860,13 +860,9 @@ class PipelineImpl : public Pipeline {
     Status st = committer_.Commit(req);
     if (!st.ok()) {
       RecordCommitFailure(ts.instruments, st);
-      // Not committed (or, kStateUnknown, perhaps committed: then the files stay). Either
-      // way the topic reads again from the positions the table records.
-      if (KindOf(st) != ErrorKind::kStateUnknown) {
-        std::vector<std::string> paths;
-        for (const auto& f : req.files) paths.push_back(f.file_path);
-        DeleteFiles(paths, io_);
-      }
+      // Not committed (the committer deleted the files) or, kStateUnknown, perhaps
+      // committed (the files stay). Either way the topic reads again from the positions
+      // the table records.
       if (KindOf(st) == ErrorKind::kConflict) return Refence(topic, ts, st);
       return TableFault(topic, ts, st);
     }

@@ -20,6 +20,7 @@
 #include "floe/pipeline/topic_state.h"
 #include "floe/schema/table_schema.h"
 #include "floe/storage/file_io.h"
+#include "floe/table/commit_driver.h"
 #include "floe/table/committer.h"
 #include "floe/table/delta_mirror.h"
 
@@ -153,7 +154,7 @@ Result<ReplayResult> ReplayDeadLetters(const config::Config& config,
         const ErrorKind kind = KindOf(st);
         // Outages stop the replay; nothing is committed.
         if (kind == ErrorKind::kRetriable || kind == ErrorKind::kStateUnknown) {
-          if (ts.writer) DeleteFiles(ts.writer->Abort(), io);
+          if (ts.writer) table::DeleteAll(*io, ts.writer->Abort());
           return st;
         }
         if (ts.evolution) {
@@ -212,11 +213,6 @@ Result<ReplayResult> ReplayDeadLetters(const config::Config& config,
   };
   Status st = committer.Commit(req);
   if (!st.ok()) {
-    if (KindOf(st) != ErrorKind::kStateUnknown) {
-      std::vector<std::string> paths;
-      for (const auto& f : req.files) paths.push_back(f.file_path);
-      DeleteFiles(paths, io);
-    }
     return WithContext(st, "replay into " + table.ToString());
   }
   ts.table.exists = true;

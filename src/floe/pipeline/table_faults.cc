@@ -5,6 +5,7 @@
 #include "floe/common/log.h"
 #include "floe/pipeline/topic_state.h"
 #include "floe/storage/file_io.h"
+#include "floe/table/commit_driver.h"
 
 namespace floe::pipeline {
 
@@ -25,18 +26,9 @@ int64_t NextPauseMs(TopicState& ts) {
   return ts.backoff_ms;
 }
 
-void DeleteFiles(const std::vector<std::string>& paths, storage::FileIO* io) {
-  for (const auto& path : paths) {
-    Status st = io->Delete(path);
-    if (!st.ok() && KindOf(st) != ErrorKind::kNotFound) {
-      FLOE_LOG_WARN("could not delete unreferenced file {}: {}", path, st.message());
-    }
-  }
-}
-
 void DiscardUncommitted(TopicState& ts, storage::FileIO* io) {
-  if (ts.writer) DeleteFiles(ts.writer->Abort(), io);
-  if (ts.dead_letters.writer) DeleteFiles(ts.dead_letters.writer->Abort(), io);
+  if (ts.writer) table::DeleteAll(*io, ts.writer->Abort());
+  if (ts.dead_letters.writer) table::DeleteAll(*io, ts.dead_letters.writer->Abort());
   ts.dead_letters.writer.reset();
   ts.dead_letters.buffered = 0;
   ts.dead_letters.loaded = false;

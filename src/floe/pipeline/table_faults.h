@@ -39,7 +39,4 @@ int64_t NextPauseMs(TopicState& ts);
 // are loaded again from the table.
 void DiscardUncommitted(TopicState& ts, storage::FileIO* io);
 
-// Deletes a batch's files after a commit that certainly did not reference them.
-void DeleteFiles(const std::vector<std::string>& paths, storage::FileIO* io);
-
 }  // namespace floe::pipeline

@@ -10,12 +10,155 @@
 #include "floe/iceberg/table_metadata.h"
 #include "floe/iceberg/table_update.h"
 #include "floe/storage/file_io.h"
+#include "floe/table/commit_driver.h"
 #include "floe/table/table_properties.h"
 
 namespace floe::table {
 namespace {
 
 constexpr int kMaxConflictRetries = 20;
+
+// One property set to a value, or removed (nullopt); nothing to commit when it already
+// is.
+class PropertyUpdate final : public SnapshotUpdate {
+ public:
+  PropertyUpdate(std::string key, std::optional<std::string> value)
+      : key_(std::move(key)), value_(std::move(value)) {}
+
+  Result<std::optional<Attempt>> Prepare(const iceberg::TableMetadata& base,
+                                         int64_t /*now_ms*/) override {
+    if (IsCommittedIn(base)) return std::optional<Attempt>();
+    Attempt a;
+    a.requirements = {iceberg::requirement::AssertTableUuid{base.table_uuid}};
+    if (value_) {
+      a.updates = {iceberg::update::SetProperties{{{key_, *value_}}}};
+    } else {
+      a.updates = {iceberg::update::RemoveProperties{{key_}}};
+    }
+    return std::optional<Attempt>(std::move(a));
+  }
+  bool IsCommittedIn(const iceberg::TableMetadata& md) const override {
+    auto it = md.properties.find(key_);
+    return value_ ? it != md.properties.end() && it->second == *value_
+                  : it == md.properties.end();
+  }
+
+ private:
+  std::string key_;
+  std::optional<std::string> value_;
+};
+
+// A batch of data files and the positions they cover (CommitRequest), behind the fence.
+// The data manifest is written once, at the first attempt; each attempt writes only its
+// manifest list.
+class AppendBatch final : public SnapshotUpdate {
+ public:
+  AppendBatch(storage::FileIO* io, const CommitRequest& req) : io_(io), req_(req) {}
+
+  Result<std::optional<Attempt>> Prepare(const iceberg::TableMetadata& base,
+                                         int64_t now) override {
+    FLOE_RETURN_NOT_OK(CheckFence(base));
+    Positions merged = RecordedPositions(base).value_or(Positions{});
+    for (const auto& [topic, parts] : req_.new_positions) {
+      for (const auto& [p, pos] : parts) merged[topic][p] = pos;
+    }
+    std::map<std::string, std::string> floe_keys = {
+        {kOffsetsKey, PositionsToJson(merged)},
+        {kClusterIdKey, req_.cluster_id},
+        {kWriterKey, "floe/" FLOE_VERSION_STRING}};
+    std::map<std::string, std::string> properties = floe_keys;
+    if (req_.retention) {
+      properties[iceberg::kMaxSnapshotAgeProperty] =
+          std::to_string(req_.retention->max_age_ms);
+      properties[iceberg::kMinSnapshotsToKeepProperty] =
+          std::to_string(req_.retention->min_keep);
+    }
+    for (const auto& [k, v] : req_.settings_properties) properties[k] = v;
+    if (req_.properties) {
+      FLOE_ASSIGN_OR_RAISE(auto extra, req_.properties(base));
+      properties.insert(extra.begin(), extra.end());
+    }
+    Attempt a;
+    if (req_.files.empty()) {
+      // Only skipped records: advance the positions without a snapshot.
+      a.requirements.push_back(iceberg::requirement::AssertTableUuid{base.table_uuid});
+      std::optional<int64_t> main_id;
+      if (const auto* ref = base.Ref("main")) main_id = ref->snapshot_id;
+      a.requirements.push_back(
+          iceberg::requirement::AssertRefSnapshotId{"main", main_id});
+      a.updates.push_back(iceberg::update::SetProperties{properties});
+      return std::optional<Attempt>(std::move(a));
+    }
+    if (!append_) {
+      iceberg::FastAppendOptions opts;
+      opts.summary = floe_keys;
+      FLOE_ASSIGN_OR_RAISE(append_,
+                           iceberg::FastAppend::Make(io_, base, req_.files, opts));
+      CrashPoint("after-manifest-write");
+    }
+    FLOE_ASSIGN_OR_RAISE(auto pending, append_->Prepare(base, now));
+    a.written_files = std::move(pending.written_files);
+    a.requirements = std::move(pending.requirements);
+    a.updates = std::move(pending.updates);
+    // Positions move with the snapshot: summary (inside the pending snapshot) and
+    // property.
+    if (auto* add = std::get_if<iceberg::update::AddSnapshot>(&a.updates.front())) {
+      for (const auto& [k, v] : floe_keys) add->snapshot.summary[k] = v;
+      for (const auto& [k, v] : req_.summary) add->snapshot.summary[k] = v;
+    }
+    a.updates.push_back(iceberg::update::SetProperties{properties});
+    // Bounded metadata (ARCHITECTURE.md §3): expire old snapshots, never the newest one
+    // carrying positions.
+    auto newest = iceberg::NewestAncestorWithSummaryKey(base, kOffsetsKey);
+    const iceberg::RetentionPolicy policy =
+        req_.retention ? *req_.retention : iceberg::RetentionPolicyOf(base);
+    auto expire = iceberg::ExpireSnapshots(
+        base, now, policy.max_age_ms * std::max(1, req_.expire_age_factor),
+        policy.min_keep,
+        [&](const iceberg::Snapshot& s) { return newest && s.snapshot_id == *newest; });
+    if (expire) a.updates.push_back(*expire);
+    return std::optional<Attempt>(std::move(a));
+  }
+
+  bool IsCommittedIn(const iceberg::TableMetadata& md) const override {
+    return append_ && append_->IsCommittedIn(md);
+  }
+
+  // The batch's data files too: a commit that certainly failed leaves nothing behind.
+  std::vector<std::string> OwnedFiles() const override {
+    std::vector<std::string> out;
+    for (const auto& f : req_.files) out.push_back(f.file_path);
+    if (append_ && append_->data_manifest()) {
+      out.push_back(append_->data_manifest()->manifest_path);
+    }
+    return out;
+  }
+
+ private:
+  // The fence (ARCHITECTURE.md §2): every partition must still be where this batch
+  // started.
+  Status CheckFence(const iceberg::TableMetadata& base) const {
+    Positions recorded = RecordedPositions(base).value_or(Positions{});
+    for (const auto& [topic, parts] : req_.expected) {
+      for (const auto& [p, want] : parts) {
+        std::optional<int64_t> have;
+        auto t = recorded.find(topic);
+        if (t != recorded.end() && t->second.count(p)) have = t->second.at(p);
+        if (have != want) {
+          return Conflict(
+              "position fence failed for " + req_.ident.ToString() + ": " + topic + "/" +
+              std::to_string(p) + " is at " + (have ? std::to_string(*have) : "none") +
+              " but this batch starts at " + (want ? std::to_string(*want) : "none"));
+        }
+      }
+    }
+    return Status::OK();
+  }
+
+  storage::FileIO* io_;
+  const CommitRequest& req_;
+  std::unique_ptr<iceberg::FastAppend> append_;
+};
 
 }  // namespace
 
@@ -106,25 +249,16 @@ Result<TableState> Committer::CreateIfAbsent(const catalog::TableIdent& ident,
 
 Status Committer::EnsureFormats(const catalog::TableIdent& ident,
                                 const std::string& formats) {
-  for (int attempt = 0; attempt < kMaxConflictRetries; ++attempt) {
-    FLOE_ASSIGN_OR_RAISE(auto loaded, LoadRaw(catalog_, ident));
-    if (!loaded) return Status::OK();
-    const auto& md = loaded->metadata;
-    auto it = md.properties.find(catalog::kFormatsProperty);
-    if (it != md.properties.end() && it->second == formats) return Status::OK();
+  PropertyUpdate update(catalog::kFormatsProperty, formats);
+  CommitPolicy policy;
+  policy.what = "setting floe.formats on " + ident.ToString();
+  policy.max_attempts = kMaxConflictRetries;
+  auto done = CommitUpdate(*catalog_, *io_, ident, update, policy, clock_);
+  if (!done.ok() && KindOf(done.status()) == ErrorKind::kNotFound) return Status::OK();
+  if (done.ok() && !done->nothing_to_do) {
     FLOE_LOG_INFO("table {}: formats now {}", ident.ToString(), formats);
-    auto committed = catalog_->CommitTable(
-        catalog::TableCommit{
-            ident,
-            {iceberg::requirement::AssertTableUuid{md.table_uuid}},
-            {iceberg::update::SetProperties{{{catalog::kFormatsProperty, formats}}}}},
-        catalog::Writer::kFloe);
-    if (committed.ok()) return Status::OK();
-    ErrorKind kind = KindOf(committed.status());
-    if (kind != ErrorKind::kConflict && kind != ErrorKind::kStateUnknown)
-      return committed.status();
   }
-  return Retriable("setting floe.formats on " + ident.ToString() + " kept conflicting");
+  return done.status();
 }
 
 Status Committer::CommitSchema(const catalog::TableIdent& ident, int base_schema_id,
@@ -169,193 +303,20 @@ Status Committer::SetTopicState(const catalog::TableIdent& ident,
                                 const std::string& topic,
                                 const std::optional<std::string>& state_json) {
   const std::string key = TopicStateKey(topic);
-  for (int attempt = 0; attempt < kMaxConflictRetries; ++attempt) {
-    FLOE_ASSIGN_OR_RAISE(auto loaded, LoadRaw(catalog_, ident));
-    if (!loaded) {
-      return NotFound("table " + ident.ToString() + " does not exist (yet)");
-    }
-    const auto& md = loaded->metadata;
-    auto it = md.properties.find(key);
-    if (state_json ? (it != md.properties.end() && it->second == *state_json)
-                   : it == md.properties.end()) {
-      return Status::OK();
-    }
-    iceberg::TableUpdate update =
-        state_json
-            ? iceberg::TableUpdate{iceberg::update::SetProperties{{{key, *state_json}}}}
-            : iceberg::TableUpdate{iceberg::update::RemoveProperties{{key}}};
-    auto committed = catalog_->CommitTable(
-        catalog::TableCommit{ident,
-                             {iceberg::requirement::AssertTableUuid{md.table_uuid}},
-                             {std::move(update)}},
-        catalog::Writer::kFloe);
-    if (committed.ok()) return Status::OK();
-    ErrorKind kind = KindOf(committed.status());
-    if (kind != ErrorKind::kConflict && kind != ErrorKind::kStateUnknown) {
-      return WithContext(committed.status(),
-                         "setting " + key + " on " + ident.ToString());
-    }
-  }
-  return Retriable("setting " + key + " on " + ident.ToString() + " kept conflicting");
+  PropertyUpdate update(key, state_json);
+  CommitPolicy policy;
+  policy.what = "setting " + key + " on " + ident.ToString();
+  policy.max_attempts = kMaxConflictRetries;
+  policy.missing = "table " + ident.ToString() + " does not exist (yet)";
+  return CommitUpdate(*catalog_, *io_, ident, update, policy, clock_).status();
 }
 
 Status Committer::Commit(const CommitRequest& req) {
-  // The data manifest is written once; each attempt rebuilds only the manifest list.
-  std::unique_ptr<iceberg::FastAppend> append;
-  // What an attempt wrote, deleted when it is known not to be referenced: a failure
-  // that is retried (a read-only catalog, a full disk) must not leave files per attempt.
-  std::vector<std::string> attempt_files;
-  // An attempt's outcome could not be known. It stays set: a catalog may apply a commit
-  // after a reload showed it absent (a REST catalog that timed out), so from then on no
-  // failure deletes what an attempt wrote; the orphan sweep collects it if unreferenced.
-  bool unknown = false;
-  // The last attempt was refused (kConflict): its files are deleted once the reload shows
-  // it did not land after all (an HTTP client may have resent a commit whose first copy
-  // was applied, and the copy got the 409).
-  bool refused = false;
-  auto discard = [&](bool with_manifest) {
-    for (const auto& f : attempt_files) (void)io_->Delete(f);
-    attempt_files.clear();
-    if (with_manifest && append && append->data_manifest()) {
-      (void)io_->Delete(append->data_manifest()->manifest_path);
-    }
-  };
-  // A failure before this commit could have landed: nothing of it is referenced.
-  auto fail = [&](Status st) {
-    if (unknown) {
-      return StateUnknown("commit to " + req.ident.ToString() +
-                          " has an unknown outcome: " + st.message());
-    }
-    discard(true);
-    return st;
-  };
-  for (int attempt = 0; attempt < kMaxConflictRetries; ++attempt) {
-    auto reloaded = LoadRaw(catalog_, req.ident);
-    if (!reloaded.ok()) return fail(reloaded.status());
-    auto& loaded = *reloaded;
-    if (!loaded) {
-      return fail(NotFound("table " + req.ident.ToString() +
-                           " was dropped from the catalog (or renamed) while Floe "
-                           "was writing it"));
-    }
-    const iceberg::TableMetadata& base = loaded->metadata;
-    Positions recorded = RecordedPositions(base).value_or(Positions{});
-
-    // Already applied (a previous attempt's outcome was unknown but it landed)?
-    if (append && append->IsCommittedIn(base)) return Status::OK();
-    if (refused) discard(false);  // a 409 that the reload confirms: not referenced
-    refused = false;
-    // The fence (ARCHITECTURE.md §2): every partition must still be where this batch
-    // started.
-    for (const auto& [topic, parts] : req.expected) {
-      for (const auto& [p, want] : parts) {
-        std::optional<int64_t> have;
-        auto t = recorded.find(topic);
-        if (t != recorded.end() && t->second.count(p)) have = t->second.at(p);
-        if (have != want) {
-          return fail(Conflict(
-              "position fence failed for " + req.ident.ToString() + ": " + topic + "/" +
-              std::to_string(p) + " is at " + (have ? std::to_string(*have) : "none") +
-              " but this batch starts at " + (want ? std::to_string(*want) : "none")));
-        }
-      }
-    }
-
-    Positions merged = recorded;
-    for (const auto& [topic, parts] : req.new_positions) {
-      for (const auto& [p, pos] : parts) merged[topic][p] = pos;
-    }
-    std::string offsets_json = PositionsToJson(merged);
-    std::map<std::string, std::string> floe_keys = {
-        {kOffsetsKey, offsets_json},
-        {kClusterIdKey, req.cluster_id},
-        {kWriterKey, "floe/" FLOE_VERSION_STRING}};
-    std::map<std::string, std::string> properties = floe_keys;
-    if (req.retention) {
-      properties[iceberg::kMaxSnapshotAgeProperty] =
-          std::to_string(req.retention->max_age_ms);
-      properties[iceberg::kMinSnapshotsToKeepProperty] =
-          std::to_string(req.retention->min_keep);
-    }
-    for (const auto& [k, v] : req.settings_properties) properties[k] = v;
-    if (req.properties) {
-      auto extra = req.properties(base);
-      if (!extra.ok()) return fail(extra.status());
-      properties.insert(extra->begin(), extra->end());
-    }
-    std::vector<iceberg::TableUpdate> updates;
-    std::vector<iceberg::TableRequirement> requirements;
-    int64_t now = clock_();
-    if (req.files.empty()) {
-      // Only skipped records: advance the positions without a snapshot.
-      requirements.push_back(iceberg::requirement::AssertTableUuid{base.table_uuid});
-      std::optional<int64_t> main_id;
-      if (const auto* ref = base.Ref("main")) main_id = ref->snapshot_id;
-      requirements.push_back(iceberg::requirement::AssertRefSnapshotId{"main", main_id});
-      updates.push_back(iceberg::update::SetProperties{properties});
-    } else {
-      if (!append) {
-        iceberg::FastAppendOptions opts;
-        opts.summary = floe_keys;
-        auto made = iceberg::FastAppend::Make(io_, base, req.files, opts);
-        if (!made.ok()) return fail(made.status());
-        append = std::move(*made);
-        CrashPoint("after-manifest-write");
-      }
-      auto prepared = append->Prepare(base, now);
-      if (!prepared.ok()) return fail(prepared.status());
-      auto& pending = *prepared;
-      attempt_files = pending.written_files;
-      requirements = std::move(pending.requirements);
-      updates = std::move(pending.updates);
-      // Positions move with the snapshot: summary (inside the pending snapshot) and
-      // property.
-      auto* add = std::get_if<iceberg::update::AddSnapshot>(&updates.front());
-      if (add != nullptr) {
-        for (const auto& [k, v] : floe_keys) add->snapshot.summary[k] = v;
-        for (const auto& [k, v] : req.summary) add->snapshot.summary[k] = v;
-      }
-      updates.push_back(iceberg::update::SetProperties{properties});
-      // Bounded metadata (ARCHITECTURE.md §3): expire old snapshots, never the newest one
-      // carrying positions.
-      auto newest = iceberg::NewestAncestorWithSummaryKey(base, kOffsetsKey);
-      const iceberg::RetentionPolicy policy =
-          req.retention ? *req.retention : iceberg::RetentionPolicyOf(base);
-      auto expire = iceberg::ExpireSnapshots(
-          base, now, policy.max_age_ms * std::max(1, req.expire_age_factor),
-          policy.min_keep,
-          [&](const iceberg::Snapshot& s) { return newest && s.snapshot_id == *newest; });
-      if (expire) updates.push_back(*expire);
-    }
-    // The same server-side commit code as other writers' REST commits (requirements,
-    // updates, compare-and-swap). It retries lost races itself; a kConflict here means a
-    // requirement failed against a newer table: reload, re-fence, rebuild the list.
-    auto committed = catalog_->CommitTable(
-        catalog::TableCommit{req.ident, std::move(requirements), std::move(updates)},
-        catalog::Writer::kFloe);
-    if (committed.ok()) return Status::OK();
-    ErrorKind kind = KindOf(committed.status());
-    if (kind == ErrorKind::kConflict || kind == ErrorKind::kStateUnknown) {
-      if (kind == ErrorKind::kConflict) {
-        FLOE_LOG_DEBUG("commit to {}: {}; reloading (attempt {})", req.ident.ToString(),
-                       committed.status().message(), attempt + 1);
-      } else {
-        FLOE_LOG_WARN(
-            "commit to {} has an unknown outcome ({}); reloading to look for it",
-            req.ident.ToString(), committed.status().message());
-      }
-      if (kind == ErrorKind::kConflict) {
-        refused = true;
-      } else {
-        unknown = true;
-        attempt_files.clear();  // possibly referenced now
-      }
-      continue;
-    }
-    return fail(WithContext(committed.status(), "commit to " + req.ident.ToString()));
-  }
-  return fail(Retriable("commit to " + req.ident.ToString() + " kept conflicting after " +
-                        std::to_string(kMaxConflictRetries) + " attempts"));
+  AppendBatch update(io_, req);
+  CommitPolicy policy;
+  policy.what = "commit to " + req.ident.ToString();
+  policy.max_attempts = kMaxConflictRetries;
+  return CommitUpdate(*catalog_, *io_, req.ident, update, policy, clock_).status();
 }
 
 }  // namespace floe::table
