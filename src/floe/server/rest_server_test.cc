@@ -938,6 +938,10 @@ TEST_F(RestServerTest, ConnectionCapsPerClientAndInTotal) {
   RestOptions options;
   options.max_connections_per_client = 4;
   options.max_connections = 8;
+  // The stalled connections must outlive the whole test, also on a loaded machine: the
+  // header deadline (HeadersAndBodiesHaveDeadlines) would otherwise close them and empty
+  // the server before the caps are reached.
+  options.header_timeout_s = 300;
   StartServer(options);
   const int port = server_->port();
   // Four stalled connections from one client: the fifth is refused at once (429).

@@ -14,6 +14,7 @@
 #include "floe/delta/log.h"
 #include "floe/iceberg/manifest.h"
 #include "floe/iceberg/metadata_io.h"
+#include "floe/iceberg/replace_files.h"
 #include "floe/schema/table_schema.h"
 #include "floe/storage/file_io.h"
 #include "floe/table/delta_mirror.h"
@@ -268,6 +269,68 @@ TEST_F(CommitterTest, DeltaMirrorReplaysMissedSnapshotsInOrder) {
   // A second mirror (another process after a crash) finds nothing to do.
   DeltaMirror again(catalog_.get(), io_.get());
   EXPECT_EQ(*again.Sync(ident_), 3);
+}
+
+// A maintenance snapshot becomes the Delta version a Delta engine would write: compaction
+// is OPTIMIZE (removes and adds, dataChange false: streaming readers skip it), row
+// retention is DELETE (dataChange true); the files Delta holds then equal Iceberg's.
+TEST_F(CommitterTest, DeltaMirrorWritesCompactionAndRowRetentionAsRewrites) {
+  auto state = *committer_->CreateIfAbsent(ident_, schema_, "iceberg,delta");
+  DeltaMirror mirror(catalog_.get(), io_.get(), [this] { return now_; });
+  CommitRequest req;
+  req.ident = ident_;
+  req.files = {FakeFile(state.location, 0), FakeFile(state.location, 1)};
+  req.expected["t"][0] = std::nullopt;
+  req.new_positions["t"][0] = 10;
+  ASSERT_TRUE(committer_->Commit(req).ok());
+  ASSERT_EQ(*mirror.Sync(ident_), 0);
+  auto replace = [&](std::vector<iceberg::DataFile> removed,
+                     std::vector<iceberg::DataFile> added,
+                     std::map<std::string, std::string> summary) {
+    auto base = Current();
+    // As maintenance commits it (CopyParentPositions): the parent's positions.
+    summary[kOffsetsKey] = base.CurrentSnapshot()->summary.at(kOffsetsKey);
+    auto r = *iceberg::ReplaceFiles::Make(io_.get(), base, std::move(removed),
+                                          std::move(added), std::move(summary));
+    auto pending = *r->Prepare(base, now_);
+    ASSERT_TRUE(catalog_
+                    ->CommitTable({ident_, pending.requirements, pending.updates},
+                                  catalog::Writer::kFloe)
+                    .ok());
+  };
+  const auto f0 = FakeFile(state.location, 0), f1 = FakeFile(state.location, 1);
+  const auto merged = FakeFile(state.location, 2), kept = FakeFile(state.location, 3);
+  replace({f0, f1}, {merged}, {{kCompactionKey, "2 files"}});
+  replace({merged}, {kept}, {{kRowRetentionKey, "1 file"}, {"operation", "overwrite"}});
+  ASSERT_EQ(*mirror.Sync(ident_), 2);
+
+  delta::DeltaLog log(io_.get(), state.location);
+  auto version = [&](int64_t v) {
+    return *delta::DecodeActions(*io_->Read(log.CommitUri(v)));
+  };
+  auto summarize = [](const std::vector<delta::Action>& actions) {
+    std::string op;
+    int adds = 0, removes = 0, data_changes = 0;
+    for (const auto& a : actions) {
+      if (const auto* add = std::get_if<delta::AddFile>(&a)) {
+        ++adds;
+        data_changes += add->data_change;
+      }
+      if (const auto* rm = std::get_if<delta::RemoveFile>(&a)) {
+        ++removes;
+        data_changes += rm->data_change;
+      }
+      if (const auto* info = std::get_if<delta::CommitInfo>(&a)) op = info->operation;
+    }
+    return op + " +" + std::to_string(adds) + " -" + std::to_string(removes) +
+           " changes:" + std::to_string(data_changes);
+  };
+  EXPECT_EQ(summarize(version(1)), "OPTIMIZE +1 -2 changes:0");
+  EXPECT_EQ(summarize(version(2)), "DELETE +1 -1 changes:2");
+  auto snap = *log.ReadSnapshot();
+  ASSERT_EQ(snap.files.size(), 1u);
+  EXPECT_NE(snap.files.begin()->first.find("f3.parquet"), std::string::npos);
+  EXPECT_EQ(*mirror.Sync(ident_), 2) << "in step: nothing written";
 }
 
 // Delta type widening (delta/type_widening.h): each widening Iceberg schema change
