@@ -10,29 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "floe/catalog/table_ident.h"
 #include "floe/common/status.h"
 
 namespace floe::catalog {
 
-struct TableIdent {
-  std::vector<std::string> ns;  // namespace levels; no level contains '.'
-  std::string name;
-
-  // "a.b" (the SQL catalog's namespace column) and "a.b.t".
-  std::string NamespaceString() const;
-  std::string ToString() const;
-  bool operator<(const TableIdent& o) const {
-    return std::tie(ns, name) < std::tie(o.ns, o.name);
-  }
-  bool operator==(const TableIdent& o) const { return ns == o.ns && name == o.name; }
-};
-
-// Rejects empty levels, '.', '/', '\\', control characters, "." / "..", and over-long
-// names.
-Status ValidateIdent(const TableIdent& ident);
-Status ValidateNamespaceLevels(const std::vector<std::string>& ns);
-// "a.b" → {"a", "b"} (the SQL catalog's namespace column).
-std::vector<std::string> SplitNamespaceString(const std::string& text);
 // The answer of a Drop that removed nothing: kNotFound, or kConflict while the table
 // `exists` (its pointer was not the expected one).
 Status DropMissed(const TableIdent& ident, bool exists);

@@ -44,6 +44,7 @@
 #include "floe/server/iceberg_routes.h"
 #include "floe/server/rest_server.h"
 #include "floe/storage/file_io.h"
+#include "floe/table/committer.h"
 #include "floe/table/positions.h"
 
 #ifndef FLOE_VERSION
@@ -276,54 +277,29 @@ int PositionsCommand(const std::string& config_path, const std::string& log_leve
     return ExitCodeFor(stack.status());
   }
   namespace table = floe::table;
-  constexpr int kAttempts = 10;
-  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+  if (!set) {
     auto loaded = stack->catalog->LoadTable(*ident);
     if (!loaded.ok()) {
       std::fprintf(stderr, "floe: %s\n", loaded.status().message().c_str());
       return 1;
     }
-    const auto& md = loaded->metadata;
-    table::Positions positions =
-        table::RecordedPositions(md).value_or(table::Positions{});
-    if (!set) {
-      std::cout << table::PositionsToJson(positions) << "\n";
-      return 0;
-    }
-    std::optional<int64_t> before;
-    if (auto t = positions.find(args.topic); t != positions.end()) {
-      if (auto p = t->second.find(args.partition); p != t->second.end())
-        before = p->second;
-    }
-    positions[args.topic][args.partition] = args.offset;
-    // Floe commits positions together with data: the commit asserts that main did not
-    // move since the load, so a concurrent Floe commit is never overwritten with stale
-    // positions of other partitions (retried on the new table instead).
-    std::optional<int64_t> main;
-    if (const auto* ref = md.Ref("main")) main = ref->snapshot_id;
-    floe::catalog::TableCommit commit{
-        *ident,
-        {floe::iceberg::requirement::AssertTableUuid{md.table_uuid},
-         floe::iceberg::requirement::AssertRefSnapshotId{"main", main}},
-        {floe::iceberg::update::SetProperties{
-            {{table::kOffsetsKey, table::PositionsToJson(positions)}}}}};
-    auto done = stack->catalog->CommitTable(commit, floe::catalog::Writer::kFloe);
-    if (done.ok()) {
-      std::cout << "table " << ident->ToString() << ": " << args.topic << "/"
-                << args.partition << " moved "
-                << (before ? "from " + std::to_string(*before) + " " : "") << "to "
-                << args.offset << "\n"
-                << table::PositionsToJson(positions) << "\n";
-      return 0;
-    }
-    if (floe::KindOf(done.status()) != floe::ErrorKind::kConflict) {
-      std::fprintf(stderr, "floe: %s\n", done.status().message().c_str());
-      return 1;
-    }
+    std::cout << table::PositionsToJson(table::RecordedPositions(loaded->metadata)
+                                            .value_or(table::Positions{}))
+              << "\n";
+    return 0;
   }
-  std::fprintf(stderr, "floe: table %s kept changing; try again\n",
-               ident->ToString().c_str());
-  return 1;
+  table::Committer committer(stack->catalog.get(), stack->io.get());
+  auto moved = committer.SetPosition(*ident, args.topic, args.partition, args.offset);
+  if (!moved.ok()) {
+    std::fprintf(stderr, "floe: %s\n", moved.status().message().c_str());
+    return 1;
+  }
+  std::cout << "table " << ident->ToString() << ": " << args.topic << "/"
+            << args.partition << " moved "
+            << (moved->before ? "from " + std::to_string(*moved->before) + " " : "")
+            << "to " << args.offset << "\n"
+            << table::PositionsToJson(moved->after) << "\n";
+  return 0;
 }
 
 // glibc malloc serves blocks above a dynamic threshold (128 KiB, rising after frees) with

@@ -1,5 +1,6 @@
 // The config parser's internals, shared by the files that parse one section each
-// (config.cc: the core and most sections; s3_config.cc: the warehouse URI and `s3`).
+// (config.cc: the core and most sections; s3_config.cc: the warehouse URI and `s3`;
+// topic_config.cc: `defaults` and `topics`).
 #pragma once
 
 #include <fmt/format.h>
@@ -76,6 +77,30 @@ struct Scalar {
   std::string text;
   int line = -1;
 };
+
+// Enum names (the registry's choices map onto these; keys_test checks both agree).
+inline constexpr Named<TableFormat> kTableFormats[] = {{TableFormat::kIceberg, "iceberg"},
+                                                       {TableFormat::kDelta, "delta"}};
+inline constexpr Named<InvalidRecordPolicy> kInvalidRecordPolicies[] = {
+    {InvalidRecordPolicy::kSuspend, "suspend"},
+    {InvalidRecordPolicy::kSkip, "skip"},
+    {InvalidRecordPolicy::kDlq, "dlq"}};
+inline constexpr Named<DroppedFieldPolicy> kDroppedFieldPolicies[] = {
+    {DroppedFieldPolicy::kKeep, "keep"}, {DroppedFieldPolicy::kDrop, "drop"}};
+inline constexpr Named<DroppedTablePolicy> kDroppedTablePolicies[] = {
+    {DroppedTablePolicy::kSuspend, "suspend"},
+    {DroppedTablePolicy::kRecreate, "recreate"}};
+inline constexpr Named<KeyFormat> kKeyFormats[] = {{KeyFormat::kBinary, "binary"},
+                                                   {KeyFormat::kString, "string"},
+                                                   {KeyFormat::kRegistry, "registry"}};
+inline constexpr Named<ValueFormat> kValueFormats[] = {
+    {ValueFormat::kRegistry, "registry"},
+    {ValueFormat::kBinary, "binary"},
+    {ValueFormat::kJson, "json"}};
+
+// A name Iceberg tables and namespaces may have here; a name Kafka allows for a topic.
+bool IsTableIdentifier(std::string_view s);
+bool IsKafkaTopicName(std::string_view s);
 
 class Parser {
  public:

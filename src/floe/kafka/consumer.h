@@ -94,6 +94,17 @@ struct PartitionError {
   bool out_of_range = false;
 };
 
+// A change of the partitions a source reads, decided by the consumer group (cooperative
+// incremental: only the partitions that move are named).
+struct Rebalance {
+  // Read from now on, from the positions the reader gives them (its tables' positions).
+  std::vector<TopicPartition> assigned;
+  // No longer read here: what was read from them and not committed is dropped (another
+  // reader starts from the table's positions; a late commit of this one's loses the
+  // fence).
+  std::vector<TopicPartition> revoked;
+};
+
 // What the pipeline needs from Kafka: Consumer implements it over librdkafka; unit tests
 // script it (pipeline/pipeline_test_util.h).
 class RecordSource {
@@ -120,6 +131,10 @@ class RecordSource {
   // next Poll reports it).
   virtual Status Poll(int timeout_ms, size_t max_records, Batch* batch,
                       std::vector<PartitionError>* errors) = 0;
+  // The group's changes to the partitions read since the last call, oldest first, each
+  // reported once. None for a source whose partitions are assigned explicitly (Assign),
+  // and by default.
+  virtual std::vector<Rebalance> TakeRebalances() { return {}; }
   // The next position per assigned partition (-1 when unknown).
   virtual Result<std::map<TopicPartition, int64_t>> Positions() = 0;
   // Records positions the tables committed as the consumer group's offsets, for

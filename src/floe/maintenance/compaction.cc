@@ -25,7 +25,7 @@ bool WaitedLongEnough(const iceberg::TableMetadata& md, int64_t max_wait_ms,
   for (const iceberg::Snapshot* s = md.CurrentSnapshot(); s != nullptr;
        s = s->parent_snapshot_id ? md.SnapshotById(*s->parent_snapshot_id) : nullptr) {
     since = s->timestamp_ms;
-    if (s->summary.count(table::kCompactionKey)) break;
+    if (table::SnapshotKindOf(*s) == table::SnapshotKind::kCompaction) break;
   }
   return now_ms - since >= max_wait_ms;
 }
@@ -83,7 +83,7 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
 
   const int64_t cpu_started_ms = ThreadCpuMs();
   iceberg::TableMetadata base = md;
-  FLOE_RETURN_NOT_OK(EnsureDefaultSortOrder(catalog, ident, &base, &order));
+  FLOE_RETURN_NOT_OK(EnsureDefaultSortOrder(catalog, io, ident, &base, &order));
   FLOE_ASSIGN_OR_RAISE(auto options, RewriteOptionsFor(base, "compact", cancel));
   options.sort_order = order;
   options.copy_row_group_bytes = c.copy_row_group_bytes;
@@ -110,8 +110,8 @@ Result<CompactionReport> CompactTable(catalog::Catalog& catalog, storage::FileIO
   request.base = std::move(base);
   request.removed = std::move(inputs);
   request.added = std::move(rewritten.files);
-  request.summary = {
-      {table::kCompactionKey, std::to_string(request.removed.size()) + " files"}};
+  request.mark = table::SnapshotMark{table::SnapshotKind::kCompaction,
+                                     std::to_string(request.removed.size()) + " files"};
   request.before_commit = "before-compaction-commit";
   request.after_commit = "after-compaction-commit";
   FLOE_ASSIGN_OR_RAISE(auto outcome,

@@ -42,8 +42,9 @@ namespace {
 // One iceberg::ReplaceFiles snapshot carrying its parent's positions.
 class ReplaceUpdate final : public table::SnapshotUpdate {
  public:
-  ReplaceUpdate(iceberg::ReplaceFiles* replace, std::vector<std::string> owned)
-      : replace_(replace), owned_(std::move(owned)) {}
+  ReplaceUpdate(iceberg::ReplaceFiles* replace, std::vector<std::string> owned,
+                table::SnapshotMark mark)
+      : replace_(replace), owned_(std::move(owned)), mark_(std::move(mark)) {}
 
   Result<std::optional<table::Attempt>> Prepare(const iceberg::TableMetadata& base,
                                                 int64_t now_ms) override {
@@ -57,10 +58,12 @@ class ReplaceUpdate final : public table::SnapshotUpdate {
     return replace_->IsCommittedIn(md);
   }
   std::vector<std::string> OwnedFiles() const override { return owned_; }
+  table::SnapshotMark mark() const override { return mark_; }
 
  private:
   iceberg::ReplaceFiles* replace_;
   std::vector<std::string> owned_;
+  table::SnapshotMark mark_;
 };
 
 }  // namespace
@@ -77,7 +80,7 @@ Result<ReplaceOutcome> CommitReplace(catalog::Catalog& catalog, storage::FileIO&
   }
   auto& replace = *made;
   for (const auto& f : replace->written_files()) written.push_back(f);
-  ReplaceUpdate update(replace.get(), std::move(written));
+  ReplaceUpdate update(replace.get(), std::move(written), req.mark);
   table::CommitPolicy policy;
   policy.what = "replace in " + req.ident.ToString();
   policy.max_attempts = kMaxAttempts;

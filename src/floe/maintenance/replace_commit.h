@@ -17,6 +17,7 @@
 #include "floe/common/status.h"
 #include "floe/iceberg/data_file.h"
 #include "floe/storage/file_io.h"
+#include "floe/table/snapshot_kind.h"
 
 namespace floe::maintenance {
 
@@ -25,8 +26,8 @@ struct ReplaceRequest {
   iceberg::TableMetadata base;  // the table as the inputs were chosen from
   std::vector<iceberg::DataFile> removed;
   std::vector<iceberg::DataFile> added;  // complete on storage
-  // The snapshot's summary: its kind (table::kCompactionKey, kRowRetentionKey) and
-  // "operation" when it is not "replace".
+  table::SnapshotMark mark;  // what the snapshot is: a compaction, a row retention
+  // More of the snapshot's summary: "operation" when it is not "replace".
   std::map<std::string, std::string> summary;
   // Crash points around the commit (common/crash.h).
   const char* before_commit = "";

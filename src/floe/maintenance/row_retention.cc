@@ -126,7 +126,7 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
                     order.status().message());
       order = iceberg::SortOrder{};
     }
-    FLOE_RETURN_NOT_OK(EnsureDefaultSortOrder(catalog, ident, &base, &*order));
+    FLOE_RETURN_NOT_OK(EnsureDefaultSortOrder(catalog, io, ident, &base, &*order));
     FLOE_ASSIGN_OR_RAISE(auto options, RewriteOptionsFor(base, "retain", cancel));
     options.keep_from_timestamp_us = cutoff_us;
     options.sort_order = *order;
@@ -157,10 +157,10 @@ Result<RowRetentionReport> ApplyRowRetention(catalog::Catalog& catalog,
   request.removed = std::move(dropped);
   request.removed.insert(request.removed.end(), straddling.begin(), straddling.end());
   request.added = std::move(rewritten.files);
-  request.summary = {
-      {table::kRowRetentionKey,
-       "_kafka.timestamp before " + std::to_string(cutoff_us / 1000) + " ms"},
-      {"operation", request.added.empty() ? "delete" : "overwrite"}};
+  request.mark = table::SnapshotMark{
+      table::SnapshotKind::kRowRetention,
+      "_kafka.timestamp before " + std::to_string(cutoff_us / 1000) + " ms"};
+  request.summary = {{"operation", request.added.empty() ? "delete" : "overwrite"}};
   request.before_commit = "before-retention-commit";
   request.after_commit = "after-retention-commit";
   FLOE_ASSIGN_OR_RAISE(auto outcome,

@@ -4,9 +4,9 @@
 // without being read; a file that straddles it (or has no bounds) is rewritten without
 // those rows (RewriteFiles with keep_from_timestamp_us), in the current schema like a
 // compaction. One snapshot per pass, Iceberg operation "delete" (only removals) or
-// "overwrite" (with rewrites), summary key table::kRowRetentionKey; the Delta mirror
-// writes it as remove/add with dataChange true (operation DELETE). Positions are
-// unchanged. The files stay on storage until expiry removes the snapshots that still
+// "overwrite" (with rewrites), snapshot kind table::SnapshotKind::kRowRetention; the
+// Delta mirror writes it as remove/add with dataChange true (operation DELETE). Positions
+// are unchanged. The files stay on storage until expiry removes the snapshots that still
 // have them live (time travel inside snapshot.retention.ms still sees the rows).
 //
 // Rows without a timestamp are kept. Tables with delete files are left alone (as by

@@ -1,6 +1,8 @@
 #include "floe/maintenance/sort_order.h"
 
+#include "floe/common/util.h"
 #include "floe/config/config.h"
+#include "floe/table/commit_driver.h"
 #include "floe/table/table_properties.h"
 
 namespace floe::maintenance {
@@ -52,6 +54,36 @@ bool ThroughStructs(const std::vector<iceberg::NestedField>& fields, int id) {
   return false;
 }
 
+// The table's default sort order made `order` (added when the table lacks it), in a
+// commit of its own: nothing to do once it is.
+class SortOrderUpdate final : public table::SnapshotUpdate {
+ public:
+  explicit SortOrderUpdate(const iceberg::SortOrder* order) : order_(order) {}
+
+  Result<std::optional<table::Attempt>> Prepare(const iceberg::TableMetadata& base,
+                                                int64_t /*now_ms*/) override {
+    if (IsCommittedIn(base)) return std::optional<table::Attempt>();
+    iceberg::SortOrder order = *order_;
+    order.order_id = iceberg::SortOrderIdIn(base, order);
+    table::Attempt a;
+    a.requirements = {
+        iceberg::requirement::AssertTableUuid{base.table_uuid},
+        iceberg::requirement::AssertDefaultSortOrderId{base.default_sort_order_id}};
+    a.updates = {iceberg::update::AddSortOrder{std::move(order)},
+                 iceberg::update::SetDefaultSortOrder{-1}};
+    return std::optional<table::Attempt>(std::move(a));
+  }
+  bool IsCommittedIn(const iceberg::TableMetadata& md) const override {
+    const int id = iceberg::SortOrderIdIn(md, *order_);
+    const iceberg::SortOrder* known = md.SortOrderById(id);
+    return known != nullptr && iceberg::SortOrdersEquivalent(*known, *order_) &&
+           md.default_sort_order_id == id;
+  }
+
+ private:
+  const iceberg::SortOrder* order_;
+};
+
 }  // namespace
 
 Result<iceberg::SortOrder> RewriteSortOrder(const iceberg::TableMetadata& md) {
@@ -85,34 +117,19 @@ Result<iceberg::SortOrder> RewriteSortOrder(const iceberg::TableMetadata& md) {
   return order;
 }
 
-Status EnsureDefaultSortOrder(catalog::Catalog& catalog, const catalog::TableIdent& ident,
+Status EnsureDefaultSortOrder(catalog::Catalog& catalog, storage::FileIO& io,
+                              const catalog::TableIdent& ident,
                               iceberg::TableMetadata* md, iceberg::SortOrder* order) {
   if (order->is_unsorted()) return Status::OK();
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    const iceberg::SortOrder* known = md->SortOrderById(order->order_id);
-    if (known != nullptr && iceberg::SortOrdersEquivalent(*known, *order) &&
-        md->default_sort_order_id == order->order_id) {
-      return Status::OK();
-    }
-    catalog::TableCommit commit{
-        ident,
-        {iceberg::requirement::AssertTableUuid{md->table_uuid},
-         iceberg::requirement::AssertDefaultSortOrderId{md->default_sort_order_id}},
-        {iceberg::update::AddSortOrder{*order},
-         iceberg::update::SetDefaultSortOrder{-1}}};
-    auto committed = catalog.CommitTable(std::move(commit), catalog::Writer::kFloe);
-    if (!committed.ok() && KindOf(committed.status()) != ErrorKind::kConflict &&
-        KindOf(committed.status()) != ErrorKind::kStateUnknown) {
-      return WithContext(committed.status(),
-                         "recording the sort order of " + ident.ToString());
-    }
-    // Applied, lost to another writer or unknown: the table as it is now says which.
-    FLOE_ASSIGN_OR_RAISE(auto loaded, catalog.LoadTable(ident));
-    *md = std::move(loaded.metadata);
-    order->order_id = iceberg::SortOrderIdIn(*md, *order);
-  }
-  return Retriable("the sort order of " + ident.ToString() +
-                   " kept changing while Floe recorded its own");
+  SortOrderUpdate update(order);
+  table::CommitPolicy policy;
+  policy.what = "recording the sort order of " + ident.ToString();
+  policy.max_attempts = 5;
+  FLOE_ASSIGN_OR_RAISE(auto committed, table::CommitUpdate(catalog, io, ident, update,
+                                                           policy, NowMs, *md));
+  if (committed.table) *md = std::move(committed.table->metadata);
+  order->order_id = iceberg::SortOrderIdIn(*md, *order);
+  return Status::OK();
 }
 
 }  // namespace floe::maintenance

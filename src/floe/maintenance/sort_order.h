@@ -15,6 +15,10 @@
 #include "floe/common/status.h"
 #include "floe/iceberg/table_metadata.h"
 
+namespace floe::storage {
+class FileIO;
+}
+
 namespace floe::maintenance {
 
 // The order `metadata`'s rewrites follow:
@@ -34,7 +38,8 @@ Result<iceberg::SortOrder> RewriteSortOrder(const iceberg::TableMetadata& metada
 // adding it when the table lacks it, in a commit of its own (no snapshot) unless it
 // already is the default. On return `*metadata` is the table as committed and
 // `order->order_id` the id the table gave it. The unsorted order changes nothing.
-Status EnsureDefaultSortOrder(catalog::Catalog& catalog, const catalog::TableIdent& ident,
+Status EnsureDefaultSortOrder(catalog::Catalog& catalog, storage::FileIO& io,
+                              const catalog::TableIdent& ident,
                               iceberg::TableMetadata* metadata,
                               iceberg::SortOrder* order);
 

@@ -85,6 +85,19 @@ Status ScriptedSource::Assign(
   return Status::OK();
 }
 
+void ScriptedSource::Revoke(const kafka::TopicPartition& tp) {
+  positions_.erase(tp);
+  kafka::Rebalance r;
+  r.revoked.push_back(tp);
+  rebalances_.push_back(std::move(r));
+}
+
+void ScriptedSource::Grant(const kafka::TopicPartition& tp) {
+  kafka::Rebalance r;
+  r.assigned.push_back(tp);
+  rebalances_.push_back(std::move(r));
+}
+
 Status ScriptedSource::Poll(int timeout_ms, size_t max_records, kafka::Batch* batch,
                             std::vector<kafka::PartitionError>* errors) {
   if (on_poll) on_poll(timeout_ms);

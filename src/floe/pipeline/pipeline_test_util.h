@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "floe/catalog/catalog.h"
@@ -49,6 +50,14 @@ class ScriptedSource : public kafka::RecordSource {
   // Called by every Poll with its timeout (the harness advances its clock).
   std::function<void(int)> on_poll;
 
+  // The consumer group moves a partition: Revoke stops serving it at once and reports
+  // it revoked; Grant reports it assigned (served once the reader assigns its position).
+  void Revoke(const kafka::TopicPartition& tp);
+  void Grant(const kafka::TopicPartition& tp);
+  std::vector<kafka::Rebalance> TakeRebalances() override {
+    return std::exchange(rebalances_, {});
+  }
+
   const std::map<kafka::TopicPartition, int64_t>& assignment() const {
     return positions_;
   }
@@ -74,6 +83,7 @@ class ScriptedSource : public kafka::RecordSource {
 
  private:
   std::map<kafka::TopicPartition, int64_t> group_offsets_;
+  std::vector<kafka::Rebalance> rebalances_;
   struct Stored {
     int64_t offset;
     Message message;

@@ -190,7 +190,7 @@ Result<ReplayResult> ReplayDeadLetters(const config::Config& config,
   table::CommitRequest req;
   req.ident = table;
   req.cluster_id = ts.table.cluster_id;
-  req.summary[table::kDeadLetterReplayKey] = "true";
+  req.mark = table::SnapshotMark{table::SnapshotKind::kReplay, "dead letters"};
   FLOE_ASSIGN_OR_RAISE(req.files, ts.writer->TakeFiles());
   req.properties = [&](const iceberg::TableMetadata& base)
       -> Result<std::map<std::string, std::string>> {

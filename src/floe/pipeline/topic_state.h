@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "floe/catalog/pointer_store.h"
+#include "floe/catalog/table_ident.h"
 #include "floe/common/log.h"
 #include "floe/config/config.h"
 #include "floe/decode/raw_decoder.h"
@@ -23,6 +23,7 @@
 #include "floe/pipeline/schema_resolver.h"
 #include "floe/pipeline/table_writer.h"
 #include "floe/pipeline/topic_lifecycle.h"
+#include "floe/pipeline/translator.h"
 #include "floe/schema/evolution.h"
 #include "floe/table/committer.h"
 
@@ -103,6 +104,8 @@ struct TopicState {
   // Kafka side.
   std::map<int32_t, PartitionState> partitions;
   int partition_count = 0;
+  // Partitions the consumer group gave to another reader (not loaded or read here).
+  std::set<int32_t> elsewhere;
 
   // Lifecycle (topic_lifecycle.h) and counters.
   bool suspended = false;
@@ -136,6 +139,9 @@ struct TopicState {
   int64_t newest_committed_timestamp_ms = -1;
   metrics::TableInstruments* instruments = nullptr;  // this table's commit metrics
   DeadLetterState dead_letters;                      // on.invalid.record: dlq
+  // The record path over this state (set once the state has its place in the
+  // pipeline's map: it keeps a pointer to it).
+  std::unique_ptr<Translator> translator;
 
   // Read, decoded and committed: neither suspended nor paused.
   bool Active() const { return !suspended && paused_until_ms < 0; }

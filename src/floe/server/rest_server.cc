@@ -5,8 +5,6 @@
 #include <httplib.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <openssl/crypto.h>
-#include <openssl/sha.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -31,6 +29,7 @@
 
 #include "floe/common/log.h"
 #include "floe/common/utf8.h"
+#include "floe/server/bearer_auth_internal.h"
 #include "floe/server/iceberg_routes.h"
 #include "floe/server/ops_routes.h"
 #include "floe/server/request_scan_internal.h"
@@ -40,79 +39,12 @@
 namespace floe::server {
 namespace {
 
-// ---- authentication -------------------------------------------------------------------
-
-using Digest = std::array<unsigned char, SHA256_DIGEST_LENGTH>;
-
-Digest Sha256(std::string_view data) {
-  Digest d{};
-  ::SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), d.data());
-  return d;
-}
-
-// RFC 6750 §2.1 b64token. Also what survives httplib 0.11, which percent-decodes header
-// values and cuts them at a NUL: a token with '%' could never match.
-bool IsToken68(std::string_view token) {
-  size_t i = 0;
-  while (i < token.size()) {
-    auto c = static_cast<unsigned char>(token[i]);
-    if (!(std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' ||
-          c == '/')) {
-      break;
-    }
-    ++i;
-  }
-  if (i == 0) return false;
-  while (i < token.size() && token[i] == '=') ++i;
-  return i == token.size();
-}
-
-enum class Access { kNone, kRead, kAll };
-
-// Whether a read-only token may make this request: reads, and the scan reports engines
-// send after reading (POST .../tables/{table}/metrics).
-bool IsRead(const httplib::Request& req) {
-  if (req.method == "GET" || req.method == "HEAD") return true;
-  constexpr std::string_view kMetrics = "/metrics";
-  std::string_view path(req.target);
-  path = path.substr(0, path.find('?'));
-  return req.method == "POST" && path.size() > kMetrics.size() &&
-         path.substr(path.size() - kMetrics.size()) == kMetrics;
-}
-
-// Constant time in the token's content: both sides are hashed, every configured token is
-// compared with CRYPTO_memcmp, and the loop never exits early.
-Access Authorized(const std::vector<Digest>& token_digests,
-                  const std::vector<Digest>& read_digests, const httplib::Request& req) {
-  if (token_digests.empty() && read_digests.empty()) return Access::kAll;
-  if (req.get_header_value_count("Authorization") != 1) return Access::kNone;
-  // The full value from the header map: get_header_value() returns a C string and would
-  // cut it at an embedded NUL ("Bearer T\0junk" must not pass as "Bearer T").
-  auto it = req.headers.find("Authorization");
-  if (it == req.headers.end()) return Access::kNone;
-  const std::string& header = it->second;
-  for (unsigned char ch : header) {
-    if (ch < 0x20 && ch != '\t') return Access::kNone;  // RFC 9110 §5.5: no controls
-    if (ch == 0x7f) return Access::kNone;
-  }
-  std::string_view value = TrimOws(header);
-  auto space = value.find(' ');
-  if (space == std::string_view::npos) return Access::kNone;
-  if (!EqualsIgnoreCase(value.substr(0, space), "Bearer")) return Access::kNone;
-  std::string_view token = TrimOws(value.substr(space + 1));
-  if (token.empty()) return Access::kNone;
-  Digest presented = Sha256(token);
-  int all = 0;
-  int read = 0;
-  for (const auto& d : token_digests) {
-    all |= static_cast<int>(CRYPTO_memcmp(d.data(), presented.data(), d.size()) == 0);
-  }
-  for (const auto& d : read_digests) {
-    read |= static_cast<int>(CRYPTO_memcmp(d.data(), presented.data(), d.size()) == 0);
-  }
-  if (all) return Access::kAll;
-  return read ? Access::kRead : Access::kNone;
-}
+using internal::Access;
+using internal::Authorized;
+using internal::Digest;
+using internal::IsRead;
+using internal::IsToken68;
+using internal::Sha256;
 
 // ---- framing -------------------------------------------------------------------------
 

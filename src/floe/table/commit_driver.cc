@@ -73,6 +73,12 @@ Result<Committed> CommitUpdate(catalog::Catalog& catalog, storage::FileIO& io,
       return out;
     }
     Attempt& attempt = **prepared;
+    const SnapshotMark mark = update.mark();
+    for (auto& u : attempt.updates) {
+      if (auto* add = std::get_if<iceberg::update::AddSnapshot>(&u)) {
+        MarkSummary(mark, &add->snapshot.summary);
+      }
+    }
     attempt_files = std::move(attempt.written_files);
     if (!policy.before_commit.empty()) CrashPoint(policy.before_commit.c_str());
     auto committed =

@@ -28,6 +28,7 @@
 #include "floe/common/status.h"
 #include "floe/iceberg/table_metadata.h"
 #include "floe/iceberg/table_update.h"
+#include "floe/table/snapshot_kind.h"
 
 namespace floe::storage {
 class FileIO;
@@ -55,6 +56,8 @@ class SnapshotUpdate {
   // Files the update wrote for every attempt (data manifests, rewritten data files),
   // deleted when the commit certainly did not land.
   virtual std::vector<std::string> OwnedFiles() const { return {}; }
+  // What the snapshot does, recorded in its summary by CommitUpdate (snapshot_kind.h).
+  virtual SnapshotMark mark() const { return {}; }
 };
 
 struct CommitPolicy {

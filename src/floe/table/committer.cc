@@ -48,6 +48,48 @@ class PropertyUpdate final : public SnapshotUpdate {
   std::optional<std::string> value_;
 };
 
+// One partition's recorded position moved by an operator, asserting that `main` did not
+// move since the base was read.
+class PositionUpdate final : public SnapshotUpdate {
+ public:
+  PositionUpdate(std::string topic, int32_t partition, int64_t offset)
+      : topic_(std::move(topic)), partition_(partition), offset_(offset) {}
+
+  Result<std::optional<Attempt>> Prepare(const iceberg::TableMetadata& base,
+                                         int64_t /*now_ms*/) override {
+    move_.after = RecordedPositions(base).value_or(Positions{});
+    move_.before.reset();
+    if (auto t = move_.after.find(topic_); t != move_.after.end()) {
+      if (auto p = t->second.find(partition_); p != t->second.end()) {
+        move_.before = p->second;
+      }
+    }
+    move_.after[topic_][partition_] = offset_;
+    std::optional<int64_t> main;
+    if (const auto* ref = base.Ref("main")) main = ref->snapshot_id;
+    Attempt a;
+    a.requirements = {iceberg::requirement::AssertTableUuid{base.table_uuid},
+                      iceberg::requirement::AssertRefSnapshotId{"main", main}};
+    a.updates = {
+        iceberg::update::SetProperties{{{kOffsetsKey, PositionsToJson(move_.after)}}}};
+    return std::optional<Attempt>(std::move(a));
+  }
+  bool IsCommittedIn(const iceberg::TableMetadata& md) const override {
+    auto positions = RecordedPositions(md);
+    if (!positions) return false;
+    auto t = positions->find(topic_);
+    return t != positions->end() && t->second.count(partition_) &&
+           t->second.at(partition_) == offset_;
+  }
+  const Committer::PositionMove& move() const { return move_; }
+
+ private:
+  std::string topic_;
+  int32_t partition_;
+  int64_t offset_;
+  Committer::PositionMove move_;
+};
+
 // A batch of data files and the positions they cover (CommitRequest), behind the fence.
 // The data manifest is written once, at the first attempt; each attempt writes only its
 // manifest list.
@@ -104,7 +146,6 @@ class AppendBatch final : public SnapshotUpdate {
     // property.
     if (auto* add = std::get_if<iceberg::update::AddSnapshot>(&a.updates.front())) {
       for (const auto& [k, v] : floe_keys) add->snapshot.summary[k] = v;
-      for (const auto& [k, v] : req_.summary) add->snapshot.summary[k] = v;
     }
     a.updates.push_back(iceberg::update::SetProperties{properties});
     // Bounded metadata (ARCHITECTURE.md §3): expire old snapshots, never the newest one
@@ -123,6 +164,7 @@ class AppendBatch final : public SnapshotUpdate {
   bool IsCommittedIn(const iceberg::TableMetadata& md) const override {
     return append_ && append_->IsCommittedIn(md);
   }
+  SnapshotMark mark() const override { return req_.mark; }
 
   // The batch's data files too: a commit that certainly failed leaves nothing behind.
   std::vector<std::string> OwnedFiles() const override {
@@ -245,6 +287,21 @@ Result<TableState> Committer::CreateIfAbsent(const catalog::TableIdent& ident,
   if (KindOf(created.status()) == ErrorKind::kConflict) return Load(ident);
   FLOE_RETURN_NOT_OK(created.status());
   return StateOf(created->metadata);
+}
+
+Result<Committer::PositionMove> Committer::SetPosition(const catalog::TableIdent& ident,
+                                                       const std::string& topic,
+                                                       int32_t partition,
+                                                       int64_t offset) {
+  PositionUpdate update(topic, partition, offset);
+  CommitPolicy policy;
+  policy.what = "moving the position of " + topic + "/" + std::to_string(partition) +
+                " in " + ident.ToString();
+  policy.max_attempts = kMaxConflictRetries;
+  policy.missing = "table " + ident.ToString() + " does not exist";
+  FLOE_RETURN_NOT_OK(
+      CommitUpdate(*catalog_, *io_, ident, update, policy, clock_).status());
+  return update.move();
 }
 
 Status Committer::EnsureFormats(const catalog::TableIdent& ident,

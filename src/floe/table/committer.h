@@ -20,6 +20,7 @@
 #include "floe/iceberg/snapshot_producer.h"
 #include "floe/schema/rename_hints.h"
 #include "floe/table/positions.h"
+#include "floe/table/snapshot_kind.h"
 
 namespace floe::storage {
 class FileIO;
@@ -58,8 +59,8 @@ struct CommitRequest {
   // base metadata (a conflict reloads and asks again); an error fails the commit.
   std::function<Result<std::map<std::string, std::string>>(const iceberg::TableMetadata&)>
       properties;
-  // Optional: more entries of the new snapshot's summary.
-  std::map<std::string, std::string> summary;
+  // What the snapshot is (snapshot_kind.h): an append of ingested records unless said.
+  SnapshotMark mark;
   // Optional: the table's snapshot retention (TopicSettings snapshot.*), recorded in its
   // history.expire.* properties, which table maintenance follows. Unset: the table's
   // own properties stand.
@@ -110,6 +111,19 @@ class Committer {
   // kNotFound when the table does not exist.
   Status SetTopicState(const catalog::TableIdent& ident, const std::string& topic,
                        const std::optional<std::string>& state_json);
+
+  // `floe positions set`: the next position to read of one partition, as a
+  // property-only commit that asserts `main` did not move since the table was read (a
+  // concurrent Floe commit is never overwritten with stale positions of other
+  // partitions: the move is prepared again on the new table). The position it replaces
+  // (nullopt: none) and the table's positions after.
+  struct PositionMove {
+    std::optional<int64_t> before;
+    Positions after;
+  };
+  Result<PositionMove> SetPosition(const catalog::TableIdent& ident,
+                                   const std::string& topic, int32_t partition,
+                                   int64_t offset);
 
  private:
   catalog::Catalog* catalog_;

@@ -13,6 +13,7 @@
 #include "floe/iceberg/manifest.h"
 #include "floe/iceberg/snapshot_producer.h"
 #include "floe/schema/rename_hints.h"
+#include "floe/table/snapshot_kind.h"
 
 namespace floe::table {
 namespace {
@@ -104,17 +105,286 @@ Result<int64_t> DeltaMirror::Sync(const catalog::TableIdent& ident) {
   }
 }
 
+namespace {
+
+// One Delta version to write: its actions, and the Iceberg snapshot it stands for.
+struct PlannedVersion {
+  std::vector<delta::Action> actions;
+  int64_t snapshot_id = 0;
+  SnapshotKind kind = SnapshotKind::kAppend;
+};
+
+// The plan step: the Delta versions that bring the log from `snap` to the Iceberg table
+// `md`, oldest first, computed without writing anything. It follows the files and txn
+// positions each planned version leaves, so a later version (a compaction of files an
+// earlier one adds) sees them as the log will hold them.
+class DeltaPlanner {
+ public:
+  DeltaPlanner(storage::FileIO* io, const iceberg::TableMetadata& md,
+               const iceberg::Schema& schema, const delta::PhysicalNames& physical,
+               const delta::Snapshot& snap, int64_t now)
+      : io_(io), md_(md), schema_(schema), physical_(physical), snap_(snap), now_(now) {
+    for (const auto& [path, add] : snap.files) files_.insert(path);
+  }
+
+  Result<std::vector<PlannedVersion>> Plan(const catalog::TableIdent& ident) {
+    const iceberg::Snapshot* current = md_.CurrentSnapshot();
+    const Positions table_positions = RecordedPositions(md_).value_or(Positions{});
+    if (snap_.version < 0) {
+      // Version 0: protocol, metaData, every live file of the current snapshot and the
+      // table's positions (also when Delta is switched on for an existing table).
+      PlannedVersion v{{}, current->snapshot_id, SnapshotKind::kAppend};
+      std::string history = HistorySchemaString(md_);
+      if (!delta::ToDeltaSchema(schema_, physical_, history).ok()) history.clear();
+      FLOE_ASSIGN_OR_RAISE(auto protocol, delta::ProtocolFor(schema_, history));
+      v.actions.push_back(protocol);
+      FLOE_ASSIGN_OR_RAISE(
+          auto metadata,
+          delta::MakeMetadata(md_.table_uuid, schema_, now_, physical_, 0, history));
+      v.actions.push_back(std::move(metadata));
+      FLOE_ASSIGN_OR_RAISE(auto files,
+                           SnapshotFiles(*io_, *current, /*only_added=*/false));
+      FLOE_RETURN_NOT_OK(Adds(files, v.actions));
+      Txns(table_positions, v.actions);
+      return std::vector<PlannedVersion>{std::move(v)};
+    }
+    if (snap_.protocol) FLOE_RETURN_NOT_OK(delta::CheckWritable(*snap_.protocol));
+    FLOE_ASSIGN_OR_RAISE(std::vector<delta::Action> schema_actions, SchemaActions(ident));
+    FLOE_ASSIGN_OR_RAISE(auto pending, Pending(ident));
+    std::vector<PlannedVersion> plan;
+    if (!pending.snapshots.empty() && !pending.reached_covered) {
+      // The history back to Delta's positions was expired: one version with every live
+      // file Delta lacks and without those it has that Iceberg no longer does (still no
+      // gap and no duplicate; only the per-snapshot versions are lost).
+      PlannedVersion v{std::move(schema_actions), current->snapshot_id,
+                       SnapshotKind::kAppend};
+      FLOE_ASSIGN_OR_RAISE(auto files,
+                           SnapshotFiles(*io_, *current, /*only_added=*/false));
+      std::set<std::string> live;
+      for (const auto& f : files) {
+        FLOE_ASSIGN_OR_RAISE(auto path, delta::RelativePath(f.file_path, md_.location));
+        live.insert(std::move(path));
+      }
+      for (const auto& [path, add] : snap_.files) {
+        if (!live.count(path)) v.actions.push_back(Remove(path, add.size, false));
+      }
+      FLOE_RETURN_NOT_OK(Adds(files, v.actions));
+      Txns(table_positions, v.actions);
+      plan.push_back(std::move(v));
+      return plan;
+    }
+    for (auto it = pending.snapshots.rbegin(); it != pending.snapshots.rend(); ++it) {
+      const iceberg::Snapshot& s = **it;
+      PlannedVersion v{std::move(schema_actions), s.snapshot_id, SnapshotKindOf(s)};
+      schema_actions.clear();
+      if (RewritesFiles(v.kind)) {
+        FLOE_RETURN_NOT_OK(Rewrite(s, v.kind == SnapshotKind::kRowRetention, v.actions));
+      } else {
+        FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, s, /*only_added=*/true));
+        FLOE_RETURN_NOT_OK(Adds(files, v.actions));
+      }
+      Txns(*SnapshotPositions(s), v.actions);
+      plan.push_back(std::move(v));
+    }
+    // Positions that moved without a snapshot (every record skipped) or a pending schema.
+    PlannedVersion last{std::move(schema_actions), current->snapshot_id,
+                        SnapshotKind::kAppend};
+    Txns(table_positions, last.actions);
+    if (!last.actions.empty()) plan.push_back(std::move(last));
+    return plan;
+  }
+
+ private:
+  struct PendingSnapshots {
+    std::vector<const iceberg::Snapshot*> snapshots;  // newest first
+    bool reached_covered = false;  // false: the history back to Delta's was expired
+  };
+
+  std::optional<int64_t> DeltaPosition(const std::string& topic, int32_t p) const {
+    auto it = txns_.find(DeltaAppId(md_.table_uuid, topic, p));
+    if (it != txns_.end()) return it->second;
+    return snap_.TxnVersion(DeltaAppId(md_.table_uuid, topic, p));
+  }
+
+  // txn actions for every position above what Delta records (or a planned version
+  // will).
+  void Txns(const Positions& positions, std::vector<delta::Action>& actions) {
+    for (const auto& [topic, parts] : positions) {
+      for (const auto& [p, pos] : parts) {
+        auto have = DeltaPosition(topic, p);
+        if (!have || *have < pos) {
+          const std::string app_id = DeltaAppId(md_.table_uuid, topic, p);
+          actions.push_back(delta::MakeTxn(app_id, pos, now_));
+          txns_[app_id] = pos;
+        }
+      }
+    }
+  }
+
+  Status Adds(const std::vector<iceberg::DataFile>& files,
+              std::vector<delta::Action>& actions) {
+    for (const auto& f : files) {
+      FLOE_ASSIGN_OR_RAISE(auto add,
+                           delta::MakeAddFile(f, md_.location, schema_, now_, physical_));
+      if (!files_.insert(add.path).second) continue;  // already in Delta: never twice
+      actions.push_back(std::move(add));
+    }
+    return Status::OK();
+  }
+
+  delta::RemoveFile Remove(std::string path, int64_t size, bool data_change) {
+    files_.erase(path);
+    delta::RemoveFile r;
+    r.path = std::move(path);
+    r.deletion_timestamp = now_;
+    r.data_change = data_change;
+    r.extended_file_metadata = true;
+    r.size = size;
+    return r;
+  }
+
+  // A rewrite's actions: its inputs removed and its outputs added. A compaction's have
+  // dataChange false (the rows are the same: streaming readers skip them); a row
+  // retention's true (rows went away).
+  Status Rewrite(const iceberg::Snapshot& s, bool data_change,
+                 std::vector<delta::Action>& actions) {
+    FLOE_ASSIGN_OR_RAISE(auto removed, SnapshotRemovedFiles(*io_, s));
+    for (const auto& f : removed) {
+      FLOE_ASSIGN_OR_RAISE(auto path, delta::RelativePath(f.file_path, md_.location));
+      if (!files_.count(path)) continue;
+      actions.push_back(Remove(std::move(path), f.file_size_in_bytes, data_change));
+    }
+    FLOE_ASSIGN_OR_RAISE(auto added, SnapshotFiles(*io_, s, /*only_added=*/true));
+    const size_t first_add = actions.size();
+    FLOE_RETURN_NOT_OK(Adds(added, actions));
+    for (size_t i = first_add; i < actions.size(); ++i) {
+      if (auto* add = std::get_if<delta::AddFile>(&actions[i])) {
+        add->data_change = data_change;
+      }
+    }
+    return Status::OK();
+  }
+
+  // Whether Delta already has what a snapshot that moved no position did: a replay's
+  // files, or a rewrite's outputs without its inputs.
+  Result<bool> HasFilesOf(const iceberg::Snapshot& s) const {
+    FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, s, /*only_added=*/true));
+    for (const auto& f : files) {
+      FLOE_ASSIGN_OR_RAISE(auto path, delta::RelativePath(f.file_path, md_.location));
+      if (!snap_.files.count(path)) return false;
+    }
+    if (!RewritesFiles(SnapshotKindOf(s))) return true;
+    FLOE_ASSIGN_OR_RAISE(auto removed, SnapshotRemovedFiles(*io_, s));
+    for (const auto& f : removed) {
+      FLOE_ASSIGN_OR_RAISE(auto path, delta::RelativePath(f.file_path, md_.location));
+      if (snap_.files.count(path)) return false;
+    }
+    return true;
+  }
+
+  // A schema the Delta metaData does not describe yet (schema evolution): new metaData
+  // first, keeping the column-id high-water mark. Fields are matched with the previous
+  // metaData by column-mapping id: a widened type (int -> long, float -> double, a wider
+  // decimal) keeps its id and physical name and records the change in
+  // `delta.typeChanges`, next to the earlier ones (Delta type widening,
+  // type_widening.h). The protocol only ever grows (MergeProtocols).
+  Result<std::vector<delta::Action>> SchemaActions(const catalog::TableIdent& ident) {
+    std::vector<delta::Action> actions;
+    const std::string previous = snap_.metadata ? snap_.metadata->schema_string : "";
+    FLOE_ASSIGN_OR_RAISE(auto delta_schema,
+                         delta::ToDeltaSchema(schema_, physical_, previous));
+    if (snap_.metadata && snap_.metadata->schema_string == delta_schema.schema_string) {
+      return actions;
+    }
+    int prev_max = 0;
+    if (snap_.metadata) {
+      auto it = snap_.metadata->configuration.find("delta.columnMapping.maxColumnId");
+      if (it != snap_.metadata->configuration.end()) prev_max = std::stoi(it->second);
+    }
+    FLOE_ASSIGN_OR_RAISE(auto needed, delta::ProtocolFor(schema_, previous));
+    const delta::Protocol protocol =
+        snap_.protocol ? delta::MergeProtocols(*snap_.protocol, needed) : needed;
+    if (!snap_.protocol || protocol != *snap_.protocol) actions.push_back(protocol);
+    FLOE_ASSIGN_OR_RAISE(auto metadata,
+                         delta::MakeMetadata(md_.table_uuid, schema_, now_, physical_,
+                                             prev_max, previous));
+    if (snap_.metadata) {
+      metadata.created_time = snap_.metadata->created_time;
+      // Once enabled, type widening stays enabled (the table keeps its typeChanges'
+      // feature; a later widening needs the property again).
+      auto it = snap_.metadata->configuration.find(delta::kEnableTypeWideningKey);
+      if (it != snap_.metadata->configuration.end()) {
+        metadata.configuration.emplace(it->first, it->second);
+      }
+    }
+    if (delta_schema.new_type_changes > 0) {
+      FLOE_LOG_INFO("delta log of {}: {} column type change(s) recorded (type widening)",
+                    ident.ToString(), delta_schema.new_type_changes);
+    }
+    actions.push_back(std::move(metadata));
+    return actions;
+  }
+
+  // The Floe snapshots Delta lacks, newest first, until one Delta already covers.
+  Result<PendingSnapshots> Pending(const catalog::TableIdent& ident) const {
+    auto covered = [&](const Positions& positions) {
+      for (const auto& [topic, parts] : positions) {
+        for (const auto& [p, pos] : parts) {
+          auto have = snap_.TxnVersion(DeltaAppId(md_.table_uuid, topic, p));
+          if (!have || *have < pos) return false;
+        }
+      }
+      return true;
+    };
+    PendingSnapshots out;
+    for (const iceberg::Snapshot* s = md_.CurrentSnapshot(); s != nullptr;
+         s = s->parent_snapshot_id ? md_.SnapshotById(*s->parent_snapshot_id) : nullptr) {
+      auto positions = SnapshotPositions(*s);
+      if (!positions) {
+        FLOE_LOG_WARN(
+            "delta log of {}: Iceberg snapshot {} was not written by Floe; its files "
+            "are mirrored with the next Floe snapshot",
+            ident.ToString(), s->snapshot_id);
+        continue;
+      }
+      if (covered(*positions)) {
+        // A replay of dead letters or a rewrite moves no position: Delta has it when it
+        // has its files.
+        bool mirrored = true;
+        if (!MovesPositions(SnapshotKindOf(*s))) {
+          FLOE_ASSIGN_OR_RAISE(mirrored, HasFilesOf(*s));
+        }
+        if (mirrored) {
+          out.reached_covered = true;
+          break;
+        }
+      }
+      out.snapshots.push_back(s);
+    }
+    return out;
+  }
+
+  storage::FileIO* io_;
+  const iceberg::TableMetadata& md_;
+  const iceberg::Schema& schema_;
+  const delta::PhysicalNames& physical_;
+  const delta::Snapshot& snap_;
+  const int64_t now_;
+  std::set<std::string> files_;          // Delta's live files once the plan is written
+  std::map<std::string, int64_t> txns_;  // txn versions the plan writes, by appId
+};
+
+}  // namespace
+
 Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
   FLOE_ASSIGN_OR_RAISE(auto loaded, catalog_->LoadTable(ident));
   const iceberg::TableMetadata& md = loaded.metadata;
-  const iceberg::Snapshot* current = md.CurrentSnapshot();
   const iceberg::Schema* schema = md.CurrentSchema();
-  if (current == nullptr || schema == nullptr) return -1;
+  if (md.CurrentSnapshot() == nullptr || schema == nullptr) return -1;
   // Physical names: a renamed field keeps its Parquet column (floe.parquet.column-names),
   // so Delta's column mapping renames only the logical name.
   FLOE_ASSIGN_OR_RAISE(delta::PhysicalNames physical,
                        schema::ParseColumnNames(md.properties));
-
   // Delta keeps versions and removed files as long as Iceberg keeps snapshots: one time
   // travel window for both formats (docs/maintenance.md, "Expiry").
   const iceberg::RetentionPolicy retention = iceberg::RetentionPolicyOf(md);
@@ -129,103 +399,34 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
   }
   delta::Snapshot& snap = cit->second.snapshot;
   const int64_t now = clock_();
-  const Positions table_positions = RecordedPositions(md).value_or(Positions{});
-  const std::string engine = "floe/" FLOE_VERSION_STRING;
+  const bool creating = snap.version < 0;
 
-  auto delta_position = [&](const std::string& topic, int32_t p) {
-    return snap.TxnVersion(DeltaAppId(md.table_uuid, topic, p));
-  };
-  // txn actions for every position above what Delta records.
-  auto txns_for = [&](const Positions& positions) {
-    std::vector<delta::Action> out;
-    for (const auto& [topic, parts] : positions) {
-      for (const auto& [p, pos] : parts) {
-        auto have = delta_position(topic, p);
-        if (!have || *have < pos) {
-          out.push_back(delta::MakeTxn(DeltaAppId(md.table_uuid, topic, p), pos, now));
-        }
-      }
-    }
-    return out;
-  };
-  auto adds_for = [&](const std::vector<iceberg::DataFile>& files,
-                      std::vector<delta::Action>& actions) -> Status {
-    for (const auto& f : files) {
-      FLOE_ASSIGN_OR_RAISE(auto add,
-                           delta::MakeAddFile(f, md.location, *schema, now, physical));
-      if (snap.files.count(add.path)) continue;  // already in Delta: never twice
-      actions.push_back(std::move(add));
-    }
-    return Status::OK();
-  };
-  // A rewrite's actions: its inputs removed and its outputs added. A compaction's have
-  // dataChange false (the rows are the same: streaming readers skip them); a row
-  // retention's true (rows went away).
-  auto rewrite_for = [&](const iceberg::Snapshot& s, bool data_change,
-                         std::vector<delta::Action>& actions) -> Status {
-    FLOE_ASSIGN_OR_RAISE(auto removed, SnapshotRemovedFiles(*io_, s));
-    for (const auto& f : removed) {
-      FLOE_ASSIGN_OR_RAISE(auto path, delta::RelativePath(f.file_path, md.location));
-      if (!snap.files.count(path)) continue;
-      delta::RemoveFile r;
-      r.path = std::move(path);
-      r.deletion_timestamp = now;
-      r.data_change = data_change;
-      r.extended_file_metadata = true;
-      r.size = f.file_size_in_bytes;
-      actions.push_back(std::move(r));
-    }
-    FLOE_ASSIGN_OR_RAISE(auto added, SnapshotFiles(*io_, s, /*only_added=*/true));
-    const size_t first_add = actions.size();
-    FLOE_RETURN_NOT_OK(adds_for(added, actions));
-    for (size_t i = first_add; i < actions.size(); ++i) {
-      if (auto* add = std::get_if<delta::AddFile>(&actions[i])) {
-        add->data_change = data_change;
-      }
-    }
-    return Status::OK();
-  };
-  // Whether Delta already has what a snapshot that moved no position did: a replay's
-  // files, or a compaction's outputs without its inputs.
-  auto has_files_of = [&](const iceberg::Snapshot& s) -> Result<bool> {
-    FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, s, /*only_added=*/true));
-    for (const auto& f : files) {
-      FLOE_ASSIGN_OR_RAISE(auto path, delta::RelativePath(f.file_path, md.location));
-      if (!snap.files.count(path)) return false;
-    }
-    if (!s.summary.count(kCompactionKey) && !s.summary.count(kRowRetentionKey)) {
-      return true;
-    }
-    FLOE_ASSIGN_OR_RAISE(auto removed, SnapshotRemovedFiles(*io_, s));
-    for (const auto& f : removed) {
-      FLOE_ASSIGN_OR_RAISE(auto path, delta::RelativePath(f.file_path, md.location));
-      if (snap.files.count(path)) return false;
-    }
-    return true;
-  };
-  // `kind`: the snapshot's summary key saying what it did ("" for an append).
-  auto commit = [&](std::vector<delta::Action> actions, int64_t snapshot_id,
-                    const std::string& kind = "") -> Status {
-    const std::string id = std::to_string(snapshot_id);
+  DeltaPlanner planner(io_, md, *schema, physical, snap, now);
+  FLOE_ASSIGN_OR_RAISE(auto plan, planner.Plan(ident));
+
+  // The write step: the planned versions in order, each put-if-absent (kConflict when
+  // another writer took the version: Sync reads the log again and plans again).
+  const std::string engine = "floe/" FLOE_VERSION_STRING;
+  for (auto& v : plan) {
+    const std::string id = std::to_string(v.snapshot_id);
     delta::CommitInfo info =
-        kind == kCompactionKey
+        v.kind == SnapshotKind::kCompaction
             ? delta::MakeCommitInfo("OPTIMIZE", {{"icebergSnapshotId", id}}, engine, now)
-        : kind == kRowRetentionKey
+        : v.kind == SnapshotKind::kRowRetention
             ? delta::MakeCommitInfo("DELETE", {{"icebergSnapshotId", id}}, engine, now)
             : delta::MakeCommitInfo("STREAMING UPDATE",
                                     {{"outputMode", "Append"}, {"icebergSnapshotId", id}},
                                     engine, now);
     // A version that removes files is no blind append (Delta's conflict checks trust it).
-    for (const auto& a : actions) {
+    for (const auto& a : v.actions) {
       if (std::holds_alternative<delta::RemoveFile>(a)) info.is_blind_append = false;
     }
-    actions.insert(actions.begin(), std::move(info));
+    v.actions.insert(v.actions.begin(), std::move(info));
     CrashPoint("before-delta-commit");
-    FLOE_ASSIGN_OR_RAISE(int64_t v, log.CommitNext(&snap, actions, now));
-    if (log.CheckpointDue(v)) {
+    FLOE_ASSIGN_OR_RAISE(int64_t written, log.CommitNext(&snap, v.actions, now));
+    if (log.CheckpointDue(written)) {
       // Bounded log (ARCHITECTURE.md §3): files a checkpoint covers, once past the
-      // table's retention. Best effort: a failure leaves files for the next
-      // checkpoint.
+      // table's retention. Best effort: a failure leaves files for the next checkpoint.
       auto cleaned = log.Cleanup(retention.max_age_ms, now);
       if (!cleaned.ok()) {
         FLOE_LOG_WARN("delta log of {}: cleanup failed: {}", ident.ToString(),
@@ -233,157 +434,11 @@ Result<int64_t> DeltaMirror::SyncOnce(const catalog::TableIdent& ident) {
       }
     }
     FLOE_LOG_DEBUG("delta log of {}: version {} for Iceberg snapshot {}",
-                   ident.ToString(), v, snapshot_id);
-    return Status::OK();
-  };
-
-  if (snap.version < 0) {
-    // Version 0: protocol, metaData, every live file of the current snapshot and the
-    // table's positions (also when Delta is switched on for an existing table).
-    std::vector<delta::Action> actions;
-    std::string history = HistorySchemaString(md);
-    if (!delta::ToDeltaSchema(*schema, physical, history).ok()) history.clear();
-    FLOE_ASSIGN_OR_RAISE(auto protocol, delta::ProtocolFor(*schema, history));
-    actions.push_back(protocol);
-    FLOE_ASSIGN_OR_RAISE(auto metadata, delta::MakeMetadata(md.table_uuid, *schema, now,
-                                                            physical, 0, history));
-    actions.push_back(std::move(metadata));
-    FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, *current, /*only_added=*/false));
-    FLOE_RETURN_NOT_OK(adds_for(files, actions));
-    for (auto& t : txns_for(table_positions)) actions.push_back(std::move(t));
-    FLOE_RETURN_NOT_OK(commit(std::move(actions), current->snapshot_id));
+                   ident.ToString(), written, v.snapshot_id);
+  }
+  if (creating) {
     FLOE_LOG_INFO("delta log of {}: created with {} files", ident.ToString(),
-                  files.size());
-    return snap.version;
-  }
-
-  if (snap.protocol) FLOE_RETURN_NOT_OK(delta::CheckWritable(*snap.protocol));
-  // A schema the Delta metaData does not describe yet (schema evolution): new metaData
-  // first, keeping the column-id high-water mark. Fields are matched with the previous
-  // metaData by column-mapping id: a widened type (int -> long, float -> double, a wider
-  // decimal) keeps its id and physical name and records the change in
-  // `delta.typeChanges`, next to the earlier ones (Delta type widening, type_widening.h).
-  // The protocol only ever grows (MergeProtocols).
-  std::vector<delta::Action> schema_actions;
-  const std::string previous = snap.metadata ? snap.metadata->schema_string : "";
-  FLOE_ASSIGN_OR_RAISE(auto delta_schema,
-                       delta::ToDeltaSchema(*schema, physical, previous));
-  if (!snap.metadata || snap.metadata->schema_string != delta_schema.schema_string) {
-    int prev_max = 0;
-    if (snap.metadata) {
-      auto it = snap.metadata->configuration.find("delta.columnMapping.maxColumnId");
-      if (it != snap.metadata->configuration.end()) prev_max = std::stoi(it->second);
-    }
-    FLOE_ASSIGN_OR_RAISE(auto needed, delta::ProtocolFor(*schema, previous));
-    const delta::Protocol protocol =
-        snap.protocol ? delta::MergeProtocols(*snap.protocol, needed) : needed;
-    if (!snap.protocol || protocol != *snap.protocol) schema_actions.push_back(protocol);
-    FLOE_ASSIGN_OR_RAISE(
-        auto metadata,
-        delta::MakeMetadata(md.table_uuid, *schema, now, physical, prev_max, previous));
-    if (snap.metadata) {
-      metadata.created_time = snap.metadata->created_time;
-      // Once enabled, type widening stays enabled (the table keeps its typeChanges'
-      // feature; a later widening needs the property again).
-      auto it = snap.metadata->configuration.find(delta::kEnableTypeWideningKey);
-      if (it != snap.metadata->configuration.end()) {
-        metadata.configuration.emplace(it->first, it->second);
-      }
-    }
-    if (delta_schema.new_type_changes > 0) {
-      FLOE_LOG_INFO("delta log of {}: {} column type change(s) recorded (type widening)",
-                    ident.ToString(), delta_schema.new_type_changes);
-    }
-    schema_actions.push_back(std::move(metadata));
-  }
-
-  // The Floe snapshots Delta lacks, newest first, until one Delta already covers.
-  auto covered = [&](const Positions& positions) {
-    for (const auto& [topic, parts] : positions) {
-      for (const auto& [p, pos] : parts) {
-        auto have = delta_position(topic, p);
-        if (!have || *have < pos) return false;
-      }
-    }
-    return true;
-  };
-  std::vector<const iceberg::Snapshot*> pending;
-  bool reached_covered = false;
-  for (const iceberg::Snapshot* s = current; s != nullptr;
-       s = s->parent_snapshot_id ? md.SnapshotById(*s->parent_snapshot_id) : nullptr) {
-    auto positions = SnapshotPositions(*s);
-    if (!positions) {
-      FLOE_LOG_WARN(
-          "delta log of {}: Iceberg snapshot {} was not written by Floe; its files "
-          "are mirrored with the next Floe snapshot",
-          ident.ToString(), s->snapshot_id);
-      continue;
-    }
-    if (covered(*positions)) {
-      // A replay of dead letters or a compaction moves no position: Delta has it when
-      // it has its files.
-      bool mirrored = true;
-      if (s->summary.count(kDeadLetterReplayKey) || s->summary.count(kCompactionKey) ||
-          s->summary.count(kRowRetentionKey)) {
-        FLOE_ASSIGN_OR_RAISE(mirrored, has_files_of(*s));
-      }
-      if (mirrored) {
-        reached_covered = true;
-        break;
-      }
-    }
-    pending.push_back(s);
-  }
-
-  if (!pending.empty() && !reached_covered) {
-    // The history back to Delta's positions was expired: one version with every live file
-    // Delta lacks (still no gap and no duplicate; only the per-snapshot versions are
-    // lost).
-    std::vector<delta::Action> actions = std::move(schema_actions);
-    FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, *current, /*only_added=*/false));
-    // And without the files a compaction replaced meanwhile: Delta's live files become
-    // Iceberg's.
-    std::set<std::string> live;
-    for (const auto& f : files) {
-      FLOE_ASSIGN_OR_RAISE(auto path, delta::RelativePath(f.file_path, md.location));
-      live.insert(std::move(path));
-    }
-    for (const auto& [path, add] : snap.files) {
-      if (live.count(path)) continue;
-      delta::RemoveFile r;
-      r.path = path;
-      r.deletion_timestamp = now;
-      r.data_change = false;
-      r.extended_file_metadata = true;
-      r.size = add.size;
-      actions.push_back(std::move(r));
-    }
-    FLOE_RETURN_NOT_OK(adds_for(files, actions));
-    for (auto& t : txns_for(table_positions)) actions.push_back(std::move(t));
-    FLOE_RETURN_NOT_OK(commit(std::move(actions), current->snapshot_id));
-    return snap.version;
-  }
-  for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
-    const iceberg::Snapshot& s = **it;
-    std::vector<delta::Action> actions = std::move(schema_actions);
-    schema_actions.clear();
-    std::string kind;
-    if (s.summary.count(kCompactionKey)) kind = kCompactionKey;
-    if (s.summary.count(kRowRetentionKey)) kind = kRowRetentionKey;
-    if (!kind.empty()) {
-      FLOE_RETURN_NOT_OK(rewrite_for(s, kind == kRowRetentionKey, actions));
-    } else {
-      FLOE_ASSIGN_OR_RAISE(auto files, SnapshotFiles(*io_, s, /*only_added=*/true));
-      FLOE_RETURN_NOT_OK(adds_for(files, actions));
-    }
-    for (auto& t : txns_for(*SnapshotPositions(s))) actions.push_back(std::move(t));
-    FLOE_RETURN_NOT_OK(commit(std::move(actions), s.snapshot_id, kind));
-  }
-  // Positions that moved without a snapshot (every record skipped) or a pending schema.
-  auto txns = txns_for(table_positions);
-  if (!txns.empty() || !schema_actions.empty()) {
-    for (auto& t : txns) schema_actions.push_back(std::move(t));
-    FLOE_RETURN_NOT_OK(commit(std::move(schema_actions), current->snapshot_id));
+                  snap.files.size());
   }
   return snap.version;
 }

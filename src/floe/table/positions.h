@@ -19,18 +19,6 @@ namespace floe::table {
 
 inline constexpr const char* kOffsetsKey = "floe.kafka.offsets";
 inline constexpr const char* kClusterIdKey = "floe.kafka.cluster-id";
-// In the summary of a snapshot that appends replayed dead letters (replay.h): its
-// positions are its parent's, so the Delta mirror looks at its files instead.
-inline constexpr const char* kDeadLetterReplayKey = "floe.dlq-replay";
-// In the summary of a compaction's replace snapshot (maintenance/compaction.h): its
-// positions are its parent's too; Delta has it when it has its files and not the ones
-// it replaced.
-inline constexpr const char* kCompactionKey = "floe.compaction";
-// Summary key of a row-retention snapshot (maintenance/row_retention.h): files whose rows
-// all passed the retention removed, files straddling it rewritten without those rows.
-// Its positions are its parent's too; Delta has it as a compaction (by its files), but
-// with dataChange true: rows went away.
-inline constexpr const char* kRowRetentionKey = "floe.row-retention";
 inline constexpr const char* kWriterKey = "floe.writer";
 
 // topic → partition → next position to read.
