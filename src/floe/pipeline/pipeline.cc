@@ -1,13 +1,10 @@
 #include "floe/pipeline/pipeline.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <chrono>
 #include <map>
 #include <thread>
 
-#include "floe/common/crash.h"
 #include "floe/common/log.h"
 #include "floe/common/util.h"
 #include "floe/kafka/consumer.h"
@@ -26,7 +23,6 @@
 #include "floe/storage/file_io.h"
 #include "floe/table/committer.h"
 #include "floe/table/delta_mirror.h"
-#include "floe/table/table_properties.h"
 
 namespace floe::pipeline {
 namespace {

@@ -1,7 +1,5 @@
 #include "floe/pipeline/translator.h"
 
-#include <algorithm>
-
 #include "floe/common/log.h"
 #include "floe/pipeline/dead_letters.h"
 #include "floe/pipeline/schema_resolver.h"
